@@ -1,0 +1,100 @@
+import { createHash, createHmac } from 'node:crypto';
+import { safeEqualHex } from '../client/signing.js';
+import { findActiveKey, getAccount, type AccountRow, type ActiveKey, type Store } from '../store/index.js';
+import { IpAllowlist } from '../util/ip.js';
+import { HttpError } from './http.js';
+
+export const AUTH_ERRORS = {
+  missingKey: 'Missing X-Api-Key',
+  invalidKey: 'Invalid API key',
+  badTimestamp: 'Missing or invalid X-Timestamp',
+  missingSignature: 'Missing X-Signature',
+  badSignature: 'Invalid signature.',
+  ipNotAllowed: 'IP address not allowed.',
+} as const;
+
+export interface AuthRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  clientIp: string;
+}
+
+/** A key that passed verification, with its account as of the cache time. */
+export interface AuthenticatedKey extends ActiveKey {
+  allowlist: IpAllowlist;
+  account: AccountRow;
+}
+
+interface CachedKey {
+  key: AuthenticatedKey | null;
+  expires: number;
+}
+
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
+
+/**
+ * Verifies the three signature headers. Keys (with their account) are cached for a second:
+ * revocations, plan and allowlist changes made by `rpcctl admin` in another process apply
+ * within that time, and the hot path skips the store and the secret's decryption.
+ */
+export class Authenticator {
+  readonly #store: Store;
+  readonly #skewSeconds: number;
+  readonly #ttlMs: number;
+  readonly #cache = new Map<string, CachedKey>();
+
+  constructor(store: Store, opts: { skewSeconds?: number; cacheTtlMs?: number } = {}) {
+    this.#store = store;
+    this.#skewSeconds = opts.skewSeconds ?? 300;
+    this.#ttlMs = opts.cacheTtlMs ?? 1000;
+  }
+
+  async authenticate(req: AuthRequest, nowMs = Date.now()): Promise<AuthenticatedKey> {
+    const apiKey = header(req.headers, 'x-api-key');
+    if (!apiKey) throw new HttpError(401, AUTH_ERRORS.missingKey);
+    const ts = header(req.headers, 'x-timestamp');
+    if (!ts || !/^\d{1,12}$/.test(ts) || Math.abs(nowMs / 1000 - Number(ts)) > this.#skewSeconds) {
+      throw new HttpError(401, AUTH_ERRORS.badTimestamp);
+    }
+    const signature = header(req.headers, 'x-signature');
+    if (!signature) throw new HttpError(401, AUTH_ERRORS.missingSignature);
+
+    const key = await this.#lookup(apiKey, nowMs);
+    if (!key) throw new HttpError(401, AUTH_ERRORS.invalidKey);
+
+    const bodyHash = req.body.length === 0 ? EMPTY_SHA256 : createHash('sha256').update(req.body).digest('hex');
+    const expected = createHmac('sha256', key.secret).update(`${ts}\n${req.method}\n${req.path}\n${bodyHash}`).digest('hex');
+    if (!safeEqualHex(expected, signature.toLowerCase())) throw new HttpError(401, AUTH_ERRORS.badSignature);
+
+    if (!key.allowlist.allows(req.clientIp)) throw new HttpError(403, AUTH_ERRORS.ipNotAllowed);
+    return key;
+  }
+
+  /** Drops cached keys, e.g. after a revocation in this process. */
+  invalidate(id?: string): void {
+    if (id === undefined) this.#cache.clear();
+    else this.#cache.delete(id);
+  }
+
+  async #lookup(id: string, nowMs: number): Promise<CachedKey['key']> {
+    const hit = this.#cache.get(id);
+    if (hit && hit.expires > nowMs) return hit.key;
+    // Key ids are UUIDs; anything else cannot exist, and need not reach the store.
+    if (id.length > 64) return null;
+    const found = await findActiveKey(this.#store, id);
+    const account = found ? await getAccount(this.#store, found.accountId) : undefined;
+    const key = found && account ? { ...found, allowlist: new IpAllowlist(found.allowedIps), account } : null;
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(id, { key, expires: nowMs + this.#ttlMs });
+    return key;
+  }
+}
+
+function header(headers: AuthRequest['headers'], name: string): string | undefined {
+  const v = headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined ? undefined : s.trim();
+}

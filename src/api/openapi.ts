@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import type { RouteDef } from './router.js';
+import { errorSchema } from './schemas.js';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Validation or business error', 401: 'Authentication or signature failure',
+  403: 'IP address not allowed', 404: 'Not found', 413: 'Request body too large',
+  429: 'Rate limit exceeded (see Retry-After)', 500: 'Server error',
+};
+
+/** The OpenAPI 3.1 document of the routes as implemented, from the schemas that validate them. */
+export function buildOpenApi(routes: RouteDef[], config: Config): object {
+  const components: Record<string, unknown> = {};
+  // Schemas with a meta id (Endpoint, Usage, Plan, Error) become shared components.
+  const toSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+    const generated = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' });
+    const json = JSON.parse(JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/')) as Record<string, unknown>;
+    const defs = json.$defs as Record<string, unknown> | undefined;
+    if (defs) Object.assign(components, defs);
+    delete json.$defs;
+    delete json.$schema;
+    return json;
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const parameters: unknown[] = [];
+    for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
+      if (!schema) continue;
+      const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>;
+      for (const [name, field] of Object.entries(shape)) {
+        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: toSchema(field, 'input') });
+      }
+    }
+    const responses: Record<string, unknown> = {
+      200: { description: 'Success', content: { 'application/json': { schema: toSchema(r.response, 'output') } } },
+    };
+    for (const status of new Set([...(r.errors ?? []), 401, 403, 429, 500])) {
+      responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    }
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = {
+      summary: r.summary,
+      tags: [r.tag],
+      ...(parameters.length ? { parameters } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(r.body, 'input') } } } } : {}),
+      responses,
+      security: [{ apiKey: [], timestamp: [], signature: [] }],
+    };
+  }
+  (paths['/v1/openapi.json'] ??= {}).get = {
+    summary: 'This document', tags: ['Meta'], security: [],
+    responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
+  };
+  components.Error = toSchema(errorSchema, 'output');
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'rpcctl Public API',
+      version: '1.0',
+      description: 'Signed merchant API. Every request carries X-Api-Key, X-Timestamp and X-Signature: lowercase hex HMAC-SHA256, keyed with the API secret, of "{timestamp}\\n{METHOD}\\n{path}\\n{sha256hex(body)}".',
+    },
+    servers: [{ url: `http://${config.api.host}:${config.api.port}` }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        timestamp: { type: 'apiKey', in: 'header', name: 'X-Timestamp' },
+        signature: { type: 'apiKey', in: 'header', name: 'X-Signature' },
+      },
+    },
+  };
+}

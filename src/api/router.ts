@@ -1,0 +1,107 @@
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import type { Config } from '../config/index.js';
+import type { AccountRow, ActiveKey, Store } from '../store/index.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a handler gets: validated input plus the caller. */
+export interface HandlerContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  key: ActiveKey;
+  account: AccountRow;
+  req: IncomingMessage;
+  app: AppContext;
+}
+
+/** Shared services of the API process. */
+export interface AppContext {
+  store: Store;
+  config: Config;
+  /** Called after a change that the gateway must see at once (status, allowlist). */
+  onEndpointChanged(endpointId: number): void;
+}
+
+export interface RouteDef<
+  P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** OpenAPI-style template: `/v1/endpoints/{id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success body, documented in openapi.json. */
+  response: z.ZodType;
+  /** Statuses this route can fail with, besides the auth and rate-limit ones every route has. */
+  errors?: number[];
+  handler(ctx: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<object>;
+}
+
+/** Keeps the handler's types tied to its schemas. */
+export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(def: RouteDef<P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+interface Compiled {
+  def: RouteDef;
+  segments: string[];
+}
+
+export type RouteMatch =
+  | { kind: 'found'; def: RouteDef; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allow: string[] }
+  | { kind: 'not-found' };
+
+/** Exact segment matching; a `{name}` segment captures one path segment. */
+export class Router {
+  readonly routes: RouteDef[];
+  readonly #static = new Map<string, Map<string, RouteDef>>();
+  readonly #dynamic: Compiled[] = [];
+
+  constructor(routes: RouteDef[]) {
+    this.routes = routes;
+    for (const def of routes) {
+      if (def.path.includes('{')) {
+        this.#dynamic.push({ def, segments: def.path.split('/') });
+      } else {
+        let byMethod = this.#static.get(def.path);
+        if (!byMethod) this.#static.set(def.path, (byMethod = new Map()));
+        byMethod.set(def.method, def);
+      }
+    }
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const byMethod = this.#static.get(normalized);
+    if (byMethod) {
+      const def = byMethod.get(method);
+      if (def) return { kind: 'found', def, params: {} };
+    }
+    const allow = byMethod ? [...byMethod.keys()] : [];
+    const segments = normalized.split('/');
+    for (const c of this.#dynamic) {
+      if (c.segments.length !== segments.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < segments.length; i++) {
+        const pattern = c.segments[i]!;
+        if (pattern.startsWith('{')) {
+          if (segments[i] === '') { ok = false; break; }
+          params[pattern.slice(1, -1)] = decodeURIComponent(segments[i]!);
+        } else if (pattern !== segments[i]) { ok = false; break; }
+      }
+      if (!ok) continue;
+      // A static route wins over a template for the same path (`/v1/endpoints/usage`).
+      if (byMethod) continue;
+      if (c.def.method === method) return { kind: 'found', def: c.def, params };
+      allow.push(c.def.method);
+    }
+    return allow.length > 0 ? { kind: 'method-not-allowed', allow } : { kind: 'not-found' };
+  }
+}

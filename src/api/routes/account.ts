@@ -1,0 +1,40 @@
+import { monthTotals, usageReport } from '../../store/index.js';
+import { route, type RouteDef } from '../router.js';
+import { accountSchema, daysQuery, okSchema, usageSchema } from '../schemas.js';
+import { presentPlan } from '../present.js';
+import { z } from 'zod';
+
+export const accountRoutes: RouteDef[] = [
+  route({
+    method: 'GET', path: '/v1/account', tag: 'Account', summary: 'Plan and this month\'s usage',
+    response: accountSchema,
+    async handler({ account, app }) {
+      const plan = app.store.catalog.plan(account.plan_id);
+      const period = new Date().toISOString().slice(0, 7);
+      const totals = await monthTotals(app.store, account.id, period);
+      const included = plan?.included_credits ?? 0;
+      return {
+        ok: true,
+        user_id: account.id,
+        plan: presentPlan(plan),
+        usage: {
+          period,
+          requests: totals.requests,
+          credits_used: totals.credits,
+          credits_included: included,
+          credits_remaining: Math.max(0, included - totals.credits),
+        },
+      };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/account/usage', tag: 'Account', summary: 'Daily usage over all endpoints plus webhook credits',
+    query: daysQuery, errors: [400],
+    response: okSchema.extend({ usage: usageSchema }),
+    async handler({ account, app, query }) {
+      return { ok: true, usage: await usageReport(app.store, { kind: 'account', accountId: account.id }, Number(query.days ?? 30)) };
+    },
+  }),
+];
+
+export type AccountResponse = z.infer<typeof accountSchema>;

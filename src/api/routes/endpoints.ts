@@ -1,0 +1,161 @@
+import {
+  getEndpointRow, insertEndpointChecked, listEndpointRows, updateEndpointRow, usageReport,
+  type AccountRow, type Catalog, type Environment, type Plan, type EndpointRow,
+} from '../../store/index.js';
+import { badRequest, notFound } from '../http.js';
+import { route, type AppContext, type RouteDef } from '../router.js';
+import {
+  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, statusBody, usageSchema,
+} from '../schemas.js';
+import { presentEndpoint } from '../present.js';
+import type { z } from 'zod';
+
+const endpointResponse = okSchema.extend({ endpoint: endpointSchema });
+
+export const endpointRoutes: RouteDef[] = [
+  route({
+    method: 'GET', path: '/v1/endpoints', tag: 'Endpoints', summary: 'List the account\'s endpoints',
+    response: okSchema.extend({ endpoints: endpointSchema.array() }),
+    async handler({ account, app }) {
+      const plan = app.store.catalog.plan(account.plan_id);
+      const rows = await listEndpointRows(app.store, account.id);
+      return { ok: true, endpoints: rows.map((r) => presentEndpoint(r, app.store.catalog, app.config, plan)) };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/endpoints/available-networks', tag: 'Endpoints', summary: 'Networks the plan can create endpoints on',
+    response: availableNetworksSchema,
+    async handler({ account, app }) {
+      const catalog = app.store.catalog;
+      const plan = catalog.plan(account.plan_id);
+      const used = usedNetworkIds(await listEndpointRows(app.store, account.id), catalog);
+      const networks = catalog.networks
+        .filter((n) => networkAllowed(plan, n.slug) && (!atNetworkLimit(plan, used) || used.has(n.id)))
+        .map((n) => ({ id: n.id, uuid: n.uuid, name: n.name, slug: n.slug, sort: n.sort, environment_kinds: n.environments.map((e) => e.slug) }));
+      return { ok: true, networks, network_limit: plan?.network_limit ?? null, allowed_network_slugs: plan?.allowed_network_slugs ?? [] };
+    },
+  }),
+  route({
+    method: 'POST', path: '/v1/endpoints', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit)',
+    body: createEndpointBody, errors: [400],
+    response: endpointResponse,
+    async handler({ account, app, body }) {
+      const catalog = app.store.catalog;
+      const env = resolveEnvironment(catalog, body);
+      const plan = catalog.plan(account.plan_id);
+      const row = await insertEndpointChecked(
+        app.store,
+        { accountId: account.id, name: body.name ?? `${env.network.slug}-${env.slug}`, environmentId: env.id },
+        (existing) => checkPlanLimits(plan, env, existing, catalog),
+      );
+      return { ok: true, endpoint: presentEndpoint(row, catalog, app.config, plan) };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/endpoints/usage', tag: 'Endpoints', summary: 'Usage over all endpoints',
+    query: daysQuery, errors: [400],
+    response: okSchema.extend({ usage: usageSchema }),
+    async handler({ account, app, query }) {
+      return { ok: true, usage: await usageReport(app.store, { kind: 'endpoints', accountId: account.id }, Number(query.days ?? 30)) };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/endpoints/{id}', tag: 'Endpoints', summary: 'One endpoint',
+    params: idParam, errors: [400, 404],
+    response: endpointResponse,
+    async handler({ account, app, params }) {
+      return { ok: true, endpoint: present(app, account, await ownEndpoint(app, account, params.id)) };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/endpoints/{id}/usage', tag: 'Endpoints', summary: 'Usage of one endpoint',
+    params: idParam, query: daysQuery, errors: [400, 404],
+    response: okSchema.extend({ usage: usageSchema }),
+    async handler({ account, app, params, query }) {
+      const row = await ownEndpoint(app, account, params.id);
+      return { ok: true, usage: await usageReport(app.store, { kind: 'endpoint', accountId: account.id, endpointId: row.id }, Number(query.days ?? 30)) };
+    },
+  }),
+  route({
+    method: 'PATCH', path: '/v1/endpoints/{id}/status', tag: 'Endpoints', summary: 'Pause or resume an endpoint',
+    params: idParam, body: statusBody, errors: [400, 404],
+    response: endpointResponse,
+    async handler({ account, app, params, body }) {
+      const row = await updateEndpointRow(app.store, account.id, Number(params.id), { status: body.status });
+      if (!row) throw notFound('Endpoint not found');
+      app.onEndpointChanged(row.id);
+      return { ok: true, endpoint: present(app, account, row) };
+    },
+  }),
+  route({
+    method: 'PATCH', path: '/v1/endpoints/{id}/allowed-ips', tag: 'Endpoints', summary: 'Replace the endpoint\'s client IP allowlist ([] clears it)',
+    params: idParam, body: allowedIpsBody, errors: [400, 404],
+    response: endpointResponse,
+    async handler({ account, app, params, body }) {
+      const unique = [...new Set(body.allowed_ips.map((ip) => ip.trim()))];
+      const row = await updateEndpointRow(app.store, account.id, Number(params.id), { allowed_ips: unique });
+      if (!row) throw notFound('Endpoint not found');
+      app.onEndpointChanged(row.id);
+      return { ok: true, endpoint: present(app, account, row) };
+    },
+  }),
+];
+
+function present(app: AppContext, account: AccountRow, row: EndpointRow) {
+  return presentEndpoint(row, app.store.catalog, app.config, app.store.catalog.plan(account.plan_id));
+}
+
+/** Another account's endpoint is as absent as one that never existed. */
+async function ownEndpoint(app: AppContext, account: AccountRow, id: string): Promise<EndpointRow> {
+  const row = await getEndpointRow(app.store, account.id, Number(id));
+  if (!row) throw notFound('Endpoint not found');
+  return row;
+}
+
+function resolveEnvironment(catalog: Catalog, body: z.output<typeof createEndpointBody>): Environment {
+  if (body.network_environment_id !== undefined) {
+    const env = catalog.environment(body.network_environment_id);
+    if (!env) throw badRequest(`network_environment_id: unknown network environment ${body.network_environment_id}`);
+    return env;
+  }
+  const network = body.network_id !== undefined ? catalog.network(body.network_id) : catalog.networkBySlug(body.network_slug!);
+  if (!network) {
+    throw badRequest(body.network_id !== undefined ? `network_id: unknown network ${body.network_id}` : `network_slug: unknown network "${body.network_slug}"`);
+  }
+  const env = network.environments.find((e) => e.slug === body.env_slug);
+  if (!env) {
+    throw badRequest(`env_slug: "${body.env_slug}" is not an environment of ${network.slug} (one of: ${network.environments.map((e) => e.slug).join(', ')})`);
+  }
+  return env;
+}
+
+function networkAllowed(plan: Plan | undefined, slug: string): boolean {
+  return !plan || plan.allowed_network_slugs.length === 0 || plan.allowed_network_slugs.includes(slug);
+}
+
+function usedNetworkIds(rows: EndpointRow[], catalog: Catalog): Set<number> {
+  const used = new Set<number>();
+  for (const r of rows) {
+    const env = catalog.environment(r.network_environment_id);
+    if (env) used.add(env.network.id);
+  }
+  return used;
+}
+
+function atNetworkLimit(plan: Plan | undefined, used: Set<number>): boolean {
+  return plan?.network_limit != null && used.size >= plan.network_limit;
+}
+
+function checkPlanLimits(plan: Plan | undefined, env: Environment, existing: EndpointRow[], catalog: Catalog): void {
+  if (!plan) throw badRequest('Your account has no plan; endpoints cannot be created');
+  if (!networkAllowed(plan, env.network.slug)) {
+    throw badRequest(`Network "${env.network.slug}" is not available on the ${plan.name} plan (allowed: ${plan.allowed_network_slugs.join(', ')})`);
+  }
+  if (existing.length >= plan.endpoints_limit) {
+    throw badRequest(`Endpoint limit reached: the ${plan.name} plan allows ${plan.endpoints_limit} endpoint${plan.endpoints_limit === 1 ? '' : 's'}`);
+  }
+  const used = usedNetworkIds(existing, catalog);
+  if (!used.has(env.network.id) && atNetworkLimit(plan, used)) {
+    throw badRequest(`Network limit reached: the ${plan.name} plan allows endpoints on ${plan.network_limit} network${plan.network_limit === 1 ? '' : 's'}`);
+  }
+}

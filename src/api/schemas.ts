@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { isValidIp } from '../util/ip.js';
+
+/** Request and response shapes of the Public API. Routes validate with these; openapi.json is built from them. */
+
+export const okSchema = z.object({ ok: z.literal(true) });
+export const errorSchema = z.object({ ok: z.literal(false), error: z.string() }).meta({ id: 'Error' });
+
+export const planSchema = z.object({
+  id: z.number().int(),
+  slug: z.string(),
+  name: z.string(),
+  included_credits: z.number().int(),
+  rps_limit: z.number().int().meta({ description: 'requests per second per endpoint' }),
+  endpoints_limit: z.number().int(),
+  webhook_address_slots: z.number().int(),
+}).meta({ id: 'Plan' });
+
+export const accountSchema = okSchema.extend({
+  user_id: z.number().int(),
+  plan: planSchema.nullable(),
+  usage: z.object({
+    period: z.string().meta({ description: 'current UTC calendar month, YYYY-MM' }),
+    requests: z.number().int(),
+    credits_used: z.number().int(),
+    credits_included: z.number().int(),
+    credits_remaining: z.number().int(),
+  }),
+}).meta({ id: 'AccountResponse' });
+
+export const endpointSchema = z.object({
+  id: z.number().int(),
+  uuid: z.string().uuid(),
+  name: z.string(),
+  status: z.enum(['active', 'paused']),
+  network_id: z.number().int(),
+  network_name: z.string(),
+  network_slug: z.string(),
+  network_environment_id: z.number().int(),
+  env_slug: z.string(),
+  url: z.string().meta({ description: 'public JSON-RPC URL' }),
+  rps_limit: z.number().int(),
+  plan_id: z.number().int(),
+  created_at: z.string().meta({ format: 'date-time' }),
+  version: z.string().nullable(),
+  block_height: z.number().int().nullable(),
+  allowed_ips: z.array(z.string()),
+}).meta({ id: 'Endpoint' });
+
+export const usageSchema = z.object({
+  days: z.number().int(),
+  total_requests: z.number().int(),
+  total_credits: z.number().int(),
+  series: z.array(z.object({ date: z.string(), requests: z.number().int(), credits: z.number().int() })),
+  methods: z.array(z.object({ method: z.string(), requests: z.number().int(), credits: z.number().int() })),
+}).meta({ id: 'Usage' });
+
+export const availableNetworksSchema = okSchema.extend({
+  networks: z.array(z.object({
+    id: z.number().int(),
+    uuid: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    sort: z.number().int(),
+    environment_kinds: z.array(z.string()),
+  })),
+  network_limit: z.number().int().nullable(),
+  allowed_network_slugs: z.array(z.string()),
+});
+
+export const daysQuery = z.object({
+  days: z.enum(['7', '30', '90'], { error: 'must be 7, 30 or 90' }).optional()
+    .meta({ description: 'window length in days: 7, 30 or 90 (default 30)' }),
+});
+
+export const idParam = z.object({
+  id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer').meta({ description: 'numeric endpoint id (not the UUID)' }),
+});
+
+const name = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+const envSlug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
+
+/**
+ * Three accepted forms: `network_environment_id`; `network_id` + `env_slug` (the reference
+ * contract); `network_slug` + `env_slug` with an optional name (the machine-readable one).
+ */
+export const createEndpointBody = z.object({
+  name: name.optional(),
+  network_environment_id: z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').optional(),
+  network_id: z.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').optional(),
+  network_slug: z.string({ error: 'must be a string' }).min(1).max(80).optional(),
+  env_slug: envSlug.optional(),
+}).superRefine((b, ctx) => {
+  const forms = [b.network_environment_id !== undefined, b.network_id !== undefined, b.network_slug !== undefined].filter(Boolean).length;
+  if (forms === 0) {
+    ctx.addIssue({ code: 'custom', path: ['network_environment_id'], message: 'provide network_environment_id, or network_id with env_slug' });
+  } else if (forms > 1) {
+    ctx.addIssue({ code: 'custom', path: ['network_environment_id'], message: 'provide either network_environment_id or network_id with env_slug, not both' });
+  } else if ((b.network_id !== undefined || b.network_slug !== undefined) && b.env_slug === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['env_slug'], message: `is required with ${b.network_id !== undefined ? 'network_id' : 'network_slug'}` });
+  }
+  if (b.name === undefined && b.network_slug === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required' });
+  }
+});
+
+export const statusBody = z.object({
+  status: z.enum(['active', 'paused'], { error: 'must be "active" or "paused"' }),
+});
+
+export const allowedIpsBody = z.object({
+  allowed_ips: z.array(
+    z.string({ error: 'must be a string' })
+      .max(45, 'must be at most 45 characters')
+      .refine(isValidIp, { message: 'must be an IPv4 or IPv6 address' }),
+    { error: 'is required and must be an array of IP addresses' },
+  ).max(50, 'must have at most 50 entries'),
+});

@@ -1,0 +1,165 @@
+import { defaultDataDir, findConfigFile, loadConfig } from '../config/index.js';
+import {
+  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
+  setAccountPlan, Store, webhookSecretOf, type AccountRow,
+} from '../store/index.js';
+import { isValidIp } from '../util/ip.js';
+import { CliError, usageError, type CliIO } from './io.js';
+import { Output } from './output.js';
+import type { AdminOptions } from './admin.js';
+
+type Opts = AdminOptions & { json?: boolean; color?: boolean } & Record<string, unknown>;
+
+async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output) => Promise<T>): Promise<T> {
+  const dataDir = opts.dataDir ?? defaultDataDir(io.env);
+  const explicit = opts.config !== undefined;
+  const config = loadConfig(findConfigFile(dataDir, opts.config));
+  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env });
+  try {
+    return await fn(store, new Output(io, opts));
+  } finally {
+    await store.close();
+  }
+}
+
+function accountId(value: unknown, flag = '--account'): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw usageError(`${flag} must be a positive account id, got "${String(value)}"`);
+  return n;
+}
+
+async function mustGetAccount(store: Store, id: number): Promise<AccountRow> {
+  const account = await getAccount(store, id);
+  if (!account) throw new CliError(`account ${id} not found`);
+  return account;
+}
+
+function presentAccount(store: Store, a: AccountRow) {
+  const plan = store.catalog.plan(a.plan_id);
+  return { user_id: a.id, name: a.name, plan: plan?.slug ?? null, plan_id: a.plan_id, created_at: a.created_at };
+}
+
+export async function accountsCreate(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const plan = store.catalog.planBySlug(String(opts.plan));
+    if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
+    const account = presentAccount(store, await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null }));
+    if (out.json) return out.printJson(account);
+    out.print(String(account.user_id));
+    out.note(`Created account ${account.user_id} on the ${plan.name} plan. Next: rpcctl admin keys create --account ${account.user_id}`);
+  });
+}
+
+export async function accountsList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const rows = (await listAccounts(store)).map((a) => presentAccount(store, a));
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'USER ID', value: (r) => r.user_id },
+      { header: 'NAME', value: (r) => r.name },
+      { header: 'PLAN', value: (r) => r.plan },
+      { header: 'CREATED', value: (r) => r.created_at },
+    ]);
+  });
+}
+
+export async function accountsGet(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = presentAccount(store, await mustGetAccount(store, accountId(id, 'user_id')));
+    const keys = await listApiKeys(store, account.user_id);
+    if (out.json) return out.printJson({ ...account, keys });
+    out.fields([
+      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['created_at', account.created_at],
+      ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
+    ]);
+  });
+}
+
+export async function accountsSetPlan(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const plan = store.catalog.planBySlug(String(opts.plan));
+    if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
+    await mustGetAccount(store, accountId(id, 'user_id'));
+    const account = presentAccount(store, await setAccountPlan(store, accountId(id, 'user_id'), plan.id));
+    if (out.json) return out.printJson(account);
+    out.note(`Account ${account.user_id} is now on the ${plan.name} plan.`);
+  });
+}
+
+export async function keysCreate(io: CliIO, opts: Opts): Promise<void> {
+  const allowedIps = (opts.allowedIp as string[] | undefined) ?? [];
+  for (const ip of allowedIps) if (!isValidIp(ip)) throw usageError(`--allowed-ip: "${ip}" is not an IPv4 or IPv6 address`);
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const key = await createApiKey(store, { accountId: account.id, allowedIps, name: (opts.name as string | undefined) ?? null });
+    if (out.json) return out.printJson(key);
+    out.fields([['api_key', key.api_key], ['secret', key.secret], ['account', key.account_id], ['allowed_ips', key.allowed_ips.join(', ') || '(any)']]);
+    out.note('The secret is shown only now. Store it safely: rpcctl profile add NAME --api-key ... reads it from stdin.');
+  });
+}
+
+export async function keysList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const keys = await listApiKeys(store, opts.account === undefined ? undefined : accountId(opts.account));
+    if (out.json) return out.printJson(keys);
+    out.table(keys, [
+      { header: 'PREFIX', value: (k) => k.prefix },
+      { header: 'ACCOUNT', value: (k) => k.account_id },
+      { header: 'NAME', value: (k) => k.name },
+      { header: 'ALLOWED IPS', value: (k) => k.allowed_ips.join(',') || 'any' },
+      { header: 'CREATED', value: (k) => k.created_at },
+      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${k.revoked_at}` : 'active') },
+    ]);
+  });
+}
+
+export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const revoked = await revokeApiKey(store, key!);
+    if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (out.json) return out.printJson(revoked);
+    out.note(`Revoked key ${revoked.prefix} of account ${revoked.account_id}.`);
+  });
+}
+
+export async function webhookSecret(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const secret = opts.rotate ? await rotateWebhookSecret(store, account.id) : webhookSecretOf(store, account);
+    if (out.json) return out.printJson({ user_id: account.id, secret });
+    out.print(secret);
+  });
+}
+
+export async function plansList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    if (out.json) return out.printJson(store.catalog.plans);
+    out.table(store.catalog.plans, [
+      { header: 'ID', value: (p) => p.id },
+      { header: 'SLUG', value: (p) => p.slug },
+      { header: 'NAME', value: (p) => p.name },
+      { header: 'CREDITS', value: (p) => p.included_credits },
+      { header: 'RPS', value: (p) => p.rps_limit },
+      { header: 'ENDPOINTS', value: (p) => p.endpoints_limit },
+      { header: 'WATCH SLOTS', value: (p) => p.webhook_address_slots },
+      { header: 'NETWORKS', value: (p) => (p.network_limit ?? 'any') + (p.allowed_network_slugs.length ? ` (${p.allowed_network_slugs.join(',')})` : '') },
+    ]);
+  });
+}
+
+export async function networksList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const rows = store.catalog.networks.flatMap((n) => n.environments.map((e) => ({
+      network_id: n.id, network: n.slug, name: n.name, family: n.family,
+      environment_id: e.id, environment: e.slug, upstreams: e.upstreams, confirmations: e.confirmations,
+    })));
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'NETWORK', value: (r) => r.network },
+      { header: 'ENV', value: (r) => r.environment },
+      { header: 'ENV ID', value: (r) => r.environment_id },
+      { header: 'FAMILY', value: (r) => r.family },
+      { header: 'UPSTREAMS', value: (r) => r.upstreams.join(' ') },
+    ]);
+  });
+}

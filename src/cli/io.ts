@@ -1,0 +1,30 @@
+import type { Readable, Writable } from 'node:stream';
+
+export type OutStream = Writable & { isTTY?: boolean; columns?: number };
+export type InStream = Readable & { isTTY?: boolean };
+
+/** The streams and environment a command runs against; tests inject their own. */
+export interface CliIO {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: InStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4 } as const;
+
+/** A failure to report on stderr with the given exit code; no stack trace. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number = EXIT.error) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT.usage);
+
+export function processIO(): CliIO {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}

@@ -1,0 +1,79 @@
+import { Command, CommanderError, Option } from 'commander';
+import { CliError, EXIT, type CliIO } from './io.js';
+import { registerServe } from './serve.js';
+import { registerAdmin } from './admin.js';
+
+export const VERSION = '0.1.0';
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  json?: boolean;
+  color?: boolean;
+}
+
+/**
+ * The whole command tree. Definitions only: each action imports its implementation when it
+ * runs, so `--help`, `--version` and completions load nothing else.
+ */
+export function buildProgram(io: CliIO): Command {
+  const program = new Command('rpcctl')
+    .description('Managed JSON-RPC nodes: the service and the command line that drives it')
+    .version(VERSION, '-v, --version')
+    .addOption(new Option('--json', 'print API objects as JSON (for scripts)'))
+    .addOption(new Option('--no-color', 'disable colour (also: NO_COLOR)'))
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride();
+  program.configureHelp({ sortSubcommands: false });
+
+  registerServe(program, io);
+  registerAdmin(program, io);
+  return program;
+}
+
+/** Runs one command line; resolves to the process exit code. */
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  const program = buildProgram(io);
+  program.commands.forEach(function inherit(cmd: Command) {
+    cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    cmd.commands.forEach(inherit);
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (err) {
+    return exitCodeFor(err, io);
+  }
+}
+
+function exitCodeFor(err: unknown, io: CliIO): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+    // Commander already printed the message.
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (err instanceof CliError) {
+    io.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  const e = err as { name?: string; code?: string; message?: string; status?: number };
+  if (e?.name === 'ApiError') {
+    io.stderr.write(`error: ${e.message}\n`);
+    return e.status === 401 || e.status === 403 ? EXIT.auth : EXIT.error;
+  }
+  if (e?.name === 'ConfigError' || e?.name === 'NetworkError') {
+    io.stderr.write(`error: ${e.message}\n`);
+    return EXIT.error;
+  }
+  io.stderr.write(`error: ${e?.message ?? String(err)}\n`);
+  if (io.env.RPCCTL_DEBUG) io.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+  return EXIT.error;
+}
+
+/** The merged global and command options of an action. */
+export function optionsOf<T>(cmd: Command): T & GlobalOptions {
+  return cmd.optsWithGlobals() as T & GlobalOptions;
+}

@@ -1,0 +1,44 @@
+import { startService } from '../serve/service.js';
+import { listAccounts } from '../store/index.js';
+import type { CliIO } from './io.js';
+
+/** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
+export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string }): Promise<void> {
+  const log = (line: string) => io.stderr.write(`${line}\n`);
+  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, env: io.env, log });
+  const g = service.config.gateway;
+  const lines = [
+    'rpcctl serve is ready',
+    `  api       ${service.apiUrl}`,
+    `  data dir  ${service.dataDir}`,
+    `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
+  ];
+  if ((await listAccounts(service.store)).length === 0) {
+    const dd = opts.dataDir ? ` --data-dir ${opts.dataDir}` : '';
+    const cf = opts.config ? ` --config ${opts.config}` : '';
+    lines.push(
+      '',
+      'No accounts yet. Create one and an API key for it (the secret is shown once):',
+      `  rpcctl admin accounts create --plan free${dd}${cf}`,
+      `  rpcctl admin keys create --account 1${dd}${cf}`,
+    );
+  }
+  io.stdout.write(`${lines.join('\n')}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      log(`received ${signal}, shutting down`);
+      service.stop().then(resolve, (err: unknown) => {
+        log(`shutdown failed: ${(err as Error).message}`);
+        resolve();
+      });
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+  log('stopped');
+}

@@ -1,0 +1,14 @@
+import type { Command } from 'commander';
+import type { CliIO } from './io.js';
+import { optionsOf } from './program.js';
+
+export function registerServe(program: Command, io: CliIO): void {
+  program.command('serve')
+    .description('run the Public API, the JSON-RPC gateway and the background workers')
+    .option('--config <file>', 'config file (JSON or YAML); default: config.yaml|json in the data dir, else built-in defaults')
+    .option('--data-dir <dir>', 'where the store lives (default: $RPCCTL_DATA_DIR or the XDG data dir)')
+    .action(async (_opts, cmd: Command) => {
+      const { runServe } = await import('./serve-run.js');
+      await runServe(io, optionsOf<{ config?: string; dataDir?: string }>(cmd));
+    });
+}

@@ -1,0 +1,188 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { signatureHeaders } from './signing.js';
+import { ApiError, NetworkError, RpcctlClientError } from './errors.js';
+import type {
+  Account, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
+} from './types.js';
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  secret: string;
+  /** Attempts for 429s and, on idempotent methods, connection errors. Default 3. */
+  maxRetries?: number;
+  /** Longest wait honoured from a Retry-After header, in seconds. Default 30. */
+  maxRetryAfterSeconds?: number;
+  timeoutMs?: number;
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+  /** Injected clock and sleep, for tests. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  /** An object is serialised once; a string is sent exactly as given. */
+  body?: unknown;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: unknown;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #secret: string;
+  readonly #opts: ApiClientOptions;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(opts: ApiClientOptions) {
+    if (!opts.baseUrl) throw new RpcctlClientError('E_CONFIG', 'base URL is required');
+    if (!opts.apiKey) throw new RpcctlClientError('E_CONFIG', 'API key is required');
+    if (!opts.secret) throw new RpcctlClientError('E_CONFIG', 'API secret is required');
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = opts.apiKey;
+    this.#secret = opts.secret;
+    this.#opts = opts;
+    this.#dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 8 });
+  }
+
+  /**
+   * Any signed request. Returns the parsed body for 2xx; throws ApiError otherwise.
+   * The body string that is signed is the body that is sent.
+   */
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.raw(method, path, opts);
+    if (res.status >= 200 && res.status < 300) return res.json as T;
+    throw toApiError(res);
+  }
+
+  /** Like request(), but returns every answer (including 4xx/5xx) instead of throwing. */
+  async raw(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse> {
+    const upper = method.toUpperCase();
+    const body = opts.body === undefined ? '' : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const url = this.baseUrl + withQuery(path.startsWith('/') ? path : `/${path}`, opts.query);
+    const signed = new URL(url).pathname;
+    const maxRetries = this.#opts.maxRetries ?? 3;
+    const sleep = this.#opts.sleep ?? defaultSleep;
+
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = {
+        ...signatureHeaders({
+          apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body,
+          timestamp: Math.floor((this.#opts.now?.() ?? Date.now()) / 1000),
+        }),
+        accept: 'application/json',
+        'user-agent': this.#opts.userAgent ?? 'rpcctl',
+      };
+      if (body !== '') headers['content-type'] = 'application/json';
+      let res: RawResponse;
+      try {
+        const r = await request(url, {
+          method: upper as Dispatcher.HttpMethod,
+          headers,
+          body: body === '' ? undefined : body,
+          dispatcher: this.#dispatcher,
+          headersTimeout: this.#opts.timeoutMs ?? 30_000,
+          bodyTimeout: this.#opts.timeoutMs ?? 30_000,
+        });
+        const text = await r.body.text();
+        res = { status: r.statusCode, headers: r.headers, text, json: parseJson(text) };
+      } catch (err) {
+        if (IDEMPOTENT.has(upper) && attempt < maxRetries) {
+          await sleep(backoffMs(attempt));
+          continue;
+        }
+        throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
+      }
+      if (res.status === 429 && attempt < maxRetries) {
+        const wait = retryAfterSeconds(res.headers['retry-after']) ?? 1;
+        if (wait <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
+          await sleep(wait * 1000);
+          continue;
+        }
+      }
+      return res;
+    }
+  }
+
+  account(): Promise<{ ok: true } & Account> {
+    return this.request('GET', '/v1/account');
+  }
+  accountUsage(days?: UsageDays): Promise<{ ok: true; usage: Usage }> {
+    return this.request('GET', '/v1/account/usage', { query: { days } });
+  }
+  listEndpoints(): Promise<{ ok: true; endpoints: Endpoint[] }> {
+    return this.request('GET', '/v1/endpoints');
+  }
+  availableNetworks(): Promise<{ ok: true } & AvailableNetworks> {
+    return this.request('GET', '/v1/endpoints/available-networks');
+  }
+  createEndpoint(input: CreateEndpointInput): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('POST', '/v1/endpoints', { body: input });
+  }
+  getEndpoint(id: number): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('GET', `/v1/endpoints/${id}`);
+  }
+  setEndpointStatus(id: number, status: 'active' | 'paused'): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('PATCH', `/v1/endpoints/${id}/status`, { body: { status } });
+  }
+  setAllowedIps(id: number, allowedIps: string[]): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('PATCH', `/v1/endpoints/${id}/allowed-ips`, { body: { allowed_ips: allowedIps } });
+  }
+  endpointsUsage(days?: UsageDays): Promise<{ ok: true; usage: Usage }> {
+    return this.request('GET', '/v1/endpoints/usage', { query: { days } });
+  }
+  endpointUsage(id: number, days?: UsageDays): Promise<{ ok: true; usage: Usage }> {
+    return this.request('GET', `/v1/endpoints/${id}/usage`, { query: { days } });
+  }
+
+  async close(): Promise<void> {
+    if (!this.#opts.dispatcher) await this.#dispatcher.close();
+  }
+}
+
+function withQuery(path: string, query: RequestOptions['query']): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  if (!qs) return path;
+  return path + (path.includes('?') ? '&' : '?') + qs;
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function retryAfterSeconds(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (Number.isFinite(n) && n >= 0) return Math.max(1, Math.ceil(n));
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(1, Math.ceil((date - Date.now()) / 1000));
+}
+
+function backoffMs(attempt: number): number {
+  return Math.min(2000, 200 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+}
+
+function toApiError(res: RawResponse): ApiError {
+  const body = res.json as { error?: unknown } | undefined;
+  const message = typeof body?.error === 'string' ? body.error : `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`;
+  return new ApiError(res.status, message, res.json ?? res.text, retryAfterSeconds(res.headers['retry-after']));
+}

@@ -1,0 +1,31 @@
+/** Errors raised by the API client. `code` is stable for programs; `message` is for people. */
+export class RpcctlClientError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RpcctlClientError';
+    this.code = code;
+  }
+}
+
+/** The server answered with a non-2xx status; `message` is the API's `error` text. */
+export class ApiError extends RpcctlClientError {
+  readonly status: number;
+  readonly body: unknown;
+  readonly retryAfter: number | undefined;
+  constructor(status: number, message: string, body: unknown, retryAfter?: number) {
+    super(status === 401 || status === 403 ? 'E_AUTH' : status === 429 ? 'E_RATE_LIMIT' : 'E_API', message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** The request never got an HTTP answer (refused, reset, timed out). */
+export class NetworkError extends RpcctlClientError {
+  constructor(message: string, cause: unknown) {
+    super('E_NETWORK', message, { cause });
+    this.name = 'NetworkError';
+  }
+}

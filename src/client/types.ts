@@ -1,0 +1,75 @@
+/** Shapes of the Public API, as clients see them. */
+
+export interface Plan {
+  id: number;
+  slug: string;
+  name: string;
+  included_credits: number;
+  rps_limit: number;
+  endpoints_limit: number;
+  webhook_address_slots: number;
+}
+
+export interface AccountUsageSummary {
+  period: string;
+  requests: number;
+  credits_used: number;
+  credits_included: number;
+  credits_remaining: number;
+}
+
+export interface Account {
+  user_id: number;
+  plan: Plan | null;
+  usage: AccountUsageSummary;
+}
+
+export type EndpointStatus = 'active' | 'paused';
+
+export interface Endpoint {
+  id: number;
+  uuid: string;
+  name: string;
+  status: EndpointStatus;
+  network_id: number;
+  network_name: string;
+  network_slug: string;
+  network_environment_id: number;
+  env_slug: string;
+  url: string;
+  rps_limit: number;
+  plan_id: number;
+  created_at: string;
+  version: string | null;
+  block_height: number | null;
+  allowed_ips: string[];
+}
+
+export interface AvailableNetwork {
+  id: number;
+  uuid: string;
+  name: string;
+  slug: string;
+  sort: number;
+  environment_kinds: string[];
+}
+
+export interface AvailableNetworks {
+  networks: AvailableNetwork[];
+  network_limit: number | null;
+  allowed_network_slugs: string[];
+}
+
+export interface Usage {
+  days: number;
+  total_requests: number;
+  total_credits: number;
+  series: Array<{ date: string; requests: number; credits: number }>;
+  methods: Array<{ method: string; requests: number; credits: number }>;
+}
+
+export type UsageDays = 7 | 30 | 90;
+
+export type CreateEndpointInput =
+  | { name: string; network_environment_id: number }
+  | { name: string; network_id: number; env_slug: string };

@@ -1,0 +1,64 @@
+import type { NetworkConfig, PlanConfig } from './schema.js';
+
+/**
+ * The built-in catalog: popular networks on public upstreams, so a fresh `rpcctl serve`
+ * proxies real chains. Operators replace the upstreams with their own nodes in config.
+ * Ids are fixed here because endpoints store them.
+ */
+const evmCredits = {
+  default: 20,
+  methods: {
+    eth_blockNumber: 10, eth_chainId: 5, net_version: 5, web3_clientVersion: 5,
+    eth_gasPrice: 10, eth_maxPriorityFeePerGas: 10, eth_feeHistory: 20,
+    eth_getBalance: 15, eth_getCode: 15, eth_getStorageAt: 15, eth_getTransactionCount: 15,
+    eth_call: 26, eth_estimateGas: 30,
+    eth_getBlockByNumber: 25, eth_getBlockByHash: 25,
+    eth_getTransactionByHash: 15, eth_getTransactionReceipt: 15, eth_getBlockReceipts: 50,
+    eth_getLogs: 75, eth_sendRawTransaction: 100,
+    debug_traceTransaction: 300, trace_block: 300,
+  },
+};
+
+function evm(id: number, slug: string, name: string, sort: number, envs: Array<[number, string, string]>): NetworkConfig {
+  return {
+    id, slug, name, family: 'evm', sort,
+    environments: envs.map(([envId, envSlug, url]) => ({ id: envId, slug: envSlug, upstreams: [url], confirmations: 1 })),
+    credits: { default: evmCredits.default, methods: { ...evmCredits.methods } },
+  };
+}
+
+export const defaultNetworks: NetworkConfig[] = [
+  evm(1, 'eth', 'Ethereum', 10, [
+    [1, 'mainnet', 'https://ethereum-rpc.publicnode.com'],
+    [2, 'sepolia', 'https://ethereum-sepolia-rpc.publicnode.com'],
+  ]),
+  evm(2, 'polygon', 'Polygon', 20, [
+    [3, 'mainnet', 'https://polygon-bor-rpc.publicnode.com'],
+    [4, 'amoy', 'https://polygon-amoy-bor-rpc.publicnode.com'],
+  ]),
+  evm(3, 'arbitrum', 'Arbitrum One', 30, [[5, 'mainnet', 'https://arbitrum-one-rpc.publicnode.com']]),
+  evm(4, 'base', 'Base', 40, [
+    [6, 'mainnet', 'https://mainnet.base.org'],
+    [7, 'sepolia', 'https://sepolia.base.org'],
+  ]),
+  evm(5, 'optimism', 'OP Mainnet', 50, [[8, 'mainnet', 'https://optimism-rpc.publicnode.com']]),
+  evm(6, 'bsc', 'BNB Smart Chain', 60, [
+    [9, 'mainnet', 'https://bsc-rpc.publicnode.com'],
+    [10, 'testnet', 'https://bsc-testnet-rpc.publicnode.com'],
+  ]),
+  {
+    id: 7, slug: 'stellar', name: 'Stellar', family: 'stellar', sort: 70,
+    environments: [
+      { id: 11, slug: 'mainnet', upstreams: ['https://horizon.stellar.org'], confirmations: 1 },
+      { id: 12, slug: 'testnet', upstreams: ['https://horizon-testnet.stellar.org'], confirmations: 1 },
+    ],
+    // Horizon routes are priced by the family's built-in route table; `default` covers the rest.
+    credits: { default: 20, methods: {} },
+  },
+];
+
+export const defaultPlans: PlanConfig[] = [
+  { id: 1, slug: 'free', name: 'Free', included_credits: 100_000, rps_limit: 5, endpoints_limit: 1, webhook_address_slots: 0, network_limit: 1, allowed_network_slugs: [] },
+  { id: 2, slug: 'basic', name: 'Basic', included_credits: 10_000_000, rps_limit: 25, endpoints_limit: 5, webhook_address_slots: 100, network_limit: 5, allowed_network_slugs: [] },
+  { id: 3, slug: 'pro', name: 'Pro', included_credits: 100_000_000, rps_limit: 100, endpoints_limit: 25, webhook_address_slots: 10_000, network_limit: null, allowed_network_slugs: [] },
+];

@@ -1,0 +1,92 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { formatIssues } from '../util/zod.js';
+import { configSchema, type Config } from './schema.js';
+import { defaultNetworks, defaultPlans } from './defaults.js';
+
+export class ConfigError extends Error {
+  readonly code = 'E_CONFIG';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.RPCCTL_DATA_DIR) return resolve(env.RPCCTL_DATA_DIR);
+  const base = env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
+  return join(base, 'rpcctl');
+}
+
+/** `--config` wins; else `config.{yaml,yml,json}` in the data dir; else built-in defaults. */
+export function findConfigFile(dataDir: string, explicit?: string): string | undefined {
+  if (explicit) return resolve(explicit);
+  for (const name of ['config.yaml', 'config.yml', 'config.json']) {
+    const p = join(dataDir, name);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+export function loadConfig(file: string | undefined): Config {
+  if (!file) return parseConfig({}, 'built-in defaults');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = extname(file) === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
+  }
+  return parseConfig(raw ?? {}, file);
+}
+
+export function parseConfig(raw: unknown, source = 'config'): Config {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(`${source}: ${formatIssues(result.error.issues)}`);
+  const cfg = result.data;
+  const config: Config = { ...cfg, networks: cfg.networks ?? defaultNetworks, plans: cfg.plans ?? defaultPlans };
+  checkConsistency(config, source);
+  return config;
+}
+
+function checkConsistency(config: Config, source: string): void {
+  const fail = (msg: string): never => { throw new ConfigError(`${source}: ${msg}`); };
+  const netSlugs = new Set<string>();
+  const netIds = new Set<number>();
+  const envIds = new Set<number>();
+  config.networks.forEach((n, i) => {
+    if (netSlugs.has(n.slug)) fail(`networks[${i}].slug: duplicate network slug "${n.slug}"`);
+    netSlugs.add(n.slug);
+    if (n.id !== undefined) {
+      if (netIds.has(n.id)) fail(`networks[${i}].id: duplicate network id ${n.id}`);
+      netIds.add(n.id);
+    }
+    const envSlugs = new Set<string>();
+    n.environments.forEach((e, j) => {
+      if (envSlugs.has(e.slug)) fail(`networks[${i}].environments[${j}].slug: duplicate environment "${e.slug}"`);
+      envSlugs.add(e.slug);
+      if (e.id !== undefined) {
+        if (envIds.has(e.id)) fail(`networks[${i}].environments[${j}].id: duplicate environment id ${e.id}`);
+        envIds.add(e.id);
+      }
+    });
+  });
+  const planIds = new Set<number>();
+  const planSlugs = new Set<string>();
+  config.plans.forEach((p, i) => {
+    if (planIds.has(p.id)) fail(`plans[${i}].id: duplicate plan id ${p.id}`);
+    if (planSlugs.has(p.slug)) fail(`plans[${i}].slug: duplicate plan slug "${p.slug}"`);
+    planIds.add(p.id);
+    planSlugs.add(p.slug);
+    p.allowed_network_slugs.forEach((s, j) => {
+      if (!netSlugs.has(s)) fail(`plans[${i}].allowed_network_slugs[${j}]: unknown network "${s}"`);
+    });
+  });
+}

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+const port = z.number().int().min(0).max(65535);
+const slug = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'lowercase letters, digits and underscores, starting with a letter or digit').max(40);
+
+export const environmentSchema = z.strictObject({
+  id: z.number().int().min(1).optional(),
+  slug,
+  upstreams: z.array(z.string().url()).default([]),
+  confirmations: z.number().int().min(0).max(1000).default(1),
+});
+
+export const networkSchema = z.strictObject({
+  id: z.number().int().min(1).optional(),
+  slug,
+  name: z.string().min(1).max(100),
+  family: z.enum(['evm', 'stellar']).default('evm'),
+  sort: z.number().int().default(100),
+  environments: z.array(environmentSchema).min(1),
+  credits: z.strictObject({
+    default: z.number().int().min(0).default(20),
+    methods: z.record(z.string(), z.number().int().min(0)).default({}),
+  }).default({ default: 20, methods: {} }),
+});
+
+export const planSchema = z.strictObject({
+  id: z.number().int().min(1),
+  slug,
+  name: z.string().min(1).max(100),
+  included_credits: z.number().int().min(0),
+  rps_limit: z.number().int().min(1),
+  endpoints_limit: z.number().int().min(0),
+  webhook_address_slots: z.number().int().min(0).default(0),
+  network_limit: z.number().int().min(1).nullable().default(null),
+  allowed_network_slugs: z.array(slug).default([]),
+});
+
+export const configSchema = z.strictObject({
+  api: z.strictObject({
+    host: z.string().default('127.0.0.1'),
+    port: port.default(8080),
+    /** Socket addresses whose X-Forwarded-For is believed. */
+    trusted_proxies: z.array(z.string()).default([]),
+    max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
+  }).default({ host: '127.0.0.1', port: 8080, trusted_proxies: [], max_body_bytes: 1024 * 1024 }),
+  gateway: z.strictObject({
+    host: z.string().default('127.0.0.1'),
+    port: port.default(8545),
+    host_prefix: z.string().regex(/^[a-z0-9-]+$/).default('rpc'),
+    rpc_domain: z.string().min(1).default('localhost:8545'),
+    scheme: z.enum(['http', 'https']).default('http'),
+    trusted_proxies: z.array(z.string()).default([]),
+    max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
+    max_batch: z.number().int().min(1).default(100),
+    upstream_timeout_ms: z.number().int().min(100).default(10_000),
+  }).default({
+    host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
+    trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000,
+  }),
+  limits: z.strictObject({
+    api_rps_per_ip: z.number().int().min(1).default(30),
+    api_rpm_per_account: z.number().int().min(1).default(100),
+  }).default({ api_rps_per_ip: 30, api_rpm_per_account: 100 }),
+  webhooks: z.strictObject({
+    egress_ips: z.array(z.string()).default([]),
+    timeout_ms: z.number().int().min(100).max(60_000).default(5000),
+    allow_private_urls: z.boolean().default(false),
+  }).default({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false }),
+  networks: z.array(networkSchema).optional(),
+  plans: z.array(planSchema).optional(),
+});
+
+export type ConfigInput = z.input<typeof configSchema>;
+type Parsed = z.output<typeof configSchema>;
+export type NetworkConfig = z.output<typeof networkSchema>;
+export type EnvironmentConfig = z.output<typeof environmentSchema>;
+export type PlanConfig = z.output<typeof planSchema>;
+export type Config = Omit<Parsed, 'networks' | 'plans'> & { networks: NetworkConfig[]; plans: PlanConfig[] };

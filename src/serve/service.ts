@@ -1,0 +1,83 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
+import { Store } from '../store/index.js';
+import { createApiServer } from '../api/index.js';
+
+export interface ServiceOptions {
+  configFile?: string;
+  dataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+export interface RunningService {
+  config: Config;
+  store: Store;
+  dataDir: string;
+  apiUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts every part of the service in this process and resolves once all are listening. */
+export async function startService(opts: ServiceOptions = {}): Promise<RunningService> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dataDir = opts.dataDir ?? defaultDataDir(env);
+  const config = loadConfig(findConfigFile(dataDir, opts.configFile));
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
+
+  const api = createApiServer({ store, config, log });
+  let apiServer: Server | undefined;
+  try {
+    apiServer = await listen(api.server, config.api.port, config.api.host);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const apiUrl = urlOf(apiServer, config.api.host);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config, store, dataDir, apiUrl,
+    stop() {
+      stopping ??= (async () => {
+        await closeServer(apiServer);
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new Error(`cannot listen on ${host}:${port}: the address is already in use`) : err);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server);
+    });
+  });
+}
+
+function urlOf(server: Server, host: string): string {
+  const { port } = server.address() as AddressInfo;
+  const h = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  return `http://${h}:${port}`;
+}
+
+/** Stops accepting, lets in-flight requests finish, then drops idle keep-alive sockets. */
+export function closeServer(server: Server | undefined, graceMs = 5000): Promise<void> {
+  if (!server?.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

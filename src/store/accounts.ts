@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import type { Store } from './store.js';
+import type { AccountRow } from './tables.js';
+
+export class NotFoundError extends Error {
+  readonly code = 'E_NOT_FOUND';
+}
+
+export async function createAccount(store: Store, input: { planId: number; name?: string | null }): Promise<AccountRow> {
+  const now = new Date().toISOString();
+  return store.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('accounts')
+      .values({ plan_id: input.planId, name: input.name ?? null, webhook_secret: '', created_at: now })
+      .returningAll().executeTakeFirstOrThrow();
+    // Sealed after insert: the row id is the associated data that pins the ciphertext to this account.
+    const sealed = store.secrets.seal(newWebhookSecret(), `account:${row.id}:webhook`);
+    await trx.updateTable('accounts').set({ webhook_secret: sealed }).where('id', '=', row.id).execute();
+    return { ...row, webhook_secret: sealed };
+  });
+}
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}
+
+export async function getAccount(store: Store, id: number): Promise<AccountRow | undefined> {
+  return store.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listAccounts(store: Store): Promise<AccountRow[]> {
+  return store.db.selectFrom('accounts').selectAll().orderBy('id').execute();
+}
+
+export async function setAccountPlan(store: Store, id: number, planId: number): Promise<AccountRow> {
+  const row = await store.db.updateTable('accounts').set({ plan_id: planId }).where('id', '=', id).returningAll().executeTakeFirst();
+  if (!row) throw new NotFoundError(`account ${id} not found`);
+  return row;
+}
+
+export function webhookSecretOf(store: Store, account: AccountRow): string {
+  return store.secrets.open(account.webhook_secret, `account:${account.id}:webhook`);
+}
+
+export async function rotateWebhookSecret(store: Store, id: number): Promise<string> {
+  const secret = newWebhookSecret();
+  const res = await store.db.updateTable('accounts')
+    .set({ webhook_secret: store.secrets.seal(secret, `account:${id}:webhook`) })
+    .where('id', '=', id).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw new NotFoundError(`account ${id} not found`);
+  return secret;
+}

@@ -1,0 +1,70 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Store } from './store.js';
+import type { ApiKeyRow } from './tables.js';
+
+export interface ApiKeyInfo {
+  api_key: string;
+  prefix: string;
+  account_id: number;
+  name: string | null;
+  allowed_ips: string[];
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A key as the authenticator needs it: the secret decrypted, the allowlist parsed. */
+export interface ActiveKey {
+  id: string;
+  accountId: number;
+  secret: string;
+  allowedIps: string[];
+}
+
+const aad = (id: string) => `api_key:${id}`;
+
+export function keyInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    api_key: row.id, prefix: row.prefix, account_id: row.account_id, name: row.name,
+    allowed_ips: JSON.parse(row.allowed_ips) as string[], created_at: row.created_at, revoked_at: row.revoked_at,
+  };
+}
+
+/** Creates a key. The returned secret is the only copy in plain text. */
+export async function createApiKey(
+  store: Store,
+  input: { accountId: number; allowedIps?: string[]; name?: string | null },
+): Promise<ApiKeyInfo & { secret: string }> {
+  const id = randomUUID();
+  const secret = `sk_${randomBytes(32).toString('base64url')}`;
+  const row: ApiKeyRow = {
+    id, account_id: input.accountId, prefix: id.slice(0, 8), secret: store.secrets.seal(secret, aad(id)),
+    name: input.name ?? null, allowed_ips: JSON.stringify(input.allowedIps ?? []),
+    created_at: new Date().toISOString(), revoked_at: null,
+  };
+  await store.db.insertInto('api_keys').values(row).execute();
+  return { ...keyInfo(row), secret };
+}
+
+export async function listApiKeys(store: Store, accountId?: number): Promise<ApiKeyInfo[]> {
+  let q = store.db.selectFrom('api_keys').selectAll().orderBy('created_at');
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  return (await q.execute()).map(keyInfo);
+}
+
+/** Revokes by full id or by a unique prefix. Returns the revoked key, or undefined. */
+export async function revokeApiKey(store: Store, idOrPrefix: string): Promise<ApiKeyInfo | undefined> {
+  const matches = await store.db.selectFrom('api_keys').selectAll()
+    .where((eb) => eb.or([eb('id', '=', idOrPrefix), eb('prefix', '=', idOrPrefix)])).execute();
+  if (matches.length !== 1) return undefined;
+  const row = matches[0]!;
+  const revokedAt = row.revoked_at ?? new Date().toISOString();
+  await store.db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+  return keyInfo({ ...row, revoked_at: revokedAt });
+}
+
+export async function findActiveKey(store: Store, id: string): Promise<ActiveKey | undefined> {
+  const row = await store.db.selectFrom('api_keys').select(['id', 'account_id', 'secret', 'allowed_ips'])
+    .where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  if (!row) return undefined;
+  return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[] };
+}

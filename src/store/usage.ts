@@ -1,0 +1,91 @@
+import { sql } from 'kysely';
+import type { Store } from './store.js';
+
+export interface UsageDelta {
+  account_id: number;
+  /** 0 for account-level charges such as webhook deliveries. */
+  endpoint_id: number;
+  day: string;
+  method: string;
+  requests: number;
+  credits: number;
+}
+
+export interface UsageReport {
+  days: number;
+  total_requests: number;
+  total_credits: number;
+  series: Array<{ date: string; requests: number; credits: number }>;
+  methods: Array<{ method: string; requests: number; credits: number }>;
+}
+
+export type UsageScope =
+  | { kind: 'account'; accountId: number }
+  | { kind: 'endpoints'; accountId: number }
+  | { kind: 'endpoint'; accountId: number; endpointId: number };
+
+/** Adds counts in one transaction: the gateway's batched flush, never a write per request. */
+export async function addUsage(store: Store, deltas: readonly UsageDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  await store.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < deltas.length; i += 100) {
+      const chunk = deltas.slice(i, i + 100);
+      await trx.insertInto('usage_daily').values(chunk)
+        .onConflict((oc) => oc.columns(['account_id', 'endpoint_id', 'day', 'method']).doUpdateSet({
+          requests: sql`usage_daily.requests + excluded.requests`,
+          credits: sql`usage_daily.credits + excluded.credits`,
+        }))
+        .execute();
+    }
+  });
+}
+
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** `days` UTC dates ending today, oldest first. */
+export function dayRange(days: number, nowMs: number): string[] {
+  const today = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
+  const out: string[] = [];
+  for (let i = days - 1; i >= 0; i--) out.push(utcDay(today - i * 86_400_000));
+  return out;
+}
+
+export async function usageReport(store: Store, scope: UsageScope, days: number, nowMs = Date.now()): Promise<UsageReport> {
+  const range = dayRange(days, nowMs);
+  let q = store.db.selectFrom('usage_daily')
+    .where('account_id', '=', scope.accountId)
+    .where('day', '>=', range[0]!)
+    .where('day', '<=', range[range.length - 1]!);
+  if (scope.kind === 'endpoints') q = q.where('endpoint_id', '!=', 0);
+  if (scope.kind === 'endpoint') q = q.where('endpoint_id', '=', scope.endpointId);
+
+  const [byDay, byMethod] = await Promise.all([
+    q.select(['day', sql<number>`sum(requests)`.as('requests'), sql<number>`sum(credits)`.as('credits')]).groupBy('day').execute(),
+    q.select(['method', sql<number>`sum(requests)`.as('requests'), sql<number>`sum(credits)`.as('credits')]).groupBy('method').execute(),
+  ]);
+  const perDay = new Map(byDay.map((r) => [r.day, r]));
+  const series = range.map((date) => ({ date, requests: Number(perDay.get(date)?.requests ?? 0), credits: Number(perDay.get(date)?.credits ?? 0) }));
+  const methods = byMethod
+    .map((r) => ({ method: r.method, requests: Number(r.requests), credits: Number(r.credits) }))
+    .sort((a, b) => b.requests - a.requests || b.credits - a.credits || a.method.localeCompare(b.method));
+  return {
+    days,
+    total_requests: series.reduce((s, p) => s + p.requests, 0),
+    total_credits: series.reduce((s, p) => s + p.credits, 0),
+    series,
+    methods,
+  };
+}
+
+/** Requests and credits of the account in a calendar month (`YYYY-MM`), all sources. */
+export async function monthTotals(store: Store, accountId: number, period: string): Promise<{ requests: number; credits: number }> {
+  const row = await store.db.selectFrom('usage_daily')
+    .select([sql<number>`coalesce(sum(requests), 0)`.as('requests'), sql<number>`coalesce(sum(credits), 0)`.as('credits')])
+    .where('account_id', '=', accountId)
+    .where('day', '>=', `${period}-01`)
+    .where('day', '<=', `${period}-31`)
+    .executeTakeFirst();
+  return { requests: Number(row?.requests ?? 0), credits: Number(row?.credits ?? 0) };
+}

@@ -1,0 +1,13 @@
+import type { z } from 'zod';
+
+/** One line naming each field that failed and why: `name: too long; days: must be 7, 30 or 90`. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues.map((i) => {
+    const path = i.path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), '');
+    if (i.code === 'unrecognized_keys') {
+      const keys = i.keys.map((k) => (path ? `${path}.${k}` : k));
+      return `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`;
+    }
+    return path ? `${path}: ${i.message}` : i.message;
+  }).join('; ');
+}

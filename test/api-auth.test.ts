@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sign } from '../src/client/index.js';
+import { revokeApiKey } from '../src/store/index.js';
+import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
+
+let t: TestService;
+let m: Merchant;
+
+beforeAll(async () => {
+  t = await startTestService({ api: { trusted_proxies: ['127.0.0.2'] } });
+  m = await t.merchant();
+});
+afterAll(() => t.stop());
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function headersFor(opts: { key?: string; ts?: number | string; secret?: string; method?: string; path?: string; body?: string; omit?: string[] } = {}) {
+  const ts = opts.ts ?? now();
+  const h: Record<string, string> = {
+    'x-api-key': opts.key ?? m.apiKey,
+    'x-timestamp': String(ts),
+    'x-signature': sign({ secret: opts.secret ?? m.secret, timestamp: ts, method: opts.method ?? 'GET', path: opts.path ?? '/v1/account', body: opts.body ?? '' }),
+  };
+  for (const k of opts.omit ?? []) delete h[k];
+  return h;
+}
+
+describe('Public API authentication', () => {
+  it('accepts a correctly signed request', async () => {
+    const r = await rawCall(t.baseUrl, 'GET', '/v1/account', '', headersFor());
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ ok: true, user_id: m.userId });
+  });
+
+  it.each([
+    ['x-api-key', 'Missing X-Api-Key'],
+    ['x-timestamp', 'Missing or invalid X-Timestamp'],
+    ['x-signature', 'Missing X-Signature'],
+  ])('without %s: 401 "%s"', async (header, error) => {
+    const r = await rawCall(t.baseUrl, 'GET', '/v1/account', '', headersFor({ omit: [header] }));
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual({ ok: false, error });
+  });
+
+  it('unknown key: 401 "Invalid API key"', async () => {
+    const r = await rawCall(t.baseUrl, 'GET', '/v1/account', '', headersFor({ key: '00000000-0000-4000-8000-000000000000' }));
+    expect(r).toMatchObject({ status: 401, body: { ok: false, error: 'Invalid API key' } });
+  });
+
+  it('wrong secret, wrong path or wrong body: 401 "Invalid signature."', async () => {
+    for (const h of [headersFor({ secret: 'nope' }), headersFor({ path: '/v1/endpoints' }), headersFor({ method: 'POST' })]) {
+      const r = await rawCall(t.baseUrl, 'GET', '/v1/account', '', h);
+      expect(r).toMatchObject({ status: 401, body: { ok: false, error: 'Invalid signature.' } });
+    }
+    const body = '{"status":"paused"}';
+    const r = await rawCall(t.baseUrl, 'PATCH', '/v1/endpoints/1/status', `${body} `, {
+      ...headersFor({ method: 'PATCH', path: '/v1/endpoints/1/status', body }), 'content-type': 'application/json',
+    });
+    expect(r.body.error).toBe('Invalid signature.');
+  });
+
+  it('the query string is not signed', async () => {
+    const r = await rawCall(t.baseUrl, 'GET', '/v1/endpoints/usage?days=7', '', headersFor({ path: '/v1/endpoints/usage' }));
+    expect(r.status).toBe(200);
+    expect(r.body.usage.days).toBe(7);
+  });
+
+  it('timestamps: 300 s either way pass, 301 s and junk fail', async () => {
+    for (const skew of [-299, 299]) {
+      expect((await rawCall(t.baseUrl, 'GET', '/v1/account', '', headersFor({ ts: now() + skew }))).status).toBe(200);
+    }
+    for (const ts of [now() - 302, now() + 302, 'abc', '', '1e9']) {
+      const r = await rawCall(t.baseUrl, 'GET', '/v1/account', '', headersFor({ ts }));
+      expect(r).toMatchObject({ status: 401, body: { ok: false, error: 'Missing or invalid X-Timestamp' } });
+    }
+  });
+
+  it('a key with an IP allowlist: 403 "IP address not allowed." from elsewhere, 200 from a listed address', async () => {
+    const elsewhere = await t.merchant({ allowedIps: ['203.0.113.7'] });
+    const denied = await elsewhere.call('GET', '/v1/account');
+    expect(denied).toMatchObject({ status: 403, body: { ok: false, error: 'IP address not allowed.' } });
+
+    const local = await t.merchant({ allowedIps: ['2001:db8::1', '127.0.0.1'] });
+    expect((await local.call('GET', '/v1/account')).status).toBe(200);
+  });
+
+  it('X-Forwarded-For counts only from a trusted proxy', async () => {
+    const behindProxy = await t.merchant({ allowedIps: ['198.51.100.4'] });
+    // 127.0.0.1 is not a trusted proxy here, so its X-Forwarded-For is ignored.
+    const spoofed = await behindProxy.call('GET', '/v1/account', '', { 'x-forwarded-for': '198.51.100.4' });
+    expect(spoofed.status).toBe(403);
+  });
+
+  it('a revoked key stops working within the key cache time', async () => {
+    const doomed = await t.merchant();
+    expect((await doomed.call('GET', '/v1/account')).status).toBe(200);
+    await revokeApiKey(t.store, doomed.apiKey);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await doomed.call('GET', '/v1/account')).body).toEqual({ ok: false, error: 'Invalid API key' });
+  });
+
+  it('GET /v1/openapi.json needs no signature', async () => {
+    const r = await rawCall(t.baseUrl, 'GET', '/v1/openapi.json');
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+  });
+});

@@ -1,0 +1,71 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../src/config/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rpcctl-config-'));
+
+describe('config', () => {
+  it('built-in defaults give a working catalog with a free plan without watch slots', () => {
+    const c = loadConfig(undefined);
+    expect(c.api.port).toBe(8080);
+    expect(c.gateway).toMatchObject({ port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http' });
+    expect(c.limits).toEqual({ api_rps_per_ip: 30, api_rpm_per_account: 100 });
+    expect(c.networks.map((n) => n.slug)).toContain('eth');
+    expect(c.plans.find((p) => p.slug === 'free')!.webhook_address_slots).toBe(0);
+    expect(c.webhooks).toEqual({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false });
+  });
+
+  it('reads the minimal JSON shape of decisions.md and fills defaults', () => {
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({
+      api: { host: '127.0.0.1', port: 8080 },
+      gateway: { host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http' },
+      limits: { api_rps_per_ip: 30, api_rpm_per_account: 100 },
+      networks: [{ slug: 'eth', name: 'Ethereum', family: 'evm', sort: 10,
+        environments: [{ id: 1, slug: 'mainnet', upstreams: ['http://127.0.0.1:18545'] }],
+        credits: { default: 20, methods: { eth_blockNumber: 10, eth_call: 26 } } }],
+      plans: [{ id: 1, slug: 'free', name: 'Free', included_credits: 100000, rps_limit: 5, endpoints_limit: 1,
+        webhook_address_slots: 0, network_limit: 1, allowed_network_slugs: [] }],
+    }));
+    const c = loadConfig(file);
+    expect(c.networks[0]!.environments[0]!.confirmations).toBe(1);
+    expect(c.gateway.max_body_bytes).toBe(1024 * 1024);
+    expect(c.plans).toHaveLength(1);
+  });
+
+  it('reads YAML', () => {
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'api:\n  port: 9999\nwebhooks:\n  allow_private_urls: true\n');
+    const c = loadConfig(file);
+    expect(c.api.port).toBe(9999);
+    expect(c.webhooks.allow_private_urls).toBe(true);
+  });
+
+  it('names an unknown key', () => {
+    expect(() => parseConfig({ api: { port: 1, prot: 2 } })).toThrow(/unknown key api\.prot/);
+    expect(() => parseConfig({ gatway: {} })).toThrow(/unknown key gatway/);
+  });
+
+  it('names a key of the wrong type', () => {
+    expect(() => parseConfig({ gateway: { port: '8545' } })).toThrow(/gateway\.port/);
+    expect(() => parseConfig({ networks: [{ slug: 'x', name: 'X', environments: [{ slug: 'main', upstreams: 'http://a' }] }] }))
+      .toThrow(/networks\[0\]\.environments\[0\]\.upstreams/);
+  });
+
+  it('rejects duplicates and plans naming unknown networks', () => {
+    const env = [{ id: 1, slug: 'main', upstreams: [] }];
+    expect(() => parseConfig({ networks: [{ slug: 'a', name: 'A', environments: env }, { slug: 'a', name: 'B', environments: [{ id: 2, slug: 'main' }] }] }))
+      .toThrow(/networks\[1\]\.slug: duplicate/);
+    expect(() => parseConfig({ plans: [{ id: 1, slug: 'p', name: 'P', included_credits: 1, rps_limit: 1, endpoints_limit: 1, allowed_network_slugs: ['nope'] }] }))
+      .toThrow(/plans\[0\]\.allowed_network_slugs\[0\]: unknown network "nope"/);
+  });
+
+  it('reports unreadable and malformed files as ConfigError', () => {
+    expect(() => loadConfig(join(dir, 'missing.json'))).toThrow(ConfigError);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{ "api": ');
+    expect(() => loadConfig(bad)).toThrow(/not valid JSON/);
+  });
+});
