@@ -20,8 +20,8 @@ export interface HandlerContext<P, Q, B> {
 export interface AppContext {
   store: Store;
   config: Config;
-  /** Called after a change that the gateway must see at once (status, allowlist). */
-  onEndpointChanged(endpointId: number): void;
+  /** Called after a change the gateway must see before the API answers (create, status, allowlist). */
+  onEndpointChanged(endpointId: number): Promise<void>;
 }
 
 export interface RouteDef<

@@ -17,7 +17,7 @@ export interface ApiServerOptions {
   config: Config;
   /** Extra routes from other parts of the service (Address Watch, webhooks). */
   routes?: RouteDef[];
-  onEndpointChanged?: (endpointId: number) => void;
+  onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -37,7 +37,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const perIp = new FixedWindowLimiter(1000);
   const perAccount = new FixedWindowLimiter(60_000);
   const trusted = new IpAllowlist(config.api.trusted_proxies);
-  const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (() => {}) };
+  const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -10,6 +10,7 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
   const lines = [
     'rpcctl serve is ready',
     `  api       ${service.apiUrl}`,
+    `  gateway   ${service.gatewayUrl}`,
     `  data dir  ${service.dataDir}`,
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];

@@ -53,9 +53,11 @@ export const configSchema = z.strictObject({
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
     max_batch: z.number().int().min(1).default(100),
     upstream_timeout_ms: z.number().int().min(100).default(10_000),
+    /** How often each environment's node is asked for its version and block height. */
+    probe_interval_ms: z.number().int().min(100).default(15_000),
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
-    trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000,
+    trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
   }),
   limits: z.strictObject({
     api_rps_per_ip: z.number().int().min(1).default(30),

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
 import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
+import { createGateway, type Gateway } from '../gateway/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -16,6 +17,8 @@ export interface RunningService {
   store: Store;
   dataDir: string;
   apiUrl: string;
+  gatewayUrl: string;
+  gateway: Gateway;
   stop(): Promise<void>;
 }
 
@@ -27,22 +30,37 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
-  const api = createApiServer({ store, config, log });
+  let gateway: Gateway | undefined;
   let apiServer: Server | undefined;
+  let gatewayServer: Server | undefined;
   try {
+    gateway = await createGateway(store, config, log);
+    const gw = gateway;
+    const api = createApiServer({
+      store, config, log,
+      // Pause and allowlist changes reach the gateway before the API answers.
+      onEndpointChanged: (id) => gw.registry.refresh(id),
+    });
     apiServer = await listen(api.server, config.api.port, config.api.host);
+    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
+    await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await gateway?.stop();
     await store.close();
     throw err;
   }
-  const apiUrl = urlOf(apiServer, config.api.host);
+  const gw = gateway;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, apiUrl,
+    config, store, dataDir, gateway: gw,
+    apiUrl: urlOf(apiServer, config.api.host),
+    gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
       stopping ??= (async () => {
-        await closeServer(apiServer);
+        // Stop taking requests and let in-flight ones finish, then write what they counted.
+        await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await gw.stop();
         await store.close();
       })();
       return stopping;

@@ -13,6 +13,7 @@ export interface TestService {
   service: RunningService;
   store: Store;
   baseUrl: string;
+  gatewayUrl: string;
   dataDir: string;
   /** Creates an account on `plan` with one key; returns a signed client for it. */
   merchant(opts?: { plan?: string; allowedIps?: string[] }): Promise<Merchant>;
@@ -38,8 +39,8 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
   };
 }
 
-export async function startTestService(overrides: ConfigInput = {}): Promise<TestService> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
+export async function startTestService(overrides: ConfigInput = {}, opts: { dataDir?: string; keepDataDir?: boolean } = {}): Promise<TestService> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
   const configFile = join(dataDir, 'config.json');
   const config = testConfig(overrides);
   parseConfig(config); // fail here, with the config's own message, rather than in the service
@@ -48,7 +49,7 @@ export async function startTestService(overrides: ConfigInput = {}): Promise<Tes
   const baseUrl = service.apiUrl;
   const clients: ApiClient[] = [];
   return {
-    service, store: service.store, baseUrl, dataDir,
+    service, store: service.store, baseUrl, gatewayUrl: service.gatewayUrl, dataDir,
     async merchant(opts = {}) {
       const plan = service.store.catalog.planBySlug(opts.plan ?? 'pro');
       if (!plan) throw new Error(`no plan ${opts.plan}`);
@@ -64,7 +65,7 @@ export async function startTestService(overrides: ConfigInput = {}): Promise<Tes
     async stop() {
       await Promise.all(clients.map((c) => c.close()));
       await service.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -48,6 +48,7 @@ export const endpointRoutes: RouteDef[] = [
         { accountId: account.id, name: body.name ?? `${env.network.slug}-${env.slug}`, environmentId: env.id },
         (existing) => checkPlanLimits(plan, env, existing, catalog),
       );
+      await app.onEndpointChanged(row.id);
       return { ok: true, endpoint: presentEndpoint(row, catalog, app.config, plan) };
     },
   }),
@@ -83,7 +84,7 @@ export const endpointRoutes: RouteDef[] = [
     async handler({ account, app, params, body }) {
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { status: body.status });
       if (!row) throw notFound('Endpoint not found');
-      app.onEndpointChanged(row.id);
+      await app.onEndpointChanged(row.id);
       return { ok: true, endpoint: present(app, account, row) };
     },
   }),
@@ -95,7 +96,7 @@ export const endpointRoutes: RouteDef[] = [
       const unique = [...new Set(body.allowed_ips.map((ip) => ip.trim()))];
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { allowed_ips: unique });
       if (!row) throw notFound('Endpoint not found');
-      app.onEndpointChanged(row.id);
+      await app.onEndpointChanged(row.id);
       return { ok: true, endpoint: present(app, account, row) };
     },
   }),

@@ -1,0 +1,94 @@
+// bench:gateway — JSON-RPC load through the full gateway (routing, RPS window, allowlist,
+// metering) against the same load through a minimal node:http + undici proxy, both in front of
+// the same fast local upstream, in alternating rounds. Then a soak run to watch memory.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fmt, load, median } from './load.js';
+import { startServe } from './serve.js';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const seconds = Number(process.env.BENCH_SECONDS ?? 4);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
+
+function child(file, args = []) {
+  const p = spawn(process.execPath, [fileURLToPath(new URL(file, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
+    });
+    p.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
+  });
+}
+
+const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+
+const upstream = await child('./fixtures/upstream.js');
+const proxy = await child('./fixtures/min-proxy.js', [upstream.url]);
+const serve = await startServe({
+  api: { host: '127.0.0.1', port: 0 },
+  gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
+  limits: { api_rps_per_ip: 1_000_000, api_rpm_per_account: 1_000_000 },
+  networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [upstream.url] }],
+    credits: { default: 20, methods: { eth_getBalance: 15 } } }],
+  plans: [{ id: 1, slug: 'bench', name: 'Bench', included_credits: 1e12, rps_limit: 1_000_000_000, endpoints_limit: 10 }],
+});
+try {
+  const { user_id } = serve.admin('accounts', 'create', '--plan', 'bench');
+  const key = serve.admin('keys', 'create', '--account', String(user_id));
+  const { ApiClient } = await import('../dist/client/index.js');
+  const client = new ApiClient({ baseUrl: serve.api, apiKey: key.api_key, secret: key.secret });
+  const { endpoint } = await client.createEndpoint({ name: 'bench', network_environment_id: 1 });
+  // An allowlist that admits the bench client, so the check runs on every request.
+  await client.setAllowedIps(endpoint.id, ['203.0.113.1', '127.0.0.1']);
+  await client.close();
+
+  const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x52908400098527886E0F7030069857D2E4169EE7","latest"]}';
+  const headers = () => ({ 'content-type': 'application/json' });
+  const viaGateway = (s) => load({ url: serve.gateway, path: `/${endpoint.uuid}`, method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+  const viaProxy = (s) => load({ url: proxy.url, path: '/', method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+
+  await viaProxy(1);
+  await viaGateway(1);
+  const ref = [];
+  const gw = [];
+  for (let r = 0; r < rounds; r++) {
+    const p = await viaProxy(seconds);
+    const g = await viaGateway(seconds);
+    ref.push(p);
+    gw.push(g);
+    console.log(`round ${r + 1}: minimal proxy ${fmt(p)}`);
+    console.log(`         gateway       ${fmt(g)}`);
+  }
+  const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: 0, unexpected: 0 });
+  const p = summary(ref);
+  const g = summary(gw);
+  console.log('\nmedians');
+  console.log(`  minimal proxy (node:http + undici)  ${fmt(p)}`);
+  console.log(`  rpcctl gateway                      ${fmt(g)}`);
+  console.log(`  throughput gateway/proxy: ${(g.rps / p.rps * 100).toFixed(1)} % (aim >= 90 %)`);
+  console.log(`  p99 gateway/proxy: ${(g.p99 / p.p99).toFixed(2)}x (aim <= 2x)`);
+  if ([...ref, ...gw].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
+
+  if (soakSeconds > 0) {
+    const pid = serve.child.pid;
+    const samples = [];
+    const timer = setInterval(() => samples.push(rssMb(pid)), 5000);
+    const soak = await viaGateway(soakSeconds);
+    clearInterval(timer);
+    samples.push(rssMb(pid));
+    console.log(`\nsoak ${soakSeconds}s through the gateway: ${fmt(soak)}`);
+    console.log(`  serve RSS MiB every 5 s: ${samples.map((s) => s.toFixed(0)).join(' ')}`);
+    const firstHalf = median(samples.slice(0, Math.ceil(samples.length / 2)));
+    const secondHalf = median(samples.slice(Math.ceil(samples.length / 2)));
+    console.log(`  median RSS first half ${firstHalf.toFixed(0)} MiB, second half ${secondHalf.toFixed(0)} MiB (ratio ${(secondHalf / firstHalf).toFixed(2)})`);
+  }
+} finally {
+  await serve.stop();
+  upstream.process.kill();
+  proxy.process.kill();
+}

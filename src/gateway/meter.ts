@@ -1,0 +1,90 @@
+import { addUsage, utcDay, type Store, type UsageDelta } from '../store/index.js';
+
+interface Counter { requests: number; credits: number }
+
+/**
+ * Usage counted in memory per (endpoint, UTC day, method) and written in one transaction per
+ * flush — never a store write per request. A failed flush keeps its counts for the next one.
+ */
+export class UsageMeter {
+  readonly #store: Store;
+  readonly #log: (line: string) => void;
+  /** endpoint id -> method -> counter, for `#day`. */
+  #current = new Map<number, { accountId: number; methods: Map<string, Counter> }>();
+  #day: string;
+  #dayEndsAt: number;
+  #pending: UsageDelta[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+
+  constructor(store: Store, log: (line: string) => void = () => {}) {
+    this.#store = store;
+    this.#log = log;
+    this.#day = utcDay(Date.now());
+    this.#dayEndsAt = nextUtcMidnight(Date.now());
+  }
+
+  record(endpointId: number, accountId: number, method: string, credits: number, requests = 1, now = Date.now()): void {
+    if (now >= this.#dayEndsAt) this.#rollDay(now);
+    let perEndpoint = this.#current.get(endpointId);
+    if (!perEndpoint) {
+      perEndpoint = { accountId, methods: new Map() };
+      this.#current.set(endpointId, perEndpoint);
+    }
+    const c = perEndpoint.methods.get(method);
+    if (c) {
+      c.requests += requests;
+      c.credits += credits;
+    } else {
+      perEndpoint.methods.set(method, { requests, credits });
+    }
+  }
+
+  start(intervalMs = 1000): void {
+    this.#timer = setInterval(() => { void this.flush(); }, intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Writes everything counted so far. Concurrent calls share one write. */
+  flush(): Promise<void> {
+    if (this.#flushing) return this.#flushing.then(() => this.flush());
+    this.#drainCurrent();
+    if (this.#pending.length === 0) return Promise.resolve();
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#flushing = addUsage(this.#store, batch)
+      .catch((err: unknown) => {
+        // Keep the counts: the next flush writes them.
+        this.#pending = batch.concat(this.#pending);
+        this.#log(`gateway: usage flush failed, will retry: ${(err as Error).message}`);
+      })
+      .finally(() => { this.#flushing = undefined; });
+    return this.#flushing;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+    if (this.#pending.length > 0) await this.flush();
+  }
+
+  #rollDay(now: number): void {
+    this.#drainCurrent();
+    this.#day = utcDay(now);
+    this.#dayEndsAt = nextUtcMidnight(now);
+  }
+
+  #drainCurrent(): void {
+    if (this.#current.size === 0) return;
+    for (const [endpointId, { accountId, methods }] of this.#current) {
+      for (const [method, c] of methods) {
+        this.#pending.push({ account_id: accountId, endpoint_id: endpointId, day: this.#day, method, requests: c.requests, credits: c.credits });
+      }
+    }
+    this.#current = new Map();
+  }
+}
+
+function nextUtcMidnight(now: number): number {
+  return (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+}

@@ -1,0 +1,103 @@
+import type { Config } from '../config/index.js';
+import type { Environment, Store } from '../store/index.js';
+import { IpAllowlist } from '../util/ip.js';
+
+/** What the gateway knows of one endpoint; the RPS window lives here so the hot path allocates nothing. */
+export interface EndpointState {
+  id: number;
+  uuid: string;
+  accountId: number;
+  paused: boolean;
+  allowlist: IpAllowlist;
+  /** Undefined when the endpoint's environment left the config: it stops routing. */
+  env: Environment | undefined;
+  /** `{host_prefix}-{network}-{env}`, the first label its Host header may carry. */
+  hostLabel: string;
+  rpsLimit: number;
+  windowSecond: number;
+  windowCount: number;
+}
+
+/**
+ * Endpoints by UUID, in memory. Changes made through the Public API in this process apply at
+ * once (`refresh(id)`); a full reload every few seconds picks up what other processes changed
+ * (an operator's plan change).
+ */
+export class EndpointRegistry {
+  readonly #store: Store;
+  readonly #config: Config;
+  #byUuid = new Map<string, EndpointState>();
+  #timer: NodeJS.Timeout | undefined;
+  #reloading: Promise<void> | undefined;
+
+  constructor(store: Store, config: Config) {
+    this.#store = store;
+    this.#config = config;
+  }
+
+  get(uuid: string): EndpointState | undefined {
+    return this.#byUuid.get(uuid);
+  }
+
+  get size(): number {
+    return this.#byUuid.size;
+  }
+
+  async start(reloadMs = 5000): Promise<void> {
+    await this.reload();
+    this.#timer = setInterval(() => {
+      this.reload().catch(() => { /* keep serving the last good view; the next tick retries */ });
+    }, reloadMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  async reload(): Promise<void> {
+    this.#reloading ??= (async () => {
+      try {
+        const rows = await this.#query().execute();
+        const next = new Map<string, EndpointState>();
+        for (const row of rows) next.set(row.uuid, this.#toState(row, this.#byUuid.get(row.uuid)));
+        this.#byUuid = next;
+      } finally {
+        this.#reloading = undefined;
+      }
+    })();
+    return this.#reloading;
+  }
+
+  async refresh(endpointId: number): Promise<void> {
+    const row = await this.#query().where('e.id', '=', endpointId).executeTakeFirst();
+    if (row) this.#byUuid.set(row.uuid, this.#toState(row, this.#byUuid.get(row.uuid)));
+  }
+
+  #query() {
+    return this.#store.db.selectFrom('endpoints as e')
+      .innerJoin('accounts as a', 'a.id', 'e.account_id')
+      .select(['e.id', 'e.uuid', 'e.account_id', 'e.status', 'e.allowed_ips', 'e.network_environment_id', 'a.plan_id']);
+  }
+
+  #toState(
+    row: { id: number; uuid: string; account_id: number; status: string; allowed_ips: string; network_environment_id: number; plan_id: number },
+    previous: EndpointState | undefined,
+  ): EndpointState {
+    const catalog = this.#store.catalog;
+    const env = catalog.environment(row.network_environment_id);
+    return {
+      id: row.id,
+      uuid: row.uuid,
+      accountId: row.account_id,
+      paused: row.status !== 'active',
+      allowlist: new IpAllowlist(JSON.parse(row.allowed_ips) as string[]),
+      env,
+      hostLabel: env ? `${this.#config.gateway.host_prefix}-${env.network.slug}-${env.slug}` : '',
+      rpsLimit: catalog.plan(row.plan_id)?.rps_limit ?? 0,
+      // A refresh must not hand out a fresh window mid-second.
+      windowSecond: previous?.windowSecond ?? 0,
+      windowCount: previous?.windowCount ?? 0,
+    };
+  }
+}

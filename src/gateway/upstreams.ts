@@ -1,0 +1,139 @@
+import { Pool, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+
+export class UpstreamError extends Error {
+  readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
+  constructor(timeout: boolean, cause: unknown) {
+    super(timeout ? 'upstream timed out' : 'upstream failed', { cause });
+    this.name = 'UpstreamError';
+    this.code = timeout ? 'E_UPSTREAM_TIMEOUT' : 'E_UPSTREAM_FAILED';
+  }
+}
+
+export interface UpstreamResponse {
+  status: number;
+  contentType: string | undefined;
+  body: Readable;
+}
+
+export interface UpstreamRequest {
+  method: string;
+  /** Appended to the upstream URL's own path; '' for JSON-RPC. Includes the query string. */
+  path: string;
+  body: Buffer | undefined;
+  contentType: string | undefined;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** One upstream node with its own keep-alive pool and health. */
+class Upstream {
+  readonly pool: Pool;
+  readonly basePath: string;
+  failures = 0;
+  downUntil = 0;
+  constructor(url: string, timeoutMs: number) {
+    const u = new URL(url);
+    this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
+    this.pool = new Pool(u.origin, {
+      connections: 128,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connectTimeout: Math.min(timeoutMs, 5000),
+    });
+  }
+  get healthy(): boolean {
+    return this.downUntil <= Date.now();
+  }
+  markFailed(): void {
+    this.failures++;
+    // Back off 1 s, 2 s, 4 s ... up to 30 s before trying it again as a first choice.
+    this.downUntil = Date.now() + Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
+  }
+  markOk(): void {
+    this.failures = 0;
+    this.downUntil = 0;
+  }
+}
+
+/**
+ * The upstreams of one network environment, in config order. Healthy ones are tried first;
+ * a connection error, a timeout or a 5xx moves on to the next. Dead ones are still tried last,
+ * so a full outage answers with the last upstream's failure instead of nothing.
+ */
+export class UpstreamSet {
+  readonly #upstreams: Upstream[];
+
+  constructor(urls: readonly string[], timeoutMs: number) {
+    this.#upstreams = urls.map((u) => new Upstream(u, timeoutMs));
+  }
+
+  get size(): number {
+    return this.#upstreams.length;
+  }
+
+  async send(req: UpstreamRequest): Promise<UpstreamResponse> {
+    const ups = this.#upstreams;
+    if (ups.length === 0) throw new UpstreamError(false, new Error('no upstream configured'));
+    let order: Upstream[] = ups;
+    if (ups.length > 1 && !ups.every((u) => u.healthy)) {
+      order = [...ups.filter((u) => u.healthy), ...ups.filter((u) => !u.healthy)];
+    }
+    let lastError: UpstreamError | undefined;
+    for (let i = 0; i < order.length; i++) {
+      const up = order[i]!;
+      try {
+        const res = await up.pool.request({
+          method: req.method as Dispatcher.HttpMethod,
+          path: up.basePath + (req.path || (up.basePath ? '' : '/')),
+          headers: req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' },
+          body: req.body,
+        });
+        if (res.statusCode >= 500 && i < order.length - 1) {
+          res.body.resume();
+          up.markFailed();
+          continue;
+        }
+        if (res.statusCode >= 500) {
+          res.body.resume();
+          up.markFailed();
+          lastError = new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));
+          break;
+        }
+        up.markOk();
+        const ct = res.headers['content-type'];
+        return { status: res.statusCode, contentType: Array.isArray(ct) ? ct[0] : ct, body: res.body };
+      } catch (err) {
+        up.markFailed();
+        lastError = new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
+      }
+    }
+    throw lastError ?? new UpstreamError(false, undefined);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#upstreams.map((u) => u.pool.close().catch(() => {})));
+  }
+}
+
+/** Upstream sets by environment id, created on first use. */
+export class UpstreamDirectory {
+  readonly #sets = new Map<number, UpstreamSet>();
+  readonly #timeoutMs: number;
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+  for(envId: number, urls: readonly string[]): UpstreamSet {
+    let set = this.#sets.get(envId);
+    if (!set) {
+      set = new UpstreamSet(urls, this.#timeoutMs);
+      this.#sets.set(envId, set);
+    }
+    return set;
+  }
+  async close(): Promise<void> {
+    await Promise.all([...this.#sets.values()].map((s) => s.close()));
+  }
+}
