@@ -35,6 +35,18 @@ describe('config', () => {
     expect(c.plans).toHaveLength(1);
   });
 
+  it('gives an EVM network without a credits table the built-in one', () => {
+    const c = parseConfig({ networks: [
+      { slug: 'a', name: 'A', environments: [{ slug: 'main' }] },
+      { slug: 'b', name: 'B', environments: [{ slug: 'main' }], credits: { default: 7 } },
+      { slug: 'x', name: 'X', family: 'stellar', environments: [{ slug: 'main' }] },
+    ] });
+    expect(c.networks[0]!.credits.methods.eth_call).toBe(26);
+    expect(c.networks[0]!.credits.methods.eth_getBlockByNumber).toBe(25);
+    expect(c.networks[1]!.credits).toEqual({ default: 7, methods: {} });
+    expect(c.networks[2]!.credits).toEqual({ default: 20, methods: {} });
+  });
+
   it('reads YAML', () => {
     const file = join(dir, 'c.yaml');
     writeFileSync(file, 'api:\n  port: 9999\nwebhooks:\n  allow_private_urls: true\n');

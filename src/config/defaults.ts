@@ -5,7 +5,7 @@ import type { NetworkConfig, PlanConfig } from './schema.js';
  * proxies real chains. Operators replace the upstreams with their own nodes in config.
  * Ids are fixed here because endpoints store them.
  */
-const evmCredits = {
+export const evmCredits = {
   default: 20,
   methods: {
     eth_blockNumber: 10, eth_chainId: 5, net_version: 5, web3_clientVersion: 5,
@@ -18,6 +18,11 @@ const evmCredits = {
     debug_traceTransaction: 300, trace_block: 300,
   },
 };
+
+/** A network's credit table when its config gives none. */
+export function defaultCredits(family: 'evm' | 'stellar'): NetworkConfig['credits'] {
+  return family === 'evm' ? { default: evmCredits.default, methods: { ...evmCredits.methods } } : { default: 20, methods: {} };
+}
 
 function evm(id: number, slug: string, name: string, sort: number, envs: Array<[number, string, string]>): NetworkConfig {
   return {

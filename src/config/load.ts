@@ -4,7 +4,7 @@ import { extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
-import { defaultNetworks, defaultPlans } from './defaults.js';
+import { defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
 
 export class ConfigError extends Error {
   readonly code = 'E_CONFIG';
@@ -51,7 +51,8 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(`${source}: ${formatIssues(result.error.issues)}`);
   const cfg = result.data;
-  const config: Config = { ...cfg, networks: cfg.networks ?? defaultNetworks, plans: cfg.plans ?? defaultPlans };
+  const networks = cfg.networks?.map((n) => ({ ...n, credits: n.credits ?? defaultCredits(n.family) })) ?? defaultNetworks;
+  const config: Config = { ...cfg, networks, plans: cfg.plans ?? defaultPlans };
   checkConsistency(config, source);
   return config;
 }

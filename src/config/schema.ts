@@ -17,10 +17,11 @@ export const networkSchema = z.strictObject({
   family: z.enum(['evm', 'stellar']).default('evm'),
   sort: z.number().int().default(100),
   environments: z.array(environmentSchema).min(1),
+  /** Omitted: the family's built-in table (see defaults.ts). */
   credits: z.strictObject({
     default: z.number().int().min(0).default(20),
     methods: z.record(z.string(), z.number().int().min(0)).default({}),
-  }).default({ default: 20, methods: {} }),
+  }).optional(),
 });
 
 export const planSchema = z.strictObject({
@@ -74,7 +75,7 @@ export const configSchema = z.strictObject({
 
 export type ConfigInput = z.input<typeof configSchema>;
 type Parsed = z.output<typeof configSchema>;
-export type NetworkConfig = z.output<typeof networkSchema>;
+export type NetworkConfig = Omit<z.output<typeof networkSchema>, 'credits'> & { credits: { default: number; methods: Record<string, number> } };
 export type EnvironmentConfig = z.output<typeof environmentSchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type Config = Omit<Parsed, 'networks' | 'plans'> & { networks: NetworkConfig[]; plans: PlanConfig[] };
