@@ -52,23 +52,22 @@ export async function cli(args: string[], opts: CliRunOptions = {}): Promise<Cli
 /** Scripted answers, checked against the questions in order; records what was asked. */
 export function scriptedPrompter(answers: Array<{ match: RegExp; answer: unknown }>): Prompter & { asked: string[] } {
   const asked: string[] = [];
-  const next = (message: string, validate?: (v: string) => true | string) => {
+  // An empty string answer takes the question's default, as pressing Enter does.
+  const next = (message: string, validate?: (v: string) => true | string, fallback?: string) => {
     asked.push(message);
     const step = answers.shift();
     if (!step) throw new Error(`unexpected question: ${message}`);
     if (!step.match.test(message)) throw new Error(`asked "${message}", expected ${step.match}`);
-    if (validate && typeof step.answer === 'string') {
-      const verdict = validate(step.answer);
+    const answer = step.answer === '' && fallback !== undefined ? fallback : step.answer;
+    if (validate && typeof answer === 'string') {
+      const verdict = validate(answer);
       if (verdict !== true) throw new Error(`answer to "${message}" rejected: ${verdict}`);
     }
-    return step.answer;
+    return answer;
   };
   return {
     asked,
-    input: async (q) => {
-      const a = next(q.message, q.validate) as string;
-      return a === '' && q.default !== undefined ? q.default : a;
-    },
+    input: async (q) => next(q.message, q.validate, q.default) as string,
     password: async (q) => next(q.message, q.validate) as string,
     confirm: async (q) => next(q.message) as boolean,
     select: async <T>(q: { message: string; choices: Array<Choice<T>> }) => {
