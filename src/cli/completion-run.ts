@@ -11,8 +11,8 @@ interface Node {
 
 const FILE_OPTIONS = new Set(['--input', '--config', '--data-dir']);
 
-function optionsOf(cmd: Command, globals: readonly Option[]): Node['options'] {
-  return [...cmd.options, ...globals].filter((o) => !o.hidden).map((o) => ({
+function optionsOf(cmd: Command, inherited: readonly Option[]): Node['options'] {
+  return [...cmd.options, ...inherited].filter((o) => !o.hidden).map((o) => ({
     long: o.long, short: o.short, takesValue: o.required || o.optional,
     choices: o.argChoices ?? [], file: FILE_OPTIONS.has(o.long ?? ''), description: o.description,
   })).concat([{ long: '--help', short: '-h', takesValue: false, choices: [], file: false, description: 'show help' }]);
@@ -20,20 +20,20 @@ function optionsOf(cmd: Command, globals: readonly Option[]): Node['options'] {
 
 /** Every command path a user can type, with what may follow it. */
 export function completionModel(root: Command): Node[] {
-  const globals = root.options;
   const nodes: Node[] = [];
-  const visit = (cmd: Command, key: string) => {
+  // Commander accepts an ancestor's options after a subcommand too (`admin keys list --data-dir`).
+  const visit = (cmd: Command, key: string, inherited: readonly Option[]) => {
     const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
     const args = (cmd as unknown as { registeredArguments: Array<{ argChoices?: string[] }> }).registeredArguments ?? [];
     nodes.push({
       key,
       subs: subs.flatMap((c) => [c.name(), ...c.aliases()].map((name) => ({ name, description: c.description() }))),
-      options: optionsOf(cmd, cmd === root ? [] : globals),
+      options: optionsOf(cmd, inherited),
       argChoices: args[0]?.argChoices ?? [],
     });
-    for (const c of subs) for (const name of [c.name(), ...c.aliases()]) visit(c, key ? `${key} ${name}` : name);
+    for (const c of subs) for (const name of [c.name(), ...c.aliases()]) visit(c, key ? `${key} ${name}` : name, [...cmd.options, ...inherited]);
   };
-  visit(root, '');
+  visit(root, '', []);
   return nodes;
 }
 
