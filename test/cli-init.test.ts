@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, scriptedPrompter, tempConfigDir } from './helpers/cli.js';
+import { cli, cliOnTerminal, scriptedPrompter, tempConfigDir } from './helpers/cli.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 let t: TestService;
@@ -81,6 +81,30 @@ describe('rpcctl init', () => {
     const prompter = scriptedPrompter([{ match: /base URL/, answer: 'not a url' }]);
     await expect(cli(['init'], { tty: true, prompter, env: { RPCCTL_CONFIG_DIR: tempConfigDir() } })).resolves.toMatchObject({ code: 1 });
     expect(prompter.asked).toEqual(['Public API base URL']);
+  });
+
+  it('drives the real prompts on a terminal: the secret is masked, Enter takes defaults', async () => {
+    const dir = tempConfigDir();
+    const r = await cliOnTerminal(['init'], [
+      { when: /base URL/, keys: `${t.baseUrl}\r` },
+      { when: /API key/, keys: `${m.apiKey}\r` },
+      { when: /API secret/, keys: `${m.secret}\r` },
+      { when: /Save as profile/, keys: 'ci\r' },
+      { when: /endpoint/, keys: 'y\r' },
+      { when: /Network/, keys: '\x1b[B\r' }, // arrow down: the second network
+      { when: /Environment/, keys: '\r' },
+      { when: /Endpoint name/, keys: '\r' },
+    ], { RPCCTL_CONFIG_DIR: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.screen).toContain(`API secret ${'*'.repeat(m.secret.length)}`);
+    expect(r.screen + r.stderr).not.toContain(m.secret);
+    const saved = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    expect(saved.profiles.ci).toEqual({ base_url: t.baseUrl, api_key: m.apiKey, secret: m.secret });
+    expect(saved.current).toBe('ci');
+    const { networks } = await m.client.availableNetworks();
+    const second = networks[1]!;
+    const { endpoints } = await m.client.listEndpoints();
+    expect(endpoints.at(-1)).toMatchObject({ network_slug: second.slug, env_slug: second.environment_kinds[0], name: `${second.slug}-${second.environment_kinds[0]}` });
   });
 
   it('without a terminal it fails at once and points to `profile add`', async () => {

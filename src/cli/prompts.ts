@@ -1,4 +1,5 @@
-import { CliError, EXIT, usageError, type CliIO } from './io.js';
+import { Writable } from 'node:stream';
+import { CliError, EXIT, usageError, type CliIO, type InStream } from './io.js';
 
 export interface Choice<T> {
   name: string;
@@ -35,22 +36,31 @@ export async function confirmOrYes(io: CliIO, opts: { yes?: boolean }, message: 
   if (!ok) throw new CliError('cancelled', EXIT.error);
 }
 
+/**
+ * Inquirer pipes each prompt into its output and ends that stream when the prompt closes;
+ * Node never ends process.stdout that way, but any other stream would be closed after the
+ * first question. Each prompt gets a proxy that forwards writes and keeps the real one open.
+ */
+function promptOutput(io: CliIO): Writable {
+  const proxy = new Writable({ write: (chunk, encoding, cb) => void io.stdout.write(chunk, encoding, cb) });
+  return Object.assign(proxy, { isTTY: io.stdout.isTTY, columns: io.stdout.columns, rows: (io.stdout as { rows?: number }).rows });
+}
+
 function inquirerPrompter(io: CliIO): Prompter {
-  const context = { input: io.stdin, output: io.stdout };
   // Ctrl-C inside a prompt rejects with ExitPromptError: report it as a cancellation.
-  const ask = async <T>(fn: (m: typeof import('@inquirer/prompts')) => Promise<T>): Promise<T> => {
+  const ask = async <T>(fn: (m: typeof import('@inquirer/prompts'), context: { input: InStream; output: Writable }) => Promise<T>): Promise<T> => {
     const m = await import('@inquirer/prompts');
     try {
-      return await fn(m);
+      return await fn(m, { input: io.stdin, output: promptOutput(io) });
     } catch (err) {
       if ((err as Error)?.name === 'ExitPromptError') throw new CliError('cancelled', EXIT.error);
       throw err;
     }
   };
   return {
-    input: (q) => ask((m) => m.input(q, context)),
-    password: (q) => ask((m) => m.password({ ...q, mask: '*' }, context)),
-    confirm: (q) => ask((m) => m.confirm(q, context)),
-    select: <T>(q: { message: string; choices: Array<Choice<T>>; default?: T }) => ask((m) => m.select<T>(q, context)),
+    input: (q) => ask((m, context) => m.input(q, context)),
+    password: (q) => ask((m, context) => m.password({ ...q, mask: '*' }, context)),
+    confirm: (q) => ask((m, context) => m.confirm(q, context)),
+    select: <T>(q: { message: string; choices: Array<Choice<T>>; default?: T }) => ask((m, context) => m.select<T>(q, context)),
   };
 }

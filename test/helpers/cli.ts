@@ -78,3 +78,33 @@ export function scriptedPrompter(answers: Array<{ match: RegExp; answer: unknown
     },
   };
 }
+
+/**
+ * Runs a command against the real prompts on a terminal-like stdin/stdout: each time the
+ * output since the last answer matches `when`, the `keys` are typed (`\r` is Enter).
+ */
+export async function cliOnTerminal(args: string[], steps: Array<{ when: RegExp; keys: string }>, env: Record<string, string> = {}): Promise<CliRun & { screen: string }> {
+  const stdin = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stdin.isTTY = true;
+  let screen = '';
+  let since = 0;
+  const pending = [...steps];
+  const stdout = new Writable({
+    write(chunk, _enc, cb) {
+      screen += chunk.toString();
+      const step = pending[0];
+      if (step && step.when.test(screen.slice(since))) {
+        pending.shift();
+        since = screen.length;
+        setTimeout(() => stdin.write(step.keys), 10);
+      }
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean; columns?: number };
+  stdout.isTTY = true;
+  stdout.columns = 100;
+  const err = sink(false, 100);
+  const code = await run(args, { stdin, stdout, stderr: err.stream, env: { HOME: tempConfigDir(), NO_COLOR: '1', ...env } });
+  if (pending.length) throw new Error(`prompts never showed ${pending.map((s) => s.when).join(', ')}; screen:\n${screen}`);
+  return { code, stdout: screen, stderr: err.text(), screen };
+}
