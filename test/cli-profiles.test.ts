@@ -111,6 +111,10 @@ describe('which credentials a command uses', () => {
     await run(['profile', 'use', 'other']);
   });
 
+  it('empty environment variables count as unset', async () => {
+    expect(await whoami([], { env: { PUBLIC_API_KEY: '', PUBLIC_API_SECRET: '', PUBLIC_API_BASE: '' } })).toBe(b.userId);
+  });
+
   it('missing or half-given credentials are auth errors (exit 4) that say what to do', async () => {
     const none = await cli(['account'], { env: { RPCCTL_CONFIG_DIR: tempConfigDir() } });
     expect(none.code).toBe(4);

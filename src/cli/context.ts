@@ -7,6 +7,11 @@ import { VERSION } from './version.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 
+/** An environment variable that is set and not empty (`PUBLIC_API_BASE= rpcctl ...` unsets it). */
+export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return env[name] || undefined;
+}
+
 export interface Credentials {
   baseUrl: string;
   apiKey: string;
@@ -23,15 +28,16 @@ export interface Credentials {
  */
 export async function resolveCredentials(io: CliIO, opts: GlobalOptions): Promise<Credentials> {
   const env = io.env;
-  const envKey = env.PUBLIC_API_KEY || undefined;
-  const envSecret = env.PUBLIC_API_SECRET || undefined;
+  const envKey = envValue(env, 'PUBLIC_API_KEY');
+  const envSecret = envValue(env, 'PUBLIC_API_SECRET');
+  const envBase = envValue(env, 'PUBLIC_API_BASE');
   const fromEnv = !opts.profile && (envKey !== undefined || envSecret !== undefined);
   if (fromEnv && (!envKey || !envSecret)) {
     throw new CliError(`${envKey ? 'PUBLIC_API_SECRET' : 'PUBLIC_API_KEY'} is not set, but ${envKey ? 'PUBLIC_API_KEY' : 'PUBLIC_API_SECRET'} is: set both, or neither to use a profile`, EXIT.auth);
   }
   // Only open the profile file when something is still missing: scripts with env credentials
   // and a base URL need no config dir at all.
-  const needProfile = opts.profile !== undefined || !fromEnv || (!opts.baseUrl && !env.PUBLIC_API_BASE);
+  const needProfile = opts.profile !== undefined || !fromEnv || (!opts.baseUrl && !envBase);
   const store = needProfile ? await ProfileStore.open(env) : undefined;
 
   if (opts.profile) {
@@ -41,7 +47,7 @@ export async function resolveCredentials(io: CliIO, opts: GlobalOptions): Promis
   }
   const selectedName = store?.selected();
   const selected = selectedName ? store!.get(selectedName) : undefined;
-  const baseUrl = opts.baseUrl ?? env.PUBLIC_API_BASE ?? selected?.base_url ?? DEFAULT_BASE_URL;
+  const baseUrl = opts.baseUrl ?? envBase ?? selected?.base_url ?? DEFAULT_BASE_URL;
   if (fromEnv) return { baseUrl, apiKey: envKey!, secret: envSecret!, profile: null };
   if (!selected) {
     throw new CliError('no credentials: run `rpcctl init`, or `rpcctl profile add`, or set PUBLIC_API_KEY and PUBLIC_API_SECRET', EXIT.auth);

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../client/api-client.js';
 import type { Account, Endpoint } from '../client/types.js';
 import type { CommandImpl } from './action.js';
-import { checkBaseUrl, clientFor, DEFAULT_BASE_URL } from './context.js';
+import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
 import { CliError } from './io.js';
 import { Output } from './output.js';
 import { checkProfileName, ProfileStore, type Profile } from './profiles.js';
@@ -35,7 +35,7 @@ export const init: CommandImpl = async (io, opts) => {
   const existing = opts.profile ? store.get(opts.profile) : undefined;
 
   const baseUrl = (await ask.input({
-    message: 'Public API base URL', default: opts.baseUrl ?? existing?.base_url ?? io.env.PUBLIC_API_BASE ?? DEFAULT_BASE_URL, validate: validUrl,
+    message: 'Public API base URL', default: opts.baseUrl ?? existing?.base_url ?? envValue(io.env, 'PUBLIC_API_BASE') ?? DEFAULT_BASE_URL, validate: validUrl,
   })).trim();
   const apiKey = (await ask.input({ message: 'API key', default: existing?.api_key, validate: required })).trim();
   const secret = (await ask.password({ message: 'API secret', validate: required })).trim();

@@ -1,5 +1,5 @@
 import type { CommandImpl } from './action.js';
-import { checkBaseUrl, clientFor, DEFAULT_BASE_URL } from './context.js';
+import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
 import { CliError, usageError } from './io.js';
 import { Output } from './output.js';
 import { checkProfileName, ProfileStore, secretHint, type Profile } from './profiles.js';
@@ -13,7 +13,7 @@ export function presentProfile(name: string, p: Profile, selected: string | unde
 
 export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, opts, [nameArg]) => {
   const name = checkProfileName(nameArg!);
-  const baseUrl = checkBaseUrl(opts.baseUrl ?? io.env.PUBLIC_API_BASE ?? DEFAULT_BASE_URL);
+  const baseUrl = checkBaseUrl(opts.baseUrl ?? envValue(io.env, 'PUBLIC_API_BASE') ?? DEFAULT_BASE_URL);
   // Never a flag (it would land in shell history and `ps`): a prompt on a terminal, else stdin.
   const secret = canPrompt(io)
     ? await prompterFor(io, '').password({ message: 'API secret', validate: (v) => (v.trim() ? true : 'required') })
