@@ -67,73 +67,6 @@ __rpcctl_subs() {
     'completion') echo '' ;;
   esac
 }
-__rpcctl_opts() {
-  case "$1" in
-    '') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'init') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile add') echo '--api-key --no-verify --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile use') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile remove') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'profile rm') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'account') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'usage') echo '--days --endpoint --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'networks') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'endpoints allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'ep allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts create') echo '--plan --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts get') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin accounts set-plan') echo '--plan --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin keys') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin keys create') echo '--account --allowed-ip --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin keys list') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin keys ls') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin keys revoke') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin webhook-secret') echo '--account --rotate --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin plans') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin plans list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin plans ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin networks') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin networks list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'admin networks ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'completion') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
-  esac
-}
 __rpcctl_valopts() {
   case "$1" in
     '') echo '--profile -p --base-url' ;;
@@ -199,6 +132,73 @@ __rpcctl_valopts() {
     'admin networks list') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks ls') echo '--config --data-dir --profile -p --base-url' ;;
     'completion') echo '--profile -p --base-url' ;;
+  esac
+}
+__rpcctl_opts() {
+  case "$1" in
+    '') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'init') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile add') echo '--api-key --no-verify --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile use') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile remove') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile rm') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'account') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'usage') echo '--days --endpoint --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'networks') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts create') echo '--plan --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts get') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts set-plan') echo '--plan --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys create') echo '--account --allowed-ip --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys list') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys ls') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys revoke') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin webhook-secret') echo '--account --rotate --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'completion') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
   esac
 }
 __rpcctl_choices() {

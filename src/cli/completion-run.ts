@@ -47,23 +47,44 @@ function caseTable(nodes: Node[], fn: (n: Node) => string, indent: string, style
     : `${indent}case ${sq(n.key)}\n${indent}  echo ${sq(fn(n))}`).join('\n');
 }
 
-const HEADER = (shell: string) => `# rpcctl completion for ${shell}. Generated from the command tree by \`rpcctl completion ${shell}\`; do not edit.\n`;
-
-function bash(nodes: Node[]): string {
-  return `${HEADER('bash')}
-__rpcctl_subs() {
+/** bash and zsh: which words are subcommands, and which options take a value, per command path. */
+function shTables(nodes: Node[]): string {
+  return `__rpcctl_subs() {
   case "$1" in
 ${caseTable(nodes, (n) => n.subs.map((s) => s.name).join(' '), '    ', 'sh')}
-  esac
-}
-__rpcctl_opts() {
-  case "$1" in
-${caseTable(nodes, (n) => n.options.flatMap(flagsOf).join(' '), '    ', 'sh')}
   esac
 }
 __rpcctl_valopts() {
   case "$1" in
 ${caseTable(nodes, (n) => valueFlags(n).join(' '), '    ', 'sh')}
+  esac
+}`;
+}
+
+/**
+ * bash and zsh: the command path typed so far into $cmdpath, skipping options and their
+ * values; $skip/$prev tell whether the word being completed is an option's value.
+ */
+function walk(first: number, count: string, words: string): string {
+  return `  for ((i = ${first}; i < ${count}; i++)); do
+    w="\${${words}[i]}"
+    if ((skip)); then skip=0; prev=""; continue; fi
+    case "$w" in
+      -*=*) continue ;;
+      -*) if [[ " $(__rpcctl_valopts "$cmdpath") " == *" $w "* ]]; then skip=1; prev="$w"; fi; continue ;;
+    esac
+    if [[ " $(__rpcctl_subs "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
+  done`;
+}
+
+const HEADER = (shell: string) => `# rpcctl completion for ${shell}. Generated from the command tree by \`rpcctl completion ${shell}\`; do not edit.\n`;
+
+function bash(nodes: Node[]): string {
+  return `${HEADER('bash')}
+${shTables(nodes)}
+__rpcctl_opts() {
+  case "$1" in
+${caseTable(nodes, (n) => n.options.flatMap(flagsOf).join(' '), '    ', 'sh')}
   esac
 }
 __rpcctl_choices() {
@@ -76,15 +97,7 @@ ${nodes.flatMap((n) => [
 }
 _rpcctl() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" w i skip=0
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w="\${COMP_WORDS[i]}"
-    if ((skip)); then skip=0; prev=""; continue; fi
-    case "$w" in
-      -*=*) continue ;;
-      -*) if [[ " $(__rpcctl_valopts "$cmdpath") " == *" $w "* ]]; then skip=1; prev="$w"; fi; continue ;;
-    esac
-    if [[ " $(__rpcctl_subs "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
-  done
+${walk(1, 'COMP_CWORD', 'COMP_WORDS')}
   if ((skip)); then
     case "$prev" in --input|--config|--data-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;; esac
     COMPREPLY=($(compgen -W "$(__rpcctl_choices "$cmdpath|$prev")" -- "$cur"))
@@ -105,16 +118,7 @@ function zsh(nodes: Node[]): string {
     items.map((i) => sq(`${i.name.replace(/:/g, '\\:')}:${i.description}`)).join(' ');
   return `#compdef rpcctl
 ${HEADER('zsh')}
-__rpcctl_subs() {
-  case "$1" in
-${caseTable(nodes, (n) => n.subs.map((s) => s.name).join(' '), '    ', 'sh')}
-  esac
-}
-__rpcctl_valopts() {
-  case "$1" in
-${caseTable(nodes, (n) => valueFlags(n).join(' '), '    ', 'sh')}
-  esac
-}
+${shTables(nodes)}
 __rpcctl_describe() {
   local -a subs opts choices
   case "$1" in
@@ -132,15 +136,7 @@ ${nodes.map((n) => `    ${sq(n.key)})
 }
 _rpcctl() {
   local cmdpath="" w i skip=0 prev=""
-  for ((i = 2; i < CURRENT; i++)); do
-    w="\${words[i]}"
-    if ((skip)); then skip=0; prev=""; continue; fi
-    case "$w" in
-      -*=*) continue ;;
-      -*) if [[ " $(__rpcctl_valopts "$cmdpath") " == *" $w "* ]]; then skip=1; prev="$w"; fi; continue ;;
-    esac
-    if [[ " $(__rpcctl_subs "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
-  done
+${walk(2, 'CURRENT', 'words')}
   if ((skip)); then
     case "$prev" in
       --input|--config|--data-dir) _files ;;

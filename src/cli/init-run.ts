@@ -10,23 +10,17 @@ import { presentProfile } from './profile-run.js';
 
 const required = (v: string) => (v.trim() ? true : 'required');
 
-function validUrl(v: string): true | string {
+/** A prompt validator from a checker that throws: its message is shown under the question. */
+const validator = (check: (value: string) => unknown) => (v: string): true | string => {
   try {
-    checkBaseUrl(v.trim());
+    check(v.trim());
     return true;
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-function validName(v: string): true | string {
-  try {
-    checkProfileName(v.trim());
-    return true;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
+};
+const validUrl = validator(checkBaseUrl);
+const validName = validator(checkProfileName);
 
 export const init: CommandImpl = async (io, opts) => {
   const ask = prompterFor(io, 'in scripts use: rpcctl profile add NAME --base-url URL --api-key KEY < secret-file');
