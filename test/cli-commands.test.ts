@@ -113,7 +113,10 @@ describe('endpoints', () => {
     expect((await as(['endpoints', 'allowlist', 'set', String(id), '10.0.0.1', '10.0.0.2'])).stdout).toBe('10.0.0.1\n10.0.0.2\n');
     expect((await as(['endpoints', 'allowlist', 'add', String(id), '10.0.0.3', '10.0.0.1'])).stdout).toBe('10.0.0.1\n10.0.0.2\n10.0.0.3\n');
     expect((await as(['endpoints', 'allowlist', 'remove', 'second', '10.0.0.2'])).stdout).toBe('10.0.0.1\n10.0.0.3\n');
-    expect(JSON.parse((await as(['endpoints', 'allowlist', String(id), '--json'])).stdout)).toEqual({ id, allowed_ips: ['10.0.0.1', '10.0.0.3'] });
+    expect(JSON.parse((await as(['endpoints', 'allowlist', String(id), '--json'])).stdout)).toMatchObject({ id, name: 'second', allowed_ips: ['10.0.0.1', '10.0.0.3'] });
+    const absent = await as(['endpoints', 'allowlist', 'remove', String(id), '10.9.9.9']);
+    expect(absent.stderr).toContain(`Not on the list of endpoint ${id}: 10.9.9.9`);
+    expect(absent.stdout).toBe('10.0.0.1\n10.0.0.3\n');
 
     const bad = await as(['endpoints', 'allowlist', 'add', String(id), '10.0.0.0/8']);
     expect(bad.code).toBe(2);

@@ -84,7 +84,7 @@ export const usage: CommandImpl<{ days: string; chart?: boolean }> = (io, opts, 
 });
 
 function renderAllowlist(out: Output, e: Endpoint): void {
-  if (out.json) return out.printJson({ id: e.id, allowed_ips: e.allowed_ips });
+  if (out.json) return out.printJson(e);
   for (const ip of e.allowed_ips) out.print(ip);
   if (e.allowed_ips.length === 0) out.note(`Endpoint ${e.id} accepts calls from any IP.`);
 }
@@ -96,10 +96,14 @@ function checkIps(ips: string[]): string[] {
 }
 
 /** PATCH replaces the whole list, so add/remove read it first and send the result. */
-const changeAllowlist = (change: (current: string[], ips: string[]) => string[]): CommandImpl => (io, opts, [ref, ...ips]) => {
+const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl => (io, opts, [ref, ...ips]) => {
   checkIps(ips);
   return withApi(io, opts, async ({ api, out }) => {
     const current = await resolveEndpoint(api, ref!);
+    if (reportAbsent) {
+      const absent = ips.filter((ip) => !current.allowed_ips.includes(ip));
+      if (absent.length) out.note(`Not on the list of endpoint ${current.id}: ${absent.join(', ')}`);
+    }
     const { endpoint } = await api.setAllowedIps(current.id, change(current.allowed_ips, ips));
     renderAllowlist(out, endpoint);
   });
@@ -110,7 +114,7 @@ export const allowlistShow: CommandImpl = (io, opts, [ref]) => withApi(io, opts,
 });
 export const allowlistSet = changeAllowlist((_current, ips) => [...new Set(ips)]);
 export const allowlistAdd = changeAllowlist((current, ips) => [...new Set([...current, ...ips])]);
-export const allowlistRemove = changeAllowlist((current, ips) => current.filter((ip) => !ips.includes(ip)));
+export const allowlistRemove = changeAllowlist((current, ips) => current.filter((ip) => !ips.includes(ip)), true);
 
 export const allowlistClear: CommandImpl<{ yes?: boolean }> = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
   const current = await resolveEndpoint(api, ref!);
