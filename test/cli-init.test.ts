@@ -107,6 +107,17 @@ describe('rpcctl init', () => {
     expect(endpoints.at(-1)).toMatchObject({ network_slug: second.slug, env_slug: second.environment_kinds[0], name: `${second.slug}-${second.environment_kinds[0]}` });
   });
 
+  it('Ctrl-C in a prompt cancels (exit 1) and saves nothing', async () => {
+    const dir = tempConfigDir();
+    const r = await cliOnTerminal(['init'], [
+      { when: /base URL/, keys: '\r' },
+      { when: /API key/, keys: '\x03' },
+    ], { RPCCTL_CONFIG_DIR: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: cancelled\n');
+    expect(JSON.parse((await cli(['profile', 'list', '--json'], { env: { RPCCTL_CONFIG_DIR: dir } })).stdout)).toEqual([]);
+  });
+
   it('without a terminal it fails at once and points to `profile add`', async () => {
     const r = await cli(['init'], { env: { RPCCTL_CONFIG_DIR: tempConfigDir() } });
     expect(r.code).toBe(2);

@@ -33,6 +33,7 @@ function fakeGateway(): Server {
       if (body.method === 'eth_blockNumber') return reply(200, { jsonrpc: '2.0', id: body.id, result: '0x10' });
       if (body.method === 'eth_getBlockByNumber') return reply(200, { jsonrpc: '2.0', id: body.id, result: { number: body.params[0], full: body.params[1] } });
       if (body.method === 'eth_call') return reply(200, { jsonrpc: '2.0', id: body.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } });
+      if (body.method === 'paused') return reply(403, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'endpoint paused' } });
       if (body.method === 'slow_down') return reply(429, { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'rps limit exceeded' } });
       reply(502, { nope: true });
     });
@@ -78,13 +79,16 @@ describe('rpcctl rpc', () => {
     expect(json).toEqual({ jsonrpc: '2.0', id: 1, result: '0x10' });
   });
 
-  it('JSON-RPC errors and gateway rejections go to stderr with exit 1', async () => {
+  it('JSON-RPC errors and gateway rejections go to stderr with exit 1 (4 for a 403)', async () => {
     const reverted = await as(['rpc', 'main', 'eth_call', '[{"to":"0x0"}, "latest"]']);
     expect(reverted.code).toBe(1);
     expect(reverted.stderr).toBe('error: execution reverted (code 3, HTTP 200): "0x08c379a0"\n');
     const limited = await as(['rpc', 'main', 'slow_down']);
     expect(limited.code).toBe(1);
     expect(limited.stderr).toBe('error: rps limit exceeded (code -32005, HTTP 429)\n');
+    const paused = await as(['rpc', 'main', 'paused']);
+    expect(paused.code).toBe(4);
+    expect(paused.stderr).toBe('error: endpoint paused (code -32001, HTTP 403)\n');
     const broken = await as(['rpc', 'main', 'other']);
     expect(broken.stderr).toMatch(/answered HTTP 502: \{"nope":true\}/);
   });

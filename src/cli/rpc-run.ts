@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import type { CommandImpl } from './action.js';
 import { withApi } from './context.js';
 import { resolveEndpoint } from './endpoint-ref.js';
-import { CliError, usageError } from './io.js';
+import { CliError, EXIT, usageError } from './io.js';
 import { Output } from './output.js';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -73,12 +73,14 @@ export const rpc: CommandImpl = async (io, opts, [ref, method, paramsText]) => {
   }
   const out = new Output(io, opts);
   if (out.json && reply) out.printJson(reply);
+  // The gateway's 403 (IP not allowed, endpoint paused) is an access refusal, as on the API.
+  const exitCode = status === 401 || status === 403 ? EXIT.auth : EXIT.error;
   if (reply?.error) {
     const e = reply.error;
-    throw new CliError(`${e.message ?? 'JSON-RPC error'} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${JSON.stringify(e.data)}`}`);
+    throw new CliError(`${e.message ?? 'JSON-RPC error'} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${JSON.stringify(e.data)}`}`, exitCode);
   }
   if (status < 200 || status >= 300 || !reply || !('result' in reply)) {
-    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}`);
+    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}`, exitCode);
   }
   // A bare string (a block number, a hash) prints without quotes, for `$(rpcctl rpc ...)`.
   if (!out.json) typeof reply.result === 'string' ? out.print(reply.result) : out.printJson(reply.result);
