@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import type { Prompter } from './prompts.js';
 
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
 export type InStream = Readable & { isTTY?: boolean };
@@ -9,6 +10,8 @@ export interface CliIO {
   stderr: OutStream;
   stdin: InStream;
   env: NodeJS.ProcessEnv;
+  /** Answers to questions; unset means real prompts on the terminal. */
+  prompter?: Prompter;
 }
 
 export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4 } as const;

@@ -1,15 +1,36 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CliError, EXIT, type CliIO } from './io.js';
+import { VERSION } from './version.js';
 import { registerServe } from './serve.js';
 import { registerAdmin } from './admin.js';
+import { registerInit } from './init.js';
+import { registerProfile } from './profile.js';
+import { registerAccount } from './account.js';
+import { registerEndpoints } from './endpoints.js';
+import { registerRpc } from './rpc.js';
+import { registerApi } from './api.js';
+import { registerCompletion } from './completion.js';
 
-export const VERSION = '0.1.0';
+export { VERSION };
 
 /** Options every command accepts. */
 export interface GlobalOptions {
   json?: boolean;
   color?: boolean;
+  /** Use this saved profile (see context.ts for the precedence). */
+  profile?: string;
+  /** Public API base URL for this run. */
+  baseUrl?: string;
 }
+
+/**
+ * The command groups, in help order. Adding one is one line here plus its definitions file
+ * (`register*`, no heavy imports) and its implementation file (loaded by the action).
+ */
+const GROUPS: Array<(program: Command, io: CliIO) => void> = [
+  registerInit, registerProfile, registerAccount, registerEndpoints, registerRpc, registerApi,
+  registerServe, registerAdmin, registerCompletion,
+];
 
 /**
  * The whole command tree. Definitions only: each action imports its implementation when it
@@ -21,6 +42,8 @@ export function buildProgram(io: CliIO): Command {
     .version(VERSION, '-v, --version')
     .addOption(new Option('--json', 'print API objects as JSON (for scripts)'))
     .addOption(new Option('--no-color', 'disable colour (also: NO_COLOR)'))
+    .addOption(new Option('-p, --profile <name>', 'use this saved profile (default: the one chosen with `profile use`)'))
+    .addOption(new Option('--base-url <url>', 'Public API base URL (default: from the profile, or $PUBLIC_API_BASE)'))
     .showSuggestionAfterError()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -29,8 +52,7 @@ export function buildProgram(io: CliIO): Command {
     .exitOverride();
   program.configureHelp({ sortSubcommands: false });
 
-  registerServe(program, io);
-  registerAdmin(program, io);
+  for (const register of GROUPS) register(program, io);
   return program;
 }
 

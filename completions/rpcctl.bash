@@ -1,0 +1,234 @@
+# rpcctl completion for bash. Generated from the command tree by `rpcctl completion bash`; do not edit.
+
+__rpcctl_subs() {
+  case "$1" in
+    '') echo 'init profile account usage networks endpoints ep rpc api serve admin completion' ;;
+    'init') echo '' ;;
+    'profile') echo 'add list ls use remove rm' ;;
+    'profile add') echo '' ;;
+    'profile list') echo '' ;;
+    'profile ls') echo '' ;;
+    'profile use') echo '' ;;
+    'profile remove') echo '' ;;
+    'profile rm') echo '' ;;
+    'account') echo '' ;;
+    'usage') echo '' ;;
+    'networks') echo '' ;;
+    'endpoints') echo 'list ls get create pause resume usage allowlist' ;;
+    'endpoints list') echo '' ;;
+    'endpoints ls') echo '' ;;
+    'endpoints get') echo '' ;;
+    'endpoints create') echo '' ;;
+    'endpoints pause') echo '' ;;
+    'endpoints resume') echo '' ;;
+    'endpoints usage') echo '' ;;
+    'endpoints allowlist') echo 'set add remove rm clear' ;;
+    'endpoints allowlist set') echo '' ;;
+    'endpoints allowlist add') echo '' ;;
+    'endpoints allowlist remove') echo '' ;;
+    'endpoints allowlist rm') echo '' ;;
+    'endpoints allowlist clear') echo '' ;;
+    'ep') echo 'list ls get create pause resume usage allowlist' ;;
+    'ep list') echo '' ;;
+    'ep ls') echo '' ;;
+    'ep get') echo '' ;;
+    'ep create') echo '' ;;
+    'ep pause') echo '' ;;
+    'ep resume') echo '' ;;
+    'ep usage') echo '' ;;
+    'ep allowlist') echo 'set add remove rm clear' ;;
+    'ep allowlist set') echo '' ;;
+    'ep allowlist add') echo '' ;;
+    'ep allowlist remove') echo '' ;;
+    'ep allowlist rm') echo '' ;;
+    'ep allowlist clear') echo '' ;;
+    'rpc') echo '' ;;
+    'api') echo '' ;;
+    'serve') echo '' ;;
+    'admin') echo 'accounts keys webhook-secret plans networks' ;;
+    'admin accounts') echo 'create list ls get set-plan' ;;
+    'admin accounts create') echo '' ;;
+    'admin accounts list') echo '' ;;
+    'admin accounts ls') echo '' ;;
+    'admin accounts get') echo '' ;;
+    'admin accounts set-plan') echo '' ;;
+    'admin keys') echo 'create list ls revoke' ;;
+    'admin keys create') echo '' ;;
+    'admin keys list') echo '' ;;
+    'admin keys ls') echo '' ;;
+    'admin keys revoke') echo '' ;;
+    'admin webhook-secret') echo '' ;;
+    'admin plans') echo 'list ls' ;;
+    'admin plans list') echo '' ;;
+    'admin plans ls') echo '' ;;
+    'admin networks') echo 'list ls' ;;
+    'admin networks list') echo '' ;;
+    'admin networks ls') echo '' ;;
+    'completion') echo '' ;;
+  esac
+}
+__rpcctl_valopts() {
+  case "$1" in
+    '') echo '--profile -p --base-url' ;;
+    'init') echo '--profile -p --base-url' ;;
+    'profile') echo '--profile -p --base-url' ;;
+    'profile add') echo '--api-key --profile -p --base-url' ;;
+    'profile list') echo '--profile -p --base-url' ;;
+    'profile ls') echo '--profile -p --base-url' ;;
+    'profile use') echo '--profile -p --base-url' ;;
+    'profile remove') echo '--profile -p --base-url' ;;
+    'profile rm') echo '--profile -p --base-url' ;;
+    'account') echo '--profile -p --base-url' ;;
+    'usage') echo '--days --endpoint --profile -p --base-url' ;;
+    'networks') echo '--profile -p --base-url' ;;
+    'endpoints') echo '--profile -p --base-url' ;;
+    'endpoints list') echo '--profile -p --base-url' ;;
+    'endpoints ls') echo '--profile -p --base-url' ;;
+    'endpoints get') echo '--profile -p --base-url' ;;
+    'endpoints create') echo '--name --network --env --environment-id --profile -p --base-url' ;;
+    'endpoints pause') echo '--profile -p --base-url' ;;
+    'endpoints resume') echo '--profile -p --base-url' ;;
+    'endpoints usage') echo '--days --profile -p --base-url' ;;
+    'endpoints allowlist') echo '--profile -p --base-url' ;;
+    'endpoints allowlist set') echo '--profile -p --base-url' ;;
+    'endpoints allowlist add') echo '--profile -p --base-url' ;;
+    'endpoints allowlist remove') echo '--profile -p --base-url' ;;
+    'endpoints allowlist rm') echo '--profile -p --base-url' ;;
+    'endpoints allowlist clear') echo '--profile -p --base-url' ;;
+    'ep') echo '--profile -p --base-url' ;;
+    'ep list') echo '--profile -p --base-url' ;;
+    'ep ls') echo '--profile -p --base-url' ;;
+    'ep get') echo '--profile -p --base-url' ;;
+    'ep create') echo '--name --network --env --environment-id --profile -p --base-url' ;;
+    'ep pause') echo '--profile -p --base-url' ;;
+    'ep resume') echo '--profile -p --base-url' ;;
+    'ep usage') echo '--days --profile -p --base-url' ;;
+    'ep allowlist') echo '--profile -p --base-url' ;;
+    'ep allowlist set') echo '--profile -p --base-url' ;;
+    'ep allowlist add') echo '--profile -p --base-url' ;;
+    'ep allowlist remove') echo '--profile -p --base-url' ;;
+    'ep allowlist rm') echo '--profile -p --base-url' ;;
+    'ep allowlist clear') echo '--profile -p --base-url' ;;
+    'rpc') echo '--profile -p --base-url' ;;
+    'api') echo '--data -d --input --profile -p --base-url' ;;
+    'serve') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin accounts') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin accounts create') echo '--plan --name --config --data-dir --profile -p --base-url' ;;
+    'admin accounts list') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin accounts ls') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin accounts get') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin accounts set-plan') echo '--plan --config --data-dir --profile -p --base-url' ;;
+    'admin keys') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin keys create') echo '--account --allowed-ip --name --config --data-dir --profile -p --base-url' ;;
+    'admin keys list') echo '--account --config --data-dir --profile -p --base-url' ;;
+    'admin keys ls') echo '--account --config --data-dir --profile -p --base-url' ;;
+    'admin keys revoke') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin webhook-secret') echo '--account --config --data-dir --profile -p --base-url' ;;
+    'admin plans') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin plans list') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin plans ls') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin networks') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin networks list') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin networks ls') echo '--config --data-dir --profile -p --base-url' ;;
+    'completion') echo '--profile -p --base-url' ;;
+  esac
+}
+__rpcctl_opts() {
+  case "$1" in
+    '') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'init') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile add') echo '--api-key --no-verify --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile use') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile remove') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'profile rm') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'account') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'usage') echo '--days --endpoint --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'networks') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'endpoints allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep list') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep ls') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep create') echo '--name --network --env --environment-id --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep pause') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep resume') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep usage') echo '--days --chart --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist set') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist add') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'ep allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts create') echo '--plan --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts get') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin accounts set-plan') echo '--plan --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys create') echo '--account --allowed-ip --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys list') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys ls') echo '--account --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin keys revoke') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin webhook-secret') echo '--account --rotate --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin plans ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin networks ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'completion') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+  esac
+}
+__rpcctl_choices() {
+  case "$1" in
+    'usage|--days') echo '7 30 90' ;;
+    'endpoints usage|--days') echo '7 30 90' ;;
+    'ep usage|--days') echo '7 30 90' ;;
+    'completion|') echo 'bash zsh fish' ;;
+  esac
+}
+_rpcctl() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" w i skip=0
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w="${COMP_WORDS[i]}"
+    if ((skip)); then skip=0; prev=""; continue; fi
+    case "$w" in
+      -*=*) continue ;;
+      -*) if [[ " $(__rpcctl_valopts "$cmdpath") " == *" $w "* ]]; then skip=1; prev="$w"; fi; continue ;;
+    esac
+    if [[ " $(__rpcctl_subs "$cmdpath") " == *" $w "* ]]; then cmdpath="${cmdpath:+$cmdpath }$w"; fi
+  done
+  if ((skip)); then
+    case "$prev" in --input|--config|--data-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;; esac
+    COMPREPLY=($(compgen -W "$(__rpcctl_choices "$cmdpath|$prev")" -- "$cur"))
+    return
+  fi
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$(__rpcctl_opts "$cmdpath")" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -W "$(__rpcctl_subs "$cmdpath") $(__rpcctl_choices "$cmdpath|")" -- "$cur"))
+  fi
+}
+complete -F _rpcctl rpcctl

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { lazyActions } from './action.js';
+import type { CliIO } from './io.js';
+import { chartOption, daysOption, yesOption } from './options.js';
+
+/** `rpcctl endpoints ...`: JSON-RPC endpoints, their status and IP allowlists. ID = id, uuid or name. */
+export function registerEndpoints(program: Command, io: CliIO): void {
+  const act = lazyActions(io, () => import('./endpoints-run.js'));
+  const endpoints = program.command('endpoints').alias('ep').description('JSON-RPC endpoints: list, create, pause, usage, IP allowlists');
+
+  endpoints.command('list').alias('ls').description('list endpoints').action(act('list'));
+  endpoints.command('get').description('show one endpoint').argument('<id>', 'id, uuid or name').action(act('get'));
+  endpoints.command('create').description('create an endpoint (see: rpcctl networks)')
+    .requiredOption('--name <name>', 'display name')
+    .option('--network <slug>', 'network slug, with --env')
+    .option('--env <slug>', 'environment slug, with --network')
+    .option('--environment-id <n>', 'network environment id (instead of --network/--env)')
+    .action(act('create'));
+  endpoints.command('pause').description('stop JSON-RPC traffic to an endpoint').argument('<id>', 'id, uuid or name').action(act('pause'));
+  endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume'));
+  endpoints.command('usage').description("one endpoint's requests and credits").argument('<id>', 'id, uuid or name')
+    .addOption(daysOption()).addOption(chartOption()).action(act('usage'));
+
+  const allowlist = endpoints.command('allowlist').description('show or change the client IPs allowed to call an endpoint (empty: any)')
+    .argument('<id>', 'id, uuid or name').action(act('allowlistShow'));
+  allowlist.command('set').description('replace the whole list').argument('<id>').argument('<ip...>').action(act('allowlistSet'));
+  allowlist.command('add').description('add addresses to the list').argument('<id>').argument('<ip...>').action(act('allowlistAdd'));
+  allowlist.command('remove').alias('rm').description('remove addresses from the list').argument('<id>').argument('<ip...>').action(act('allowlistRemove'));
+  allowlist.command('clear').description('remove the restriction: any IP may call').argument('<id>').addOption(yesOption()).action(act('allowlistClear'));
+}

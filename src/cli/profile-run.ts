@@ -1,0 +1,71 @@
+import type { CommandImpl } from './action.js';
+import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
+import { CliError, usageError } from './io.js';
+import { Output } from './output.js';
+import { checkProfileName, ProfileStore, secretHint, type Profile } from './profiles.js';
+import { canPrompt, confirmOrYes, prompterFor } from './prompts.js';
+import { readAll } from './stdin.js';
+
+/** What `profile list --json` and friends show: everything but the secret. */
+export function presentProfile(name: string, p: Profile, selected: string | undefined) {
+  return { name, base_url: p.base_url, api_key: p.api_key, secret: secretHint(p.secret), selected: name === selected };
+}
+
+export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, opts, [nameArg]) => {
+  const name = checkProfileName(nameArg!);
+  const baseUrl = checkBaseUrl(opts.baseUrl ?? envValue(io.env, 'PUBLIC_API_BASE') ?? DEFAULT_BASE_URL);
+  // Never a flag (it would land in shell history and `ps`): a prompt on a terminal, else stdin.
+  const secret = canPrompt(io)
+    ? await prompterFor(io, '').password({ message: 'API secret', validate: (v) => (v.trim() ? true : 'required') })
+    : (await readAll(io.stdin)).trim();
+  if (!secret) throw usageError('no secret on stdin: pipe it in, e.g. rpcctl profile add NAME --api-key KEY < secret.txt');
+  const profile: Profile = { base_url: baseUrl, api_key: opts.apiKey, secret };
+  const out = new Output(io, opts);
+  if (opts.verify) {
+    const api = clientFor({ baseUrl, apiKey: opts.apiKey, secret, profile: name });
+    try {
+      const me = await api.account();
+      out.note(`Verified: account ${me.user_id}${me.plan ? ` on the ${me.plan.name} plan` : ''}.`);
+    } finally {
+      await api.close();
+    }
+  }
+  const store = await ProfileStore.open(io.env);
+  store.save(name, profile);
+  if (out.json) return out.printJson(presentProfile(name, profile, store.selected()));
+  out.note(`Saved profile "${name}" in ${store.path}${store.selected() === name ? ' (selected)' : `. Use it: rpcctl profile use ${name}`}`);
+};
+
+export const list: CommandImpl = async (io, opts) => {
+  const store = await ProfileStore.open(io.env);
+  const selected = store.selected();
+  const rows = store.list().map(([name, p]) => presentProfile(name, p, selected));
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson(rows);
+  out.table(rows, [
+    { header: '', value: (r) => (r.selected ? '*' : '') },
+    { header: 'NAME', value: (r) => r.name },
+    { header: 'BASE URL', value: (r) => r.base_url },
+    { header: 'API KEY', value: (r) => r.api_key },
+    { header: 'SECRET', value: (r) => r.secret },
+  ]);
+  if (rows.length === 0) out.note('No profiles yet: rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
+};
+
+export const use: CommandImpl = async (io, opts, [name]) => {
+  const store = await ProfileStore.open(io.env);
+  store.use(name!);
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson(presentProfile(name!, store.get(name!)!, name));
+  out.note(`Now using profile "${name}".`);
+};
+
+export const remove: CommandImpl<{ yes?: boolean }> = async (io, opts, [name]) => {
+  const store = await ProfileStore.open(io.env);
+  if (!store.get(name!)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+  await confirmOrYes(io, opts, `Delete profile "${name}"?`);
+  store.remove(name!);
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson({ name, removed: true });
+  out.note(`Removed profile "${name}".`);
+};

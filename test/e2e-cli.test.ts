@@ -1,0 +1,84 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+
+const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
+const trace = new URL('./helpers/trace-imports.mjs', import.meta.url).pathname;
+const rpcctl = (args: string[], opts: { env?: Record<string, string>; input?: string } = {}) =>
+  execa(process.execPath, [bin, ...args], { reject: false, input: opts.input ?? '', env: { NO_COLOR: '', ...opts.env }, extendEnv: true });
+
+let t: TestService;
+let m: Merchant;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await startTestService();
+  m = await t.merchant({ plan: 'basic' });
+  env = { RPCCTL_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'rpcctl-e2e-cfg-')), PUBLIC_API_KEY: '', PUBLIC_API_SECRET: '', PUBLIC_API_BASE: '' };
+});
+afterAll(() => t.stop());
+
+describe('the built rpcctl binary', () => {
+  it('--version and --help load commander and the command definitions, nothing else', async () => {
+    for (const args of [['--version'], ['--help'], ['endpoints', '--help']]) {
+      const file = join(mkdtempSync(join(tmpdir(), 'rpcctl-trace-')), 'loaded.txt');
+      const r = await execa(process.execPath, ['--import', trace, bin, ...args], { env: { RPCCTL_TRACE_IMPORTS: file } });
+      expect(r.exitCode).toBe(0);
+      const loaded = readFileSync(file, 'utf8').split('\n').filter((u) => u.includes('/node_modules/') || u.includes('/dist/'));
+      const packages = new Set(loaded.filter((u) => u.includes('/node_modules/')).map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)![1]));
+      expect([...packages], args.join(' ')).toEqual(['commander']);
+      expect(loaded.filter((u) => /-run\.js$|\/dist\/(client|store|api|serve|config)\//.test(u)), args.join(' ')).toEqual([]);
+    }
+    expect((await rpcctl(['--version'])).stdout).toBe('0.1.0');
+  });
+
+  it('profile add from stdin, then commands with that profile; piped output is plain tab-separated text', async () => {
+    const add = await rpcctl(['profile', 'add', 'e2e', '--base-url', t.baseUrl, '--api-key', m.apiKey], { env, input: `${m.secret}\n` });
+    expect(add.exitCode, add.stderr).toBe(0);
+    expect(statSync(join(env.RPCCTL_CONFIG_DIR!, 'config.json')).mode & 0o777).toBe(0o600);
+
+    const create = await rpcctl(['endpoints', 'create', '--name', 'e2e', '--network', 'eth', '--env', 'mainnet'], { env });
+    expect(create.exitCode, create.stderr).toBe(0);
+    const list = await rpcctl(['endpoints', 'list'], { env });
+    expect(list.stdout).toMatch(/^\d+\te2e\teth-mainnet\tactive\tany\thttp:\/\/rpc-eth-mainnet\.\S+$/);
+    expect(list.stdout).not.toContain('\x1b[');
+
+    const account = JSON.parse((await rpcctl(['account', '--json'], { env })).stdout);
+    expect(account).toMatchObject({ user_id: m.userId, plan: { slug: 'basic' } });
+  });
+
+  it('exit codes: 2 for usage errors (with a suggestion), 4 for a bad key, 1 for API errors', async () => {
+    const typo = await rpcctl(['endpoint', 'list'], { env });
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toContain("unknown command 'endpoint'");
+    expect(typo.stderr).toContain('(Did you mean endpoints?)');
+
+    const auth = await rpcctl(['account'], { env: { ...env, PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: 'sk_nope', PUBLIC_API_BASE: t.baseUrl } });
+    expect(auth.exitCode).toBe(4);
+    expect(auth.stderr).toBe('error: Invalid signature.');
+
+    const missing = await rpcctl(['endpoints', 'get', '424242'], { env });
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain('endpoint 424242 not found');
+  });
+
+  it('api prints raw JSON and takes its exit code from the status', async () => {
+    const ok = await rpcctl(['api', 'GET', '/v1/endpoints'], { env });
+    expect(ok.exitCode).toBe(0);
+    expect(JSON.parse(ok.stdout).endpoints[0].name).toBe('e2e');
+    const notFound = await rpcctl(['api', 'GET', '/v1/missing'], { env });
+    expect(notFound.exitCode).toBe(1);
+    expect(JSON.parse(notFound.stdout).error).toBe('Not found');
+  });
+
+  it('completion prints a script for each shell', async () => {
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const r = await rpcctl(['completion', shell]);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toContain('endpoints');
+    }
+  });
+});

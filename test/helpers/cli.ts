@@ -1,0 +1,110 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { run } from '../../src/cli/program.js';
+import type { CliIO } from '../../src/cli/io.js';
+import type { Choice, Prompter } from '../../src/cli/prompts.js';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRunOptions {
+  env?: Record<string, string | undefined>;
+  /** Both stdin and stdout look like a terminal (columns: 100). Default: piped. */
+  tty?: boolean;
+  columns?: number;
+  stdin?: string;
+  prompter?: Prompter;
+}
+
+function sink(tty: boolean, columns: number): { stream: Writable & { isTTY?: boolean; columns?: number }; text: () => string } {
+  let text = '';
+  const stream = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } }) as Writable & { isTTY?: boolean; columns?: number };
+  if (tty) {
+    stream.isTTY = true;
+    stream.columns = columns;
+  }
+  return { stream, text: () => text };
+}
+
+/** A fresh, empty config dir, so no test sees another's profiles (or the user's). */
+export const tempConfigDir = () => mkdtempSync(join(tmpdir(), 'rpcctl-cfg-'));
+
+/** Runs `rpcctl ...args` in-process with injected streams; never touches the real env. */
+export async function cli(args: string[], opts: CliRunOptions = {}): Promise<CliRun> {
+  const tty = opts.tty ?? false;
+  const out = sink(tty, opts.columns ?? 100);
+  const err = sink(tty, opts.columns ?? 100);
+  const stdin = new PassThrough() as PassThrough & { isTTY?: boolean };
+  if (tty) stdin.isTTY = true;
+  stdin.end(opts.stdin ?? '');
+  const env: NodeJS.ProcessEnv = { HOME: tempConfigDir(), PATH: process.env.PATH };
+  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
+  const io: CliIO = { stdout: out.stream, stderr: err.stream, stdin, env, prompter: opts.prompter };
+  const code = await run(args, io);
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+/** Scripted answers, checked against the questions in order; records what was asked. */
+export function scriptedPrompter(answers: Array<{ match: RegExp; answer: unknown }>): Prompter & { asked: string[] } {
+  const asked: string[] = [];
+  // An empty string answer takes the question's default, as pressing Enter does.
+  const next = (message: string, validate?: (v: string) => true | string, fallback?: string) => {
+    asked.push(message);
+    const step = answers.shift();
+    if (!step) throw new Error(`unexpected question: ${message}`);
+    if (!step.match.test(message)) throw new Error(`asked "${message}", expected ${step.match}`);
+    const answer = step.answer === '' && fallback !== undefined ? fallback : step.answer;
+    if (validate && typeof answer === 'string') {
+      const verdict = validate(answer);
+      if (verdict !== true) throw new Error(`answer to "${message}" rejected: ${verdict}`);
+    }
+    return answer;
+  };
+  return {
+    asked,
+    input: async (q) => next(q.message, q.validate, q.default) as string,
+    password: async (q) => next(q.message, q.validate) as string,
+    confirm: async (q) => next(q.message) as boolean,
+    select: async <T>(q: { message: string; choices: Array<Choice<T>> }) => {
+      const want = next(q.message) as string;
+      const choice = q.choices.find((c) => c.name.includes(want));
+      if (!choice) throw new Error(`no choice matching "${want}" in ${q.choices.map((c) => c.name).join(', ')}`);
+      return choice.value;
+    },
+  };
+}
+
+/**
+ * Runs a command against the real prompts on a terminal-like stdin/stdout: each time the
+ * output since the last answer matches `when`, the `keys` are typed (`\r` is Enter).
+ */
+export async function cliOnTerminal(args: string[], steps: Array<{ when: RegExp; keys: string }>, env: Record<string, string> = {}): Promise<CliRun & { screen: string }> {
+  const stdin = new PassThrough() as PassThrough & { isTTY?: boolean };
+  stdin.isTTY = true;
+  let screen = '';
+  let since = 0;
+  const pending = [...steps];
+  const stdout = new Writable({
+    write(chunk, _enc, cb) {
+      screen += chunk.toString();
+      const step = pending[0];
+      if (step && step.when.test(screen.slice(since))) {
+        pending.shift();
+        since = screen.length;
+        setTimeout(() => stdin.write(step.keys), 10);
+      }
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean; columns?: number };
+  stdout.isTTY = true;
+  stdout.columns = 100;
+  const err = sink(false, 100);
+  const code = await run(args, { stdin, stdout, stderr: err.stream, env: { HOME: tempConfigDir(), NO_COLOR: '1', ...env } });
+  if (pending.length) throw new Error(`prompts never showed ${pending.map((s) => s.when).join(', ')}; screen:\n${screen}`);
+  return { code, stdout: screen, stderr: err.text(), screen };
+}
