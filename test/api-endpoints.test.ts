@@ -177,6 +177,7 @@ describe('endpoints', () => {
       [{ allowed_ips: '1.2.3.4' }, /^allowed_ips: /],
       [{ allowed_ips: ['1.2.3.4', 'not-an-ip'] }, /^allowed_ips\[1\]: must be an IPv4 or IPv6 address/],
       [{ allowed_ips: ['1.2.3.4/24'] }, /^allowed_ips\[0\]: must be an IPv4 or IPv6 address/],
+      [{ allowed_ips: ['fe80::1%eth0'] }, /^allowed_ips\[0\]: must be an IPv4 or IPv6 address/],
       [{ allowed_ips: ['1.2.3.256'] }, /^allowed_ips\[0\]: /],
       [{ allowed_ips: ['a'.repeat(46)] }, /^allowed_ips\[0\]: must be at most 45 characters/],
       [{ allowed_ips: Array.from({ length: 51 }, (_, i) => `10.0.0.${i}`) }, /^allowed_ips: must have at most 50 entries/],

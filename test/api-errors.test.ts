@@ -19,6 +19,11 @@ describe('error envelope', () => {
     }
   });
 
+  it('a malformed %-escape in a path parameter is a 404, not a server error', async () => {
+    expect(await m.call('GET', '/v1/endpoints/%E0%A4')).toMatchObject({ status: 404, body: { ok: false, error: 'Not found' } });
+    expect(await m.call('GET', '/v1/endpoints/%zz/usage')).toMatchObject({ status: 404 });
+  });
+
   it('wrong method on a known path: 405 with Allow', async () => {
     const r = await rawCall(t.baseUrl, 'DELETE', '/v1/account');
     expect(r).toMatchObject({ status: 405, body: { ok: false } });

@@ -92,6 +92,13 @@ describe('which credentials a command uses', () => {
     expect((await run(['profile', 'use', 'other'])).code).toBe(0);
     expect(await whoami()).toBe(b.userId);
     expect((await run(['profile', 'use', 'nobody'])).stderr).toContain('no profile "nobody"');
+    // Names of Object.prototype's members are profiles like any other: absent here.
+    for (const name of ['toString', 'constructor', '__proto__']) {
+      expect((await run(['profile', 'use', name])).stderr).toContain(`no profile "${name}"`);
+      const r = await run(['account', '--profile', name]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(name);
+    }
   });
 
   it('env PUBLIC_API_KEY/SECRET beat the selected profile; --profile beats the env', async () => {

@@ -66,6 +66,12 @@ describe('config', () => {
       .toThrow(/networks\[0\]\.environments\[0\]\.upstreams/);
   });
 
+  it('trusted proxies must be addresses; a range or a typo stops the start', () => {
+    expect(() => parseConfig({ api: { trusted_proxies: ['10.0.0.0/8'] } })).toThrow(/api\.trusted_proxies\[0\]: must be an IPv4 or IPv6 address/);
+    expect(() => parseConfig({ gateway: { trusted_proxies: ['127.0.0.1', 'lb.internal'] } })).toThrow(/gateway\.trusted_proxies\[1\]/);
+    expect(parseConfig({ api: { trusted_proxies: ['::1', '10.1.2.3'] } }).api.trusted_proxies).toHaveLength(2);
+  });
+
   it('rejects duplicates and plans naming unknown networks', () => {
     const env = [{ id: 1, slug: 'main', upstreams: [] }];
     expect(() => parseConfig({ networks: [{ slug: 'a', name: 'A', environments: env }, { slug: 'a', name: 'B', environments: [{ id: 2, slug: 'main' }] }] }))

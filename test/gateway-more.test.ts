@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { get } from 'node:http';
 import { parseConfig, type ConfigInput } from '../src/config/index.js';
 import { Store, usageReport } from '../src/store/index.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
@@ -61,6 +62,27 @@ describe('REST-style (Horizon-like) networks', () => {
     expect(usage.total_requests).toBe(7);
   });
 
+  it('refuses . and .. path segments, plain or escaped, before they reach the upstream', async () => {
+    const m = await t.merchant();
+    const e = (await m.call('POST', '/v1/endpoints', '{"name":"dots","network_environment_id":11}')).body.endpoint;
+    const before = horizon.seen.length;
+    const url = new URL(t.gatewayUrl);
+    // node:http sends the path as written; URL-based clients would resolve the dots first.
+    const rawGet = (path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      get({ host: url.hostname, port: url.port, path }, (res) => {
+        let body = '';
+        res.on('data', (d) => { body += d; });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      }).on('error', reject);
+    });
+    for (const path of ['/../../secret', '/ledgers/%2e%2e/x', '/./fee_stats', '/ledgers/%2E%2E']) {
+      const r = await rawGet(`/${e.uuid}${path}`);
+      expect(r.status, path).toBe(400);
+      expect(JSON.parse(r.body)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid path' }, id: null });
+    }
+    expect(horizon.seen.length).toBe(before);
+  });
+
   it('probes Horizon for its version and latest ledger', async () => {
     const m = await t.merchant();
     const e = (await m.call('POST', '/v1/endpoints', '{"name":"xlm2","network_environment_id":11}')).body.endpoint;
@@ -114,7 +136,7 @@ describe('shutdown', () => {
 describe('plan changes from another process', () => {
   it('reach the gateway on its periodic reload', async () => {
     const t = await startTestService({
-      networks: networks(), gateway: { probe_interval_ms: 60_000 },
+      networks: networks(), gateway: { probe_interval_ms: 60_000, registry_reload_ms: 200 },
       plans: [
         { id: 1, slug: 'one', name: 'One', included_credits: 1, rps_limit: 1, endpoints_limit: 5 },
         { id: 2, slug: 'many', name: 'Many', included_credits: 1, rps_limit: 1000, endpoints_limit: 5 },
@@ -125,7 +147,7 @@ describe('plan changes from another process', () => {
       const e = (await m.call('POST', '/v1/endpoints', '{"name":"p","network_environment_id":1}')).body.endpoint;
       expect(t.service.gateway.registry.get(e.uuid)!.rpsLimit).toBe(1);
       await t.store.db.updateTable('accounts').set({ plan_id: 2 }).where('id', '=', m.userId).execute();
-      await t.service.gateway.registry.reload();
+      await new Promise((r) => setTimeout(r, 600));
       expect(t.service.gateway.registry.get(e.uuid)!.rpsLimit).toBe(1000);
     } finally {
       await t.stop();

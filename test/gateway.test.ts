@@ -90,6 +90,8 @@ describe('routing and forwarding', () => {
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}';
     expect((await rpc(e.uuid, body, { host: 'rpc-eth-mainnet.localhost:8545' })).status).toBe(200);
     expect((await rpc(e.uuid, body, { host: 'RPC-ETH-MAINNET.localhost' })).status).toBe(200);
+    // Host names are case-insensitive: an upper-case wrong name is still wrong.
+    expect((await rpc(e.uuid, body, { host: 'RPC-POLYGON-MAINNET.localhost' })).status).toBe(404);
     expect((await rpc(e.uuid, body, { host: 'gateway.internal' })).status).toBe(200);
     const wrong = await rpc(e.uuid, body, { host: 'rpc-polygon-mainnet.localhost:8545' });
     expect(wrong.status).toBe(404);
@@ -163,6 +165,31 @@ describe('metering', () => {
     expect(account.usage.requests).toBeGreaterThanOrEqual(5);
   });
 
+  it('method names that are Object.prototype members are priced at the default and do not stop metering', async () => {
+    const e = await endpoint(m, 1);
+    for (const method of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect((await rpc(e.uuid, JSON.stringify({ jsonrpc: '2.0', id: 1, method }))).status).toBe(200);
+    }
+    await rpc(e.uuid, '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}');
+    const usage = await usageOf(m, e.id);
+    expect(usage.total_requests).toBe(5);
+    expect(usage.total_credits).toBe(4 * 20 + 10);
+    // Later calls still reach the store.
+    await rpc(e.uuid, '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}');
+    expect((await usageOf(m, e.id)).total_requests).toBe(6);
+  });
+
+  it('made-up method names are counted as "other", so clients cannot grow the usage tables', async () => {
+    const e = await endpoint(m, 1);
+    for (let i = 0; i < 5; i++) await rpc(e.uuid, JSON.stringify({ jsonrpc: '2.0', id: i, method: `x${'y'.repeat(100)}${i}` }));
+    await rpc(e.uuid, '{"jsonrpc":"2.0","id":1,"method":"eth_getProof"}');
+    const usage = await usageOf(m, e.id);
+    expect(usage.methods).toEqual([
+      { method: 'other', requests: 5, credits: 100 },
+      { method: 'eth_getProof', requests: 1, credits: 20 },
+    ]);
+  });
+
   it('a batch with invalid elements forwards the valid ones and answers for all', async () => {
     const e = await endpoint(m, 1);
     const r = await rpc(e.uuid, JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { jsonrpc: '2.0', id: 2 }, 7]));
@@ -212,6 +239,33 @@ describe('limits and access', () => {
     // The rejected batch took nothing: two calls still fit this second.
     expect((await rpc(e.uuid, batch(2))).status).toBe(200);
     expect((await rpc(e.uuid, batch(1))).status).toBe(429);
+  });
+
+  it('RPS: a request that was reading its body during a refresh counts against the same window', async () => {
+    const small = await t.merchant({ plan: 'small' });
+    const e = await endpoint(small, 1);
+    const call = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}';
+    await atSecondStart();
+    // Three calls start sending and stall halfway through their bodies.
+    const { request: httpRequest } = await import('node:http');
+    const url = new URL(`${t.gatewayUrl}/${e.uuid}`);
+    const slow = Array.from({ length: 3 }, () => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': call.length } });
+      req.write(call.slice(0, 10));
+      const done = new Promise<number>((resolve, reject) => { req.on('response', (res) => { res.resume(); resolve(res.statusCode!); }); req.on('error', reject); });
+      return { req, done };
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    // A change through the API refreshes the endpoint while they wait.
+    await small.call('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '{"allowed_ips":[]}');
+    const fresh = await Promise.all([rpc(e.uuid, call), rpc(e.uuid, call)]);
+    for (const s of slow) s.req.end(call.slice(10));
+    const slowStatuses = await Promise.all(slow.map((s) => s.done));
+    const all = [...fresh.map((r) => r.status), ...slowStatuses];
+    expect(all.filter((s) => s === 200)).toHaveLength(5);
+    expect(all.filter((s) => s === 429)).toHaveLength(0);
+    const more = await rpc(e.uuid, call);
+    expect(more.status).toBe(429);
   });
 
   it('pause and resume through the Public API apply at once', async () => {

@@ -56,7 +56,7 @@ export class Authenticator {
     const apiKey = header(req.headers, 'x-api-key');
     if (!apiKey) throw new HttpError(401, AUTH_ERRORS.missingKey);
     const ts = header(req.headers, 'x-timestamp');
-    if (!ts || !/^\d{1,12}$/.test(ts) || Math.abs(nowMs / 1000 - Number(ts)) > this.#skewSeconds) {
+    if (!ts || !/^\d{1,12}$/.test(ts) || Math.abs(Math.floor(nowMs / 1000) - Number(ts)) > this.#skewSeconds) {
       throw new HttpError(401, AUTH_ERRORS.badTimestamp);
     }
     const signature = header(req.headers, 'x-signature');

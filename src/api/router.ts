@@ -93,7 +93,9 @@ export class Router {
         const pattern = c.segments[i]!;
         if (pattern.startsWith('{')) {
           if (segments[i] === '') { ok = false; break; }
-          params[pattern.slice(1, -1)] = decodeURIComponent(segments[i]!);
+          const decoded = safeDecode(segments[i]!);
+          if (decoded === undefined) { ok = false; break; }
+          params[pattern.slice(1, -1)] = decoded;
         } else if (pattern !== segments[i]) { ok = false; break; }
       }
       if (!ok) continue;
@@ -103,5 +105,14 @@ export class Router {
       allow.push(c.def.method);
     }
     return allow.length > 0 ? { kind: 'method-not-allowed', allow } : { kind: 'not-found' };
+  }
+}
+
+/** A malformed %-escape cannot name anything: treat it as no match, not as a server error. */
+function safeDecode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
   }
 }

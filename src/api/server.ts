@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
-import { clientIp, IpAllowlist } from '../util/ip.js';
+import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
 import { formatIssues } from '../util/zod.js';
 import { Authenticator } from './auth.js';
 import { HttpError, readBody, sendError, sendJson } from './http.js';
@@ -47,7 +47,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const ip = clientIp(req, trusted);
     const method = req.method ?? 'GET';
 
-    const ipWait = perIp.take(ip, config.limits.api_rps_per_ip);
+    const ipWait = perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
     if (ipWait > 0) {
       req.resume();
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
@@ -102,6 +102,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         return;
       }
       if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
+      // A client that hung up mid-request is not a server failure.
+      if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
       sendError(res, 500, 'Internal server error');
     });

@@ -64,7 +64,9 @@ export class ProfileStore {
   }
 
   get(name: string): Profile | undefined {
-    return this.#conf.get('profiles')?.[name];
+    const profiles = this.#conf.get('profiles') ?? {};
+    // A name like `toString` must not find Object.prototype's.
+    return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   }
 
   /** The profile chosen with `profile use`; else the one named `default`, if any. */
@@ -88,7 +90,7 @@ export class ProfileStore {
 
   remove(name: string): boolean {
     const profiles = { ...this.#conf.get('profiles') };
-    if (!(name in profiles)) return false;
+    if (!Object.hasOwn(profiles, name)) return false;
     delete profiles[name];
     this.#conf.set('profiles', profiles);
     if (this.#conf.get('current') === name) this.#conf.delete('current');

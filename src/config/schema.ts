@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { isValidIp } from '../util/ip.js';
 
 const port = z.number().int().min(0).max(65535);
+const address = z.string().refine(isValidIp, { message: 'must be an IPv4 or IPv6 address (no ranges)' });
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'lowercase letters, digits and underscores, starting with a letter or digit').max(40);
 
 export const environmentSchema = z.strictObject({
@@ -41,7 +43,7 @@ export const configSchema = z.strictObject({
     host: z.string().default('127.0.0.1'),
     port: port.default(8080),
     /** Socket addresses whose X-Forwarded-For is believed. */
-    trusted_proxies: z.array(z.string()).default([]),
+    trusted_proxies: z.array(address).default([]),
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
   }).default({ host: '127.0.0.1', port: 8080, trusted_proxies: [], max_body_bytes: 1024 * 1024 }),
   gateway: z.strictObject({
@@ -50,15 +52,18 @@ export const configSchema = z.strictObject({
     host_prefix: z.string().regex(/^[a-z0-9-]+$/).default('rpc'),
     rpc_domain: z.string().min(1).default('localhost:8545'),
     scheme: z.enum(['http', 'https']).default('http'),
-    trusted_proxies: z.array(z.string()).default([]),
+    trusted_proxies: z.array(address).default([]),
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
     max_batch: z.number().int().min(1).default(100),
     upstream_timeout_ms: z.number().int().min(100).default(10_000),
     /** How often each environment's node is asked for its version and block height. */
     probe_interval_ms: z.number().int().min(100).default(15_000),
+    /** How often the gateway re-reads every endpoint, for changes made by other processes. */
+    registry_reload_ms: z.number().int().min(100).default(5000),
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
+    registry_reload_ms: 5000,
   }),
   limits: z.strictObject({
     api_rps_per_ip: z.number().int().min(1).default(30),

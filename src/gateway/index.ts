@@ -23,7 +23,7 @@ export interface Gateway {
 
 export async function createGateway(store: Store, config: Config, log: (line: string) => void): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
-  await registry.start();
+  await registry.start(config.gateway.registry_reload_ms);
   const meter = new UsageMeter(store, log);
   meter.start();
   const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);

@@ -25,6 +25,12 @@ export class UsageMeter {
   }
 
   record(endpointId: number, accountId: number, method: string, credits: number, requests = 1, now = Date.now()): void {
+    // One bad row would fail every later flush of the whole batch: refuse it here, loudly.
+    if (!Number.isSafeInteger(credits) || !Number.isSafeInteger(requests)) {
+      this.#log(`gateway: usage of ${method} on endpoint ${endpointId} has a non-integer count; counted as 0 credits`);
+      credits = Number.isSafeInteger(credits) ? credits : 0;
+      requests = Number.isSafeInteger(requests) ? requests : 1;
+    }
     if (now >= this.#dayEndsAt) this.#rollDay(now);
     let perEndpoint = this.#current.get(endpointId);
     if (!perEndpoint) {

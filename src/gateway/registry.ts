@@ -80,24 +80,26 @@ export class EndpointRegistry {
       .select(['e.id', 'e.uuid', 'e.account_id', 'e.status', 'e.allowed_ips', 'e.network_environment_id', 'a.plan_id']);
   }
 
+  /**
+   * Updates the known object in place: a request that looked it up before a refresh (and is
+   * still reading its body) then counts against the same RPS window as the ones after it.
+   */
   #toState(
     row: { id: number; uuid: string; account_id: number; status: string; allowed_ips: string; network_environment_id: number; plan_id: number },
     previous: EndpointState | undefined,
   ): EndpointState {
     const catalog = this.#store.catalog;
     const env = catalog.environment(row.network_environment_id);
-    return {
-      id: row.id,
-      uuid: row.uuid,
-      accountId: row.account_id,
-      paused: row.status !== 'active',
-      allowlist: new IpAllowlist(JSON.parse(row.allowed_ips) as string[]),
-      env,
-      hostLabel: env ? `${this.#config.gateway.host_prefix}-${env.network.slug}-${env.slug}` : '',
-      rpsLimit: catalog.plan(row.plan_id)?.rps_limit ?? 0,
-      // A refresh must not hand out a fresh window mid-second.
-      windowSecond: previous?.windowSecond ?? 0,
-      windowCount: previous?.windowCount ?? 0,
+    const state = previous ?? {
+      id: row.id, uuid: row.uuid, accountId: row.account_id, paused: false, allowlist: new IpAllowlist([]),
+      env, hostLabel: '', rpsLimit: 0, windowSecond: 0, windowCount: 0,
     };
+    state.accountId = row.account_id;
+    state.paused = row.status !== 'active';
+    state.allowlist = new IpAllowlist(JSON.parse(row.allowed_ips) as string[]);
+    state.env = env;
+    state.hostLabel = env ? `${this.#config.gateway.host_prefix}-${env.network.slug}-${env.slug}` : '';
+    state.rpsLimit = catalog.plan(row.plan_id)?.rps_limit ?? 0;
+    return state;
   }
 }

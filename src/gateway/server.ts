@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
 import { ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
 import { parseRpc } from './jsonrpc.js';
-import { priceRest, priceRpc } from './credits.js';
+import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
@@ -132,9 +132,9 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (upstream.status >= 200 && upstream.status < 300) {
       const network = ep.env!.network;
       if (parsed.kind === 'single') {
-        meter.record(ep.id, ep.accountId, parsed.call.method, priceRpc(network, parsed.call.method));
+        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
       } else {
-        for (const call of parsed.calls) meter.record(ep.id, ep.accountId, call.method, priceRpc(network, call.method));
+        for (const call of parsed.calls) meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method));
       }
     }
     if (parsed.kind === 'batch' && parsed.rejected.length > 0) return mergeBatch(res, upstream, parsed.rejected);
@@ -154,9 +154,11 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     } else {
       req.resume();
     }
-    if (!takeWindow(ep, 1)) return send(res, 429, 'rps');
     const q = pathAndQuery.indexOf('?');
     const path = q === -1 ? pathAndQuery : pathAndQuery.slice(0, q);
+    // `..` would climb out of the upstream URL's own path (which may hold a provider key).
+    if (hasDotSegment(path)) return sendJson(res, 400, rpcError(-32600, 'invalid path'));
+    if (!takeWindow(ep, 1)) return send(res, 429, 'rps');
     const ct = req.headers['content-type'];
     const upstream = await forward(res, ep, { method, path: pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`, body, contentType: ct });
     if (!upstream) return;
@@ -168,11 +170,13 @@ export function createGatewayServer(deps: GatewayDeps): Server {
   }
 
   function hostMatches(host: string | undefined, ep: EndpointState): boolean {
-    if (host === undefined || !host.startsWith(prefix)) return true;
+    if (host === undefined) return true;
     const dot = host.indexOf('.');
-    // Only a Host of the `{prefix}-{network}-{env}.` form is checked; IPs and other names route by UUID alone.
     if (dot === -1) return true;
-    return host.slice(0, dot).toLowerCase() === ep.hostLabel;
+    // Host names are case-insensitive; so is the check.
+    const label = host.slice(0, dot).toLowerCase();
+    // Only a Host of the `{prefix}-{network}-{env}.` form is checked; IPs and other names route by UUID alone.
+    return !label.startsWith(prefix) || label === ep.hostLabel;
   }
 
   async function forward(res: ServerResponse, ep: EndpointState, req: UpstreamRequest): Promise<UpstreamResponse | undefined> {
@@ -213,6 +217,11 @@ export function createGatewayServer(deps: GatewayDeps): Server {
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
+      // A client that hung up mid-request is not a gateway failure.
+      if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') {
+        res.destroy();
+        return;
+      }
       log(`gateway: ${req.method} request failed: ${(err as Error)?.stack ?? String(err)}`);
       if (!res.headersSent) sendJson(res, 500, rpcError(-32603, 'internal error'));
       else res.destroy();
@@ -242,4 +251,19 @@ async function readAll(upstream: UpstreamResponse): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of upstream.body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function hasDotSegment(path: string): boolean {
+  for (const raw of path.split('/')) {
+    let segment = raw;
+    if (segment.includes('%')) {
+      try {
+        segment = decodeURIComponent(segment);
+      } catch {
+        return true;
+      }
+    }
+    if (segment === '.' || segment === '..') return true;
+  }
+  return false;
 }

@@ -7,8 +7,22 @@ export function normalizeIp(ip: string): string {
   return ip;
 }
 
+/** A client address as the allowlists take it: IPv4 or IPv6, no zone id (`%eth0`), no range. */
 export function isValidIp(value: string): boolean {
-  return value.length <= 45 && isIP(value) !== 0;
+  return value.length <= 45 && !value.includes('%') && isIP(value) !== 0;
+}
+
+/**
+ * The key a per-address limit counts under. One IPv6 client usually holds a whole /64, so
+ * IPv6 addresses count by their /64; IPv4 by the address.
+ */
+export function rateLimitKey(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const [head = '', tail] = ip.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
 /**
