@@ -3,12 +3,15 @@ import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
 import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
+import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 
 export interface ServiceOptions {
   configFile?: string;
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
+  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
 }
 
 export interface RunningService {
@@ -16,6 +19,7 @@ export interface RunningService {
   store: Store;
   dataDir: string;
   apiUrl: string;
+  addressWatch: AddressWatch;
   stop(): Promise<void>;
 }
 
@@ -27,11 +31,22 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
-  const api = createApiServer({ store, config, log });
+  // --- Address Watch (issue 5): scanners, delivery worker, /v1/address-watch routes ---
+  let addressWatch: AddressWatch;
+  try {
+    addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  // --- end Address Watch ---
+
+  const api = createApiServer({ store, config, log, routes: [...addressWatch.routes] });
   let apiServer: Server | undefined;
   try {
     apiServer = await listen(api.server, config.api.port, config.api.host);
   } catch (err) {
+    await addressWatch.stop();
     await store.close();
     throw err;
   }
@@ -39,10 +54,12 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, apiUrl,
+    config, store, dataDir, apiUrl, addressWatch,
     stop() {
       stopping ??= (async () => {
         await closeServer(apiServer);
+        // After the API (no new watches) and before the store: in-flight blocks and deliveries are recorded.
+        await addressWatch.stop();
         await store.close();
       })();
       return stopping;
