@@ -36,6 +36,7 @@ export class EvmScanner {
   #timer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
   #lastError = '';
+  #stopping: Promise<void> | undefined;
 
   constructor(o: ScannerOptions) {
     this.#o = o;
@@ -50,12 +51,15 @@ export class EvmScanner {
   }
 
   /** Stops after the block in hand is recorded (a block is all or nothing). */
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#wake?.();
-    await this.#loop;
-    await this.#rpc.close();
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#running = false;
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#wake?.();
+      await this.#loop;
+      await this.#rpc.close();
+    })();
+    return this.#stopping;
   }
 
   async #run(): Promise<void> {

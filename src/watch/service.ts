@@ -31,6 +31,7 @@ export class AddressWatch {
   #reconciling: Promise<void> = Promise.resolve();
   #again = false;
   #stopped = false;
+  #stopping: Promise<void> | undefined;
   #unsubscribe: () => void = () => {};
 
   constructor(o: AddressWatchOptions) {
@@ -89,13 +90,16 @@ export class AddressWatch {
   }
 
   /** Scanners finish the block in hand, the worker the deliveries in flight. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#unsubscribe();
-    await this.#reconciling;
-    await Promise.all([...this.#scanners.values()].map((s) => s.stop()));
-    this.#scanners.clear();
-    await this.worker.stop();
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#stopped = true;
+      this.#unsubscribe();
+      await this.#reconciling;
+      await Promise.all([...this.#scanners.values()].map((s) => s.stop()));
+      this.#scanners.clear();
+      await this.worker.stop();
+    })();
+    return this.#stopping;
   }
 }
 

@@ -56,6 +56,7 @@ export class DeliveryWorker {
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #kicked = false;
+  #stopping: Promise<void> | undefined;
 
   constructor(o: DeliveryWorkerOptions) {
     this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...o };
@@ -82,12 +83,15 @@ export class DeliveryWorker {
   }
 
   /** Stops claiming and lets the deliveries in flight finish and be recorded. */
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
-    await Promise.allSettled(this.#inflight.values());
-    await this.#agent.close();
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#running = false;
+      this.#wake?.();
+      await this.#loop;
+      await Promise.allSettled(this.#inflight.values());
+      await this.#agent.close();
+    })();
+    return this.#stopping;
   }
 
   async #run(): Promise<void> {
