@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Catalog, Database, Environment, Store } from '../store/index.js';
 import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
 import { envIdentifier, filtersSelect } from '../webhooks/filters.js';
@@ -119,7 +119,9 @@ export async function rewindTo(store: Store, envId: number, height: number): Pro
       await trx.updateTable('watch_events').set({ removed: 1 }).where('id', 'in', chunk).execute();
       const res = await trx.updateTable('webhook_deliveries')
         .set({ status: 'cancelled', last_error: 'the block left the chain (reorg)', lease_owner: null, lease_until: null })
-        .where('event_id', 'in', chunk).where('status', '=', 'pending').where(sql<boolean>`lease_until IS NULL OR lease_until < ${Date.now()}`)
+        .where('event_id', 'in', chunk).where('status', '=', 'pending')
+        // One in flight now is left to finish: it may already be at the receiver.
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', Date.now())]))
         .executeTakeFirst();
       cancelled += Number(res.numUpdatedRows);
     }

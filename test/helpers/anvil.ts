@@ -36,7 +36,7 @@ export async function startAnvil(opts: { blockTime?: number } = {}): Promise<Anv
   child.stderr!.resume();
   const transport = http(url);
   const chain = { ...foundry, rpcUrls: { default: { http: [url] } } };
-  const pub = createPublicClient({ chain, transport });
+  const pub = createPublicClient({ chain, transport, cacheTime: 0 });
   const accounts = await pub.request({ method: 'eth_accounts' } as never) as Address[];
   return {
     url, accounts, public: pub,
