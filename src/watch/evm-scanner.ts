@@ -44,10 +44,14 @@ export class EvmScanner {
     this.#rpc = new RpcClient(o.env.upstreams, o.upstreamTimeoutMs);
   }
 
-  start(): void {
-    if (this.#running) return;
+  /** Resolves once the scanner knows where it starts (or its upstream failed to say). */
+  start(): Promise<void> {
+    if (this.#running) return Promise.resolve();
     this.#running = true;
-    this.#loop = this.#run();
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => { ready = resolve; });
+    this.#loop = this.#run(ready);
+    return started;
   }
 
   /** Stops after the block in hand is recorded (a block is all or nothing). */
@@ -62,7 +66,13 @@ export class EvmScanner {
     return this.#stopping;
   }
 
-  async #run(): Promise<void> {
+  async #run(ready: () => void): Promise<void> {
+    try {
+      await this.#startingCursor();
+    } catch {
+      // step() tries again and logs.
+    }
+    ready();
     while (this.#running) {
       let caughtUp = true;
       try {
@@ -83,12 +93,7 @@ export class EvmScanner {
     const { store, env } = this.#o;
     const head = Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
     const safe = head - Math.max(1, env.confirmations) + 1;
-    let next = await getCursor(store, env.id);
-    if (next === undefined) {
-      // A new scanner starts at the chain's current confirmed block: watching is not a backfill.
-      next = Math.max(0, safe);
-      await setCursor(store.db, env.id, next);
-    }
+    const next = await this.#startingCursor(head);
     if (next > safe || !this.#running) return true;
 
     const block = await this.#rpc.call<RpcBlock | null>('eth_getBlockByNumber', [`0x${next.toString(16)}`, true]);
@@ -107,6 +112,21 @@ export class EvmScanner {
     const r = await recordBlock(store, this.#o.registry, env, { height: next, hash: block.hash, txHashes: block.transactions.map((t) => t.hash) }, hits);
     if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
     return next >= safe;
+  }
+
+  /**
+   * The persisted cursor; a new scanner starts at the chain's first unconfirmed block as of
+   * now: watching is not a backfill, but a payment sent right after the watch was added is
+   * still ahead of the cursor.
+   */
+  async #startingCursor(knownHead?: number): Promise<number> {
+    const { store, env } = this.#o;
+    const stored = await getCursor(store, env.id);
+    if (stored !== undefined) return stored;
+    const head = knownHead ?? Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
+    const next = Math.max(0, head - Math.max(1, env.confirmations) + 2);
+    await setCursor(store.db, env.id, next);
+    return next;
   }
 
   #name(): string {

@@ -71,6 +71,7 @@ export class AddressWatch {
       // Nothing is watched there any more: a later watch starts at the head, not at a stale cursor.
       await store.db.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
     }
+    const starting: Promise<void>[] = [];
     for (const envId of wanted) {
       if (this.#scanners.has(envId) || this.#stopped) continue;
       const env = store.catalog.environment(envId);
@@ -81,7 +82,14 @@ export class AddressWatch {
         onRecorded: () => this.worker.kick(),
       });
       this.#scanners.set(envId, scanner);
-      scanner.start();
+      starting.push(scanner.start());
+    }
+    // A new watch takes effect from the block after the head at the time of the add; a slow
+    // upstream may not hold up the API for long, though.
+    if (starting.length) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(starting), new Promise((r) => { timer = setTimeout(r, 3000); })]);
+      clearTimeout(timer);
     }
   }
 

@@ -128,7 +128,8 @@ export class DeliveryWorker {
     }
     if (picked.length === 0) return 0;
     const rows = await this.#o.store.db.updateTable('webhook_deliveries')
-      .set({ lease_owner: this.id, lease_until: now + this.#leaseMs })
+      // The attempt counts from the claim: one cut short by a crash still moves the schedule on.
+      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.#leaseMs, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', picked).where('status', '=', 'pending')
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
       .returningAll().execute();
@@ -154,7 +155,7 @@ export class DeliveryWorker {
       await this.#finish(row, 'cancelled', null, target ? 'webhook disabled' : 'no webhook configured');
       return;
     }
-    const attempt = row.attempts + 1;
+    const attempt = row.attempts;
     const outcome = await this.#post(target, row, attempt);
     await this.#record(row, attempt, outcome);
   }

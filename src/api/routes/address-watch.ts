@@ -87,7 +87,12 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
           const { row, created } = await addWatch(app.store, {
             accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address,
           });
-          if (created) deps.registry.add(row);
+          if (created) {
+            deps.registry.add(row);
+            // Returns once a scanner for the network knows where it starts, so a payment sent
+            // right after this answer is seen.
+            await deps.reconcile();
+          }
           const watch = presentWatch(row);
           return { ok: true, ...watch, watch, created };
         } catch (err) {
