@@ -18,7 +18,8 @@ export interface Anvil {
 export async function startAnvil(opts: { blockTime?: number } = {}): Promise<Anvil> {
   const args = ['--host', '127.0.0.1', '--port', '0', '--accounts', '5'];
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime));
-  const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: the npm bin is a wrapper around the real binary, and both must go.
+  const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`anvil did not start:\n${out}`)), 20_000);
@@ -45,7 +46,7 @@ export async function startAnvil(opts: { blockTime?: number } = {}): Promise<Anv
     stop: () => new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();
       child.once('exit', () => resolve());
-      child.kill('SIGKILL');
+      process.kill(-child.pid!, 'SIGKILL');
     }),
   };
 }
