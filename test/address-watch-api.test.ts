@@ -285,6 +285,40 @@ describe('deliveries', () => {
   });
 });
 
+describe('SSRF at delivery time and openapi.json', () => {
+  it('a URL that turns private after the PUT (DNS change, direct store edit) is refused when delivering', async () => {
+    const m = await strict.merchant({ plan: 'pro' });
+    const deliveries = async () => (await m.call('GET', '/v1/address-watch/deliveries')).body.deliveries as any[];
+    for (const url of [rx.url, rx.url.replace('127.0.0.1', 'localhost')]) {
+      // As if the PUT had passed: write the row the PUT would have written.
+      await strict.store.db.insertInto('watch_webhooks')
+        .values({ account_id: m.userId, url, enabled: 1, filters: '{}', updated_at: new Date().toISOString() })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet({ url })).execute();
+      const before = rx.received.length;
+      const id = (await m.call('POST', '/v1/address-watch/webhook/test', json({ type: 'payment', network: 'eth' }))).body.webhook_id;
+      const deadline = Date.now() + 5000;
+      let d: any;
+      while (!(d = (await deliveries()).find((x) => x.webhook_id === id && x.attempts.length === 1))) {
+        if (Date.now() > deadline) throw new Error('no attempt recorded');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(d.attempts[0].status_code).toBeNull();
+      expect(d.attempts[0].error, url).toMatch(/refused: .*loopback, private or link-local/);
+      expect(rx.received.length).toBe(before);
+    }
+  });
+
+  it('openapi.json describes the Address Watch routes', async () => {
+    const { rawCall } = await import('./helpers/service.js');
+    const doc = (await rawCall(t.baseUrl, 'GET', '/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths).filter((p: string) => p.startsWith('/v1/address-watch'))).toEqual([
+      '/v1/address-watch/account', '/v1/address-watch/addresses', '/v1/address-watch/events', '/v1/address-watch/webhook',
+      '/v1/address-watch/webhook/test', '/v1/address-watch/deliveries',
+    ]);
+    expect(Object.keys(doc.paths['/v1/address-watch/addresses'])).toEqual(['get', 'post', 'delete']);
+  });
+});
+
 async function waitForList(m: Merchant, predicate: (d: any[]) => boolean, ms = 10_000): Promise<any[]> {
   const deadline = Date.now() + ms;
   for (;;) {
