@@ -92,7 +92,7 @@ describe('SSRF rules', () => {
   it.each([
     ['127.0.0.1', false, 'loopback'], ['10.0.0.5', false, 'loopback'], ['172.20.1.1', false, 'private'], ['192.168.0.1', false, 'private'],
     ['169.254.10.10', false, 'link-local'], ['::1', false, 'loopback'], ['fe80::1', false, 'link-local'], ['fd12::1', false, 'private'],
-    ['::ffff:127.0.0.1', false, 'loopback'], ['100.64.0.1', false, 'private'],
+    ['::ffff:127.0.0.1', false, 'loopback'], ['::ffff:7f00:1', false, 'loopback'], ['100.64.0.1', false, 'private'],
     ['169.254.169.254', true, 'metadata'], ['fd00:ec2::254', true, 'metadata'], ['0.0.0.0', true, 'routable'], ['224.0.0.1', true, 'routable'],
   ])('%s is refused (allow_private=%s)', (ip, allowPrivate, word) => {
     expect(blockedReason(ip, allowPrivate)).toContain(word);
