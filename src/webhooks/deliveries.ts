@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Environment, Store, WebhookDeliveryRow } from '../store/index.js';
+import type { Environment, Store, WebhookAttemptRow, WebhookDeliveryRow } from '../store/index.js';
 import { envIdentifier, type EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
 
@@ -25,14 +25,8 @@ export async function enqueueTestDelivery(
   return { webhookId, body };
 }
 
-export interface PublicAttempt {
-  attempt: number;
-  started_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  next_retry_at: string | null;
-}
+/** An attempt as the API shows it: the stored row without its keys. */
+export type PublicAttempt = Omit<WebhookAttemptRow, 'id' | 'delivery_id'>;
 
 export interface PublicDelivery {
   delivery_id: string;
@@ -63,10 +57,10 @@ export async function listDeliveries(
   const attempts = rows.length === 0 ? [] : await store.db.selectFrom('webhook_attempts').selectAll()
     .where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').execute();
   const byDelivery = new Map<number, PublicAttempt[]>();
-  for (const a of attempts) {
-    const list = byDelivery.get(a.delivery_id) ?? [];
-    list.push({ attempt: a.attempt, started_at: a.started_at, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, next_retry_at: a.next_retry_at });
-    byDelivery.set(a.delivery_id, list);
+  for (const { id: _id, delivery_id, ...attempt } of attempts) {
+    const list = byDelivery.get(delivery_id) ?? [];
+    list.push(attempt);
+    byDelivery.set(delivery_id, list);
   }
   return {
     deliveries: rows.map((r) => present(r, byDelivery.get(r.id) ?? [])),
