@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AddressWatchClient } from '../src/client/index.js';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { startReceiver, signatureValid, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
@@ -119,6 +120,19 @@ describe('watched addresses', () => {
     const other = await t.merchant({ plan: 'pro' });
     expect((await other.call('DELETE', '/v1/address-watch/addresses', json({ watch_id: ids[1] }))).status).toBe(404);
     expect((await m.call('GET', '/v1/address-watch/addresses')).body.total).toBe(4);
+  });
+});
+
+describe('the typed client', () => {
+  it('AddressWatchClient.all() pages through every watch', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const watch = new AddressWatchClient(m.client);
+    for (let i = 1; i <= 203; i++) await watch.add('eth', `0x${i.toString(16).padStart(40, '0')}`);
+    const seen: string[] = [];
+    for await (const w of watch.all({ network_slug: 'eth' })) seen.push(w.address.toLowerCase());
+    expect(seen).toHaveLength(203);
+    expect(new Set(seen).size).toBe(203);
+    expect((await watch.account()).slots_used).toBe(203);
   });
 });
 

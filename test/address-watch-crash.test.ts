@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient } from '../src/client/index.js';
+import { AddressWatchClient, ApiClient } from '../src/client/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { testConfig } from './helpers/service.js';
@@ -69,15 +69,15 @@ describe('at-least-once delivery across kill -9', () => {
     let client = new ApiClient({ baseUrl: first.api, apiKey: key.api_key, secret: key.secret });
     const port = await freePort();
     const A = anvil.accounts[1]!;
-    await client.request('PUT', '/v1/address-watch/webhook', { body: { url: `http://127.0.0.1:${port}/hooks`, enabled: true, events: { block: false } } });
-    await client.request('POST', '/v1/address-watch/addresses', { body: { network_slug: 'anvil', address: A } });
+    const watch = new AddressWatchClient(client);
+    await watch.setWebhook({ url: `http://127.0.0.1:${port}/hooks`, enabled: true, events: { block: false } });
+    expect((await watch.add('anvil', A)).created).toBe(true);
     const pay = (i: number) => anvil.wallet.sendTransaction({ account: anvil.accounts[0]!, to: A as Address, value: BigInt(1000 + i), chain: null });
 
     // 1. The receiver is down: three events whose first attempt fails.
     for (let i = 0; i < 3; i++) await pay(i);
     await until(async () => {
-      const { deliveries } = await client.request<{ deliveries: any[] }>('GET', '/v1/address-watch/deliveries');
-      if (process.env.DBG) console.error(JSON.stringify(deliveries.map((d) => [d.status, d.attempt_count, d.last_error])));
+      const { deliveries } = await watch.deliveries();
       return deliveries.length === 3 && deliveries.every((d) => d.attempt_count >= 1 && d.status === 'pending');
     });
 
@@ -99,7 +99,7 @@ describe('at-least-once delivery across kill -9', () => {
     client = new ApiClient({ baseUrl: second.api, apiKey: key.api_key, secret: key.secret });
     try {
       await rx.waitFor((all) => new Set(all.map((r) => r.headers['x-webhook-id'])).size === 5, 40_000);
-      const { events } = await client.request<{ events: any[] }>('GET', '/v1/address-watch/events');
+      const { events } = await new AddressWatchClient(client).events();
       expect(events.map((e) => e.amount)).toEqual(['1000', '1001', '1002', '1003', '1004']);
       expect([...new Set(rx.received.map((r) => r.headers['x-webhook-id']))].sort()).toEqual(events.map((e) => `evt_${e.id}`).sort());
       for (const r of rx.received) expect(signatureValid(secret, r)).toBe(true);

@@ -2,19 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import type { ParsedAddress } from './addresses.js';
+import type { WatchedAddress } from '../client/address-watch.js';
 
 export class SlotLimitError extends Error {
   readonly code = 'E_SLOT_LIMIT';
 }
 
-export interface PublicWatch {
-  watch_id: string;
-  network_slug: string;
-  address: string;
-  created_at: string;
-}
-
-export function presentWatch(r: WatchedAddressRow): PublicWatch {
+export function presentWatch(r: WatchedAddressRow): WatchedAddress {
   return { watch_id: r.watch_id, network_slug: r.network_slug, address: r.address, created_at: r.created_at };
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Environment, Store, WebhookAttemptRow, WebhookDeliveryRow } from '../store/index.js';
+import type { WebhookAttempt, WebhookDelivery, DeliveryStatus } from '../client/address-watch.js';
+import type { Environment, Store, WebhookDeliveryRow } from '../store/index.js';
 import { envIdentifier, type EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
 
@@ -25,30 +26,10 @@ export async function enqueueTestDelivery(
   return { webhookId, body };
 }
 
-/** An attempt as the API shows it: the stored row without its keys. */
-export type PublicAttempt = Omit<WebhookAttemptRow, 'id' | 'delivery_id'>;
-
-export interface PublicDelivery {
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string | null;
-  type: string;
-  network: string;
-  test: boolean;
-  status: string;
-  attempt_count: number;
-  next_retry_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: string;
-  delivered_at: string | null;
-  attempts: PublicAttempt[];
-}
-
 /** Newest first, each with its attempts; `before` pages back by delivery id. */
 export async function listDeliveries(
   store: Store, q: { accountId: number; limit: number; before?: number; status?: string; eventId?: number },
-): Promise<{ deliveries: PublicDelivery[]; next_before: string | null }> {
+): Promise<{ deliveries: WebhookDelivery[]; next_before: string | null }> {
   let query = store.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', q.accountId);
   if (q.before !== undefined) query = query.where('id', '<', q.before);
   if (q.status !== undefined) query = query.where('status', '=', q.status);
@@ -56,7 +37,7 @@ export async function listDeliveries(
   const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
   const attempts = rows.length === 0 ? [] : await store.db.selectFrom('webhook_attempts').selectAll()
     .where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').execute();
-  const byDelivery = new Map<number, PublicAttempt[]>();
+  const byDelivery = new Map<number, WebhookAttempt[]>();
   for (const { id: _id, delivery_id, ...attempt } of attempts) {
     const list = byDelivery.get(delivery_id) ?? [];
     list.push(attempt);
@@ -68,10 +49,10 @@ export async function listDeliveries(
   };
 }
 
-function present(r: WebhookDeliveryRow, attempts: PublicAttempt[]): PublicDelivery {
+function present(r: WebhookDeliveryRow, attempts: WebhookAttempt[]): WebhookDelivery {
   return {
     delivery_id: String(r.id), webhook_id: r.webhook_id, event_id: r.event_id === null ? null : String(r.event_id),
-    type: r.type, network: r.network, test: r.is_test === 1, status: r.status, attempt_count: r.attempts,
+    type: r.type, network: r.network, test: r.is_test === 1, status: r.status as DeliveryStatus, attempt_count: r.attempts,
     next_retry_at: r.status === 'pending' ? new Date(r.next_attempt_at).toISOString() : null,
     last_status_code: r.last_status_code, last_error: r.last_error, created_at: r.created_at, delivered_at: r.delivered_at, attempts,
   };

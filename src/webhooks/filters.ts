@@ -1,14 +1,8 @@
+import type { WebhookEventFilters } from '../client/address-watch.js';
 import type { Catalog, Environment } from '../store/index.js';
 
 /** The flat `events` object of the webhook configuration (decisions.md). */
-export interface WebhookFilters {
-  payment: boolean;
-  payment_networks: string[];
-  payout: boolean;
-  payout_networks: string[];
-  block: boolean;
-  block_networks: string[];
-}
+export type WebhookFilters = WebhookEventFilters;
 
 export const DEFAULT_FILTERS: WebhookFilters = {
   payment: true, payment_networks: [], payout: true, payout_networks: [], block: true, block_networks: [],
