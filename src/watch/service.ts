@@ -5,7 +5,8 @@ import { addressWatchRoutes } from '../api/routes/address-watch.js';
 import { blockSubscribers } from '../webhooks/config.js';
 import { blockNetworkEnvIds } from '../webhooks/filters.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
-import { EvmScanner } from './evm-scanner.js';
+import { EvmChain } from './evm-chain.js';
+import { Scanner } from './scanner.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
 
@@ -27,7 +28,7 @@ export class AddressWatch {
   readonly worker: DeliveryWorker;
   readonly routes: RouteDef[];
   readonly #o: AddressWatchOptions;
-  readonly #scanners = new Map<number, EvmScanner>();
+  readonly #scanners = new Map<number, Scanner>();
   #reconciling: Promise<void> = Promise.resolve();
   #again = false;
   #stopped = false;
@@ -77,8 +78,8 @@ export class AddressWatch {
       const env = store.catalog.environment(envId);
       // Stellar watches are stored and validated; scanning Horizon is not built yet (docs/address-watch.md).
       if (!env || env.network.family !== 'evm' || env.upstreams.length === 0) continue;
-      const scanner = new EvmScanner({
-        store, registry: this.registry, env, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
+      const scanner = new Scanner({
+        store, registry: this.registry, env, chain: new EvmChain(env.upstreams), log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
         onRecorded: () => this.worker.kick(),
       });
       this.#scanners.set(envId, scanner);

@@ -1,36 +1,43 @@
 import type { Environment, Store } from '../store/index.js';
-import { matchEvmBlock, TRANSFER_TOPIC, type EvmLog, type EvmTx } from './match.js';
+import type { Hit } from './match.js';
 import { getCursor, recordBlock, rewindTo, setCursor, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
-import { RpcClient } from './rpc.js';
 
-interface RpcBlock {
-  number: string;
+/** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
+export interface FetchedBlock {
   hash: string;
   parentHash: string;
-  transactions: EvmTx[];
+  txHashes: string[];
+  hits: Hit[];
+}
+
+/** What a scanner needs from a chain family: its head, and a block with its hits. */
+export interface ChainAdapter {
+  head(): Promise<number>;
+  /** undefined when the node does not have the block (yet). */
+  block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined>;
+  close(): Promise<void>;
 }
 
 export interface ScannerOptions {
   store: Store;
   registry: WatchRegistry;
   env: Environment;
+  chain: ChainAdapter;
   log: (line: string) => void;
   pollMs: number;
   /** Told after a block's events are committed, so the delivery worker need not wait for its poll. */
   onRecorded?: (deliveries: number) => void;
-  upstreamTimeoutMs?: number;
 }
 
 /**
- * Follows one EVM environment's chain, block by block, `confirmations` behind the head.
- * Each block is checked against the parent hash of the block before it; on a mismatch the
+ * Follows one environment's chain, block by block, `confirmations` behind the head. Each
+ * block is checked against the parent hash of the block before it; on a mismatch the
  * scanner rewinds one block at a time until it is back on the chain.
  */
-export class EvmScanner {
+export class Scanner {
   readonly env: Environment;
   readonly #o: ScannerOptions;
-  readonly #rpc: RpcClient;
   #running = false;
   #loop: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -41,7 +48,6 @@ export class EvmScanner {
   constructor(o: ScannerOptions) {
     this.#o = o;
     this.env = o.env;
-    this.#rpc = new RpcClient(o.env.upstreams, o.upstreamTimeoutMs);
   }
 
   /** Resolves once the scanner knows where it starts (or its upstream failed to say). */
@@ -61,7 +67,7 @@ export class EvmScanner {
       if (this.#timer) clearTimeout(this.#timer);
       this.#wake?.();
       await this.#loop;
-      await this.#rpc.close();
+      await this.#o.chain.close();
     })();
     return this.#stopping;
   }
@@ -90,13 +96,13 @@ export class EvmScanner {
 
   /** Processes at most one block; true when there was nothing to do. */
   async step(): Promise<boolean> {
-    const { store, env } = this.#o;
-    const head = Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
+    const { store, env, chain, registry } = this.#o;
+    const head = await chain.head();
     const safe = head - Math.max(1, env.confirmations) + 1;
     const next = await this.#startingCursor(head);
     if (next > safe || !this.#running) return true;
 
-    const block = await this.#rpc.call<RpcBlock | null>('eth_getBlockByNumber', [`0x${next.toString(16)}`, true]);
+    const block = await chain.block(next, registry, env.id);
     if (!block) return true;
     if (next > 0) {
       const parent = await storedBlockHash(store, env.id, next - 1);
@@ -106,10 +112,7 @@ export class EvmScanner {
         return false;
       }
     }
-    // Logs by block hash, so they belong to exactly the block whose transactions we read.
-    const logs = this.#o.registry.size(env.id) === 0 ? [] : await this.#rpc.call<EvmLog[]>('eth_getLogs', [{ blockHash: block.hash, topics: [TRANSFER_TOPIC] }]);
-    const hits = matchEvmBlock(this.#o.registry, env.id, block.transactions, logs);
-    const r = await recordBlock(store, this.#o.registry, env, { height: next, hash: block.hash, txHashes: block.transactions.map((t) => t.hash) }, hits);
+    const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits);
     if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
     return next >= safe;
   }
@@ -123,7 +126,7 @@ export class EvmScanner {
     const { store, env } = this.#o;
     const stored = await getCursor(store, env.id);
     if (stored !== undefined) return stored;
-    const head = knownHead ?? Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
+    const head = knownHead ?? await this.#o.chain.head();
     const next = Math.max(0, head - Math.max(1, env.confirmations) + 2);
     await setCursor(store.db, env.id, next);
     return next;
