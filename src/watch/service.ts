@@ -7,6 +7,7 @@ import { blockNetworkEnvIds } from '../webhooks/filters.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
 import { EvmChain } from './evm-chain.js';
 import { Scanner } from './scanner.js';
+import { StellarChain } from './stellar-chain.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
 
@@ -76,10 +77,10 @@ export class AddressWatch {
     for (const envId of wanted) {
       if (this.#scanners.has(envId) || this.#stopped) continue;
       const env = store.catalog.environment(envId);
-      // Stellar watches are stored and validated; scanning Horizon is not built yet (docs/address-watch.md).
-      if (!env || env.network.family !== 'evm' || env.upstreams.length === 0) continue;
+      if (!env || env.upstreams.length === 0) continue;
+      const chain = env.network.family === 'stellar' ? new StellarChain(env.upstreams) : new EvmChain(env.upstreams);
       const scanner = new Scanner({
-        store, registry: this.registry, env, chain: new EvmChain(env.upstreams), log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
+        store, registry: this.registry, env, chain, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
         onRecorded: () => this.worker.kick(),
       });
       this.#scanners.set(envId, scanner);
