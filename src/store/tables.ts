@@ -1,4 +1,5 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { WebhookAttempt } from '../client/address-watch.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
 export interface Database {
@@ -157,15 +158,10 @@ export interface WebhookDeliveriesTable {
   delivered_at: string | null;
 }
 
-export interface WebhookAttemptsTable {
+/** An attempt is stored as the API shows it, plus its keys. */
+export interface WebhookAttemptsTable extends WebhookAttempt {
   id: Generated<number>;
   delivery_id: number;
-  attempt: number;
-  started_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  next_retry_at: string | null;
 }
 
 export interface ScannerCursorsTable {
