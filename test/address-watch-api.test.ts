@@ -280,6 +280,33 @@ describe('deliveries', () => {
     expect(usage.methods).toEqual([{ method: 'webhook:payment', requests: 1, credits: 30 }]);
   });
 
+  it('a disabled webhook cancels queued deliveries; the ninth failed attempt gives up', async () => {
+    const { m } = await merchantWithWebhook();
+    const row = (webhook_id: string, attempts: number) => ({
+      webhook_id, account_id: m.userId, event_id: null, type: 'payment', network: 'eth', body: '{}', credits: 30,
+      bill_method: 'webhook:payment', is_test: 0, status: 'pending', attempts, next_attempt_at: Date.now(),
+      lease_owner: null, lease_until: null, last_status_code: null, last_error: null, created_at: new Date().toISOString(), delivered_at: null,
+    });
+    const prev = rx.respond;
+    rx.respond = (rec) => (rec.headers['x-webhook-id'] === 'evt_last_try' ? 500 : prev(rec));
+    try {
+      await t.store.db.insertInto('webhook_deliveries').values(row('evt_last_try', 8)).execute();
+      t.service.addressWatch.worker.kick();
+      const [last] = await waitForList(m, (l) => l[0]?.status === 'failed');
+      expect(last).toMatchObject({ webhook_id: 'evt_last_try', attempt_count: 9, last_status_code: 500, next_retry_at: null });
+      expect(rx.received.find((r) => r.headers['x-webhook-id'] === 'evt_last_try')!.headers['x-webhook-attempt']).toBe('9');
+    } finally {
+      rx.respond = prev;
+    }
+    await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: false }));
+    await t.store.db.insertInto('webhook_deliveries').values(row('evt_while_disabled', 0)).execute();
+    t.service.addressWatch.worker.kick();
+    const [d] = await waitForList(m, (l) => l[0]?.status === 'cancelled');
+    expect(d).toMatchObject({ webhook_id: 'evt_while_disabled', last_error: 'webhook disabled' });
+    expect(rx.received.some((r) => r.headers['x-webhook-id'] === 'evt_while_disabled')).toBe(false);
+    expect((await m.call('GET', '/v1/account/usage?days=7')).body.usage.total_credits).toBe(0);
+  });
+
   it('one slow receiver does not hold up other accounts', async () => {
     const slow = await startReceiver();
     slow.respond = () => new Promise((resolve) => setTimeout(() => resolve(200), 900));
