@@ -307,6 +307,23 @@ describe('deliveries', () => {
     expect((await m.call('GET', '/v1/account/usage?days=7')).body.usage.total_credits).toBe(0);
   });
 
+  it('stop() lets a delivery in flight finish and be recorded', async () => {
+    const own = await startTestService({ networks, plans, webhooks: { allow_private_urls: true } });
+    const slow = await startReceiver();
+    slow.respond = () => new Promise((resolve) => setTimeout(() => resolve(200), 400));
+    try {
+      const m = await own.merchant({ plan: 'pro' });
+      await m.call('PUT', '/v1/address-watch/webhook', json({ url: slow.url, enabled: true }));
+      const id = (await m.call('POST', '/v1/address-watch/webhook/test', json({ type: 'payment', network: 'eth' }))).body.webhook_id;
+      await slow.waitFor((all) => all.length === 1);
+      await own.service.addressWatch.stop();
+      const row = await own.store.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 200, lease_owner: null });
+    } finally {
+      await Promise.all([own.stop(), slow.close()]);
+    }
+  });
+
   it('one slow receiver does not hold up other accounts', async () => {
     const slow = await startReceiver();
     slow.respond = () => new Promise((resolve) => setTimeout(() => resolve(200), 900));
