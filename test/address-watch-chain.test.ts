@@ -14,6 +14,7 @@ let secret: string;
 let A: Address;
 let B: Address;
 let owner: Address;
+let quiet: Merchant;
 
 beforeAll(async () => {
   [anvil, rx] = await Promise.all([startAnvil(), startReceiver()]);
@@ -32,6 +33,10 @@ beforeAll(async () => {
   for (const address of [A.toLowerCase(), B]) {
     expect((await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil', address }))).body.created).toBe(true);
   }
+  // A second account watches A too, with its webhook switched off: events, but no deliveries.
+  quiet = await t.merchant({ plan: 'pro' });
+  await quiet.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: false }));
+  await quiet.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil-local', address: A }));
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -94,6 +99,13 @@ describe('Address Watch against a real chain (anvil)', () => {
     expect(onlyB).toEqual([got[2]]);
     const paged = (await m.call('GET', `/v1/address-watch/events?limit=2&after=${got[1]!.id}`)).body;
     expect(paged.events).toEqual([got[2], got[3]]);
+
+    const quietFeed = (await quiet.call('GET', '/v1/address-watch/events')).body.events as any[];
+    expect(quietFeed.map((e) => [e.tx_hash, e.type, e.network])).toEqual([
+      [tx1, 'payment', 'anvil-local'], [tx2, 'payout', 'anvil-local'], [tx3, 'payment', 'anvil-local'], [tx4, 'other', 'anvil-local'],
+    ]);
+    expect((await quiet.call('GET', '/v1/address-watch/deliveries')).body.deliveries).toEqual([]);
+    expect(received.every((r) => JSON.parse(r.body).network === 'anvil')).toBe(true);
 
     const usage = await waitForUsage(m, (u) => u.total_credits === 5 * 30);
     expect(usage.methods).toEqual([
