@@ -6,3 +6,5 @@ export { ApiClient } from './api-client.js';
 export type { ApiClientOptions, RequestOptions, RawResponse } from './api-client.js';
 export { RpcctlClientError, ApiError, NetworkError } from './errors.js';
 export type * from './types.js';
+export { AddressWatchClient } from './address-watch.js';
+export type * from './address-watch.js';

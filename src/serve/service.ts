@@ -4,12 +4,15 @@ import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../conf
 import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
+import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 
 export interface ServiceOptions {
   configFile?: string;
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
+  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
 }
 
 export interface RunningService {
@@ -19,6 +22,7 @@ export interface RunningService {
   apiUrl: string;
   gatewayUrl: string;
   gateway: Gateway;
+  addressWatch: AddressWatch;
   stop(): Promise<void>;
 }
 
@@ -31,13 +35,16 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
   let gateway: Gateway | undefined;
+  let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   try {
     gateway = await createGateway(store, config, log);
+    addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
     const gw = gateway;
     const api = createApiServer({
       store, config, log,
+      routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
     });
@@ -45,21 +52,25 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
     throw err;
   }
   const gw = gateway;
+  const watch = addressWatch;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw,
+    config, store, dataDir, gateway: gw, addressWatch: watch,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
       stopping ??= (async () => {
-        // Stop taking requests and let in-flight ones finish, then write what they counted.
+        // Stop taking requests and let in-flight ones finish; then the workers record what
+        // they have (blocks, deliveries, usage) before the store closes.
         await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await watch.stop();
         await gw.stop();
         await store.close();
       })();

@@ -82,6 +82,90 @@ export const migrations: Record<string, Migration> = {
       await sql`CREATE INDEX usage_daily_account_day ON usage_daily (account_id, day)`.execute(db);
     },
   },
+  '0002_address_watch': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('watched_addresses')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('watch_id', 'text', (c) => c.notNull().unique())
+        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id'))
+        .addColumn('network_environment_id', 'integer', (c) => c.notNull())
+        .addColumn('network_slug', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('address_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('watched_addresses_unique', ['account_id', 'network_environment_id', 'address_key'])
+        .execute();
+      await sql`CREATE INDEX watched_addresses_env ON watched_addresses (network_environment_id)`.execute(db);
+      await db.schema.createTable('watch_webhooks')
+        .addColumn('account_id', 'integer', (c) => c.primaryKey().references('accounts.id'))
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('filters', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createTable('watch_events')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('watch_id', 'text')
+        .addColumn('network_environment_id', 'integer', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('block_height', 'integer', (c) => c.notNull())
+        .addColumn('block_hash', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('removed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await sql`CREATE INDEX watch_events_account ON watch_events (account_id, id)`.execute(db);
+      await sql`CREATE INDEX watch_events_block ON watch_events (network_environment_id, block_height)`.execute(db);
+      await db.schema.createTable('webhook_deliveries')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('webhook_id', 'text', (c) => c.notNull().unique())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('event_id', 'integer')
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('credits', 'integer', (c) => c.notNull())
+        .addColumn('bill_method', 'text', (c) => c.notNull())
+        .addColumn('is_test', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'integer', (c) => c.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_until', 'integer')
+        .addColumn('last_status_code', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('delivered_at', 'text')
+        .execute();
+      await sql`CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at)`.execute(db);
+      await sql`CREATE INDEX webhook_deliveries_account ON webhook_deliveries (account_id, id)`.execute(db);
+      await db.schema.createTable('webhook_attempts')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('delivery_id', 'integer', (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('next_retry_at', 'text')
+        .execute();
+      await sql`CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, attempt)`.execute(db);
+      await db.schema.createTable('scanner_cursors')
+        .addColumn('network_environment_id', 'integer', (c) => c.primaryKey())
+        .addColumn('next_height', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // Recent processed blocks: the parent-hash check that detects a reorg needs them.
+      await db.schema.createTable('scanner_blocks')
+        .addColumn('network_environment_id', 'integer', (c) => c.notNull())
+        .addColumn('height', 'integer', (c) => c.notNull())
+        .addColumn('hash', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('scanner_blocks_pk', ['network_environment_id', 'height'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,4 +1,5 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { WebhookAttempt } from '../client/address-watch.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
 export interface Database {
@@ -9,6 +10,13 @@ export interface Database {
   api_keys: ApiKeysTable;
   endpoints: EndpointsTable;
   usage_daily: UsageDailyTable;
+  watched_addresses: WatchedAddressesTable;
+  watch_webhooks: WatchWebhooksTable;
+  watch_events: WatchEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  scanner_cursors: ScannerCursorsTable;
+  scanner_blocks: ScannerBlocksTable;
 }
 
 export interface PlansTable {
@@ -87,6 +95,87 @@ export interface UsageDailyTable {
   credits: number;
 }
 
+export interface WatchedAddressesTable {
+  id: Generated<number>;
+  watch_id: string;
+  account_id: number;
+  network_environment_id: number;
+  /** The identifier the merchant used (`eth` or `eth-sepolia`); events carry it. */
+  network_slug: string;
+  /** Display form (EIP-55 for EVM). */
+  address: string;
+  /** Match form (lowercase for EVM). */
+  address_key: string;
+  created_at: string;
+}
+
+export interface WatchWebhooksTable {
+  account_id: number;
+  url: string;
+  enabled: number;
+  /** JSON of the flat filter object. */
+  filters: string;
+  updated_at: string;
+}
+
+export interface WatchEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  watch_id: string | null;
+  network_environment_id: number;
+  network: string;
+  type: string;
+  block_height: number;
+  block_hash: string;
+  /** The flat JSON body as the feed and the webhook show it. */
+  body: string;
+  /** 1 when the event's block left the chain in a reorg. */
+  removed: number;
+  created_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: string;
+  account_id: number;
+  event_id: number | null;
+  type: string;
+  network: string;
+  body: string;
+  credits: number;
+  bill_method: string;
+  is_test: number;
+  /** pending | delivered | failed | cancelled */
+  status: string;
+  attempts: number;
+  /** Unix ms. */
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** An attempt is stored as the API shows it, plus its keys. */
+export interface WebhookAttemptsTable extends WebhookAttempt {
+  id: Generated<number>;
+  delivery_id: number;
+}
+
+export interface ScannerCursorsTable {
+  network_environment_id: number;
+  next_height: number;
+  updated_at: string;
+}
+
+export interface ScannerBlocksTable {
+  network_environment_id: number;
+  height: number;
+  hash: string;
+}
+
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;
 export type EnvironmentRow = Selectable<NetworkEnvironmentsTable>;
@@ -95,3 +184,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type EndpointRow = Selectable<EndpointsTable>;
 export type NewEndpoint = Insertable<EndpointsTable>;
 export type EndpointUpdate = Updateable<EndpointsTable>;
+export type WatchedAddressRow = Selectable<WatchedAddressesTable>;
+export type WatchEventRow = Selectable<WatchEventsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

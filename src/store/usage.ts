@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './tables.js';
 import type { Store } from './store.js';
 
 export interface UsageDelta {
@@ -27,17 +28,20 @@ export type UsageScope =
 /** Adds counts in one transaction: the gateway's batched flush, never a write per request. */
 export async function addUsage(store: Store, deltas: readonly UsageDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  await store.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < deltas.length; i += 100) {
-      const chunk = deltas.slice(i, i + 100);
-      await trx.insertInto('usage_daily').values(chunk)
-        .onConflict((oc) => oc.columns(['account_id', 'endpoint_id', 'day', 'method']).doUpdateSet({
-          requests: sql`usage_daily.requests + excluded.requests`,
-          credits: sql`usage_daily.credits + excluded.credits`,
-        }))
-        .execute();
-    }
-  });
+  await store.db.transaction().execute((trx) => addUsageIn(trx, deltas));
+}
+
+/** The same, inside a caller's transaction (a webhook is billed in the one that marks it delivered). */
+export async function addUsageIn(trx: Kysely<Database>, deltas: readonly UsageDelta[]): Promise<void> {
+  for (let i = 0; i < deltas.length; i += 100) {
+    const chunk = deltas.slice(i, i + 100);
+    await trx.insertInto('usage_daily').values(chunk)
+      .onConflict((oc) => oc.columns(['account_id', 'endpoint_id', 'day', 'method']).doUpdateSet({
+        requests: sql`usage_daily.requests + excluded.requests`,
+        credits: sql`usage_daily.credits + excluded.credits`,
+      }))
+      .execute();
+  }
 }
 
 export function utcDay(ms: number): string {

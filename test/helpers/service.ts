@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { ApiClient } from '../../src/client/index.js';
 import { signatureHeaders } from '../../src/client/signing.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
-import { startService, type RunningService } from '../../src/serve/service.js';
+import { startService, type RunningService, type ServiceOptions } from '../../src/serve/service.js';
 import { createAccount, createApiKey, Store } from '../../src/store/index.js';
 import { writeFileSync } from 'node:fs';
 
@@ -39,13 +39,16 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
   };
 }
 
-export async function startTestService(overrides: ConfigInput = {}, opts: { dataDir?: string; keepDataDir?: boolean } = {}): Promise<TestService> {
+export async function startTestService(
+  overrides: ConfigInput = {},
+  opts: { dataDir?: string; keepDataDir?: boolean; watch?: ServiceOptions['watch'] } = {},
+): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
   const configFile = join(dataDir, 'config.json');
   const config = testConfig(overrides);
   parseConfig(config); // fail here, with the config's own message, rather than in the service
   writeFileSync(configFile, JSON.stringify(config));
-  const service = await startService({ configFile, dataDir, env: { ...process.env, RPCCTL_MASTER_KEY: '' }, log: () => {} });
+  const service = await startService({ configFile, dataDir, env: { ...process.env, RPCCTL_MASTER_KEY: '' }, log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch });
   const baseUrl = service.apiUrl;
   const clients: ApiClient[] = [];
   return {

@@ -1,0 +1,138 @@
+import type { ApiClient } from './api-client.js';
+
+/** Address Watch shapes as clients see them; the server presents exactly these. */
+
+export interface WatchedAddress {
+  watch_id: string;
+  network_slug: string;
+  address: string;
+  created_at: string;
+}
+
+export interface WatchAccount {
+  slots_total: number;
+  slots_used: number;
+  slots_free: number;
+  webhook_configured: boolean;
+  webhook_enabled: boolean;
+}
+
+export type WatchEventType = 'payment' | 'payout' | 'other' | 'block';
+
+/** A feed item and a webhook body. Wallet hits and block events carry different fields. */
+export interface WatchEvent {
+  id: string;
+  type: WatchEventType;
+  network: string;
+  block_height: number;
+  block_hash: string;
+  created_at: string;
+  watch_id?: string;
+  address?: string;
+  tx_hash?: string;
+  direction?: 'in' | 'out';
+  from?: string | null;
+  to?: string | null;
+  /** ERC-20 contract, null for the native coin. */
+  token?: string | null;
+  /** Raw integer amount in the smallest unit. */
+  amount?: string;
+  log_index?: number | null;
+  tx_count?: number;
+  transactions?: string[];
+  /** Present (true) on samples sent by the webhook test. */
+  test?: boolean;
+}
+
+/** The flat `events` object of the webhook configuration. */
+export interface WebhookEventFilters {
+  payment: boolean;
+  payment_networks: string[];
+  payout: boolean;
+  payout_networks: string[];
+  block: boolean;
+  block_networks: string[];
+}
+
+export interface WebhookSettings {
+  url: string | null;
+  enabled: boolean;
+  events: WebhookEventFilters;
+  egress_ips: string[];
+}
+
+export interface WebhookAttempt {
+  attempt: number;
+  started_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  next_retry_at: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
+
+export interface WebhookDelivery {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string | null;
+  type: string;
+  network: string;
+  test: boolean;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_retry_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  attempts: WebhookAttempt[];
+}
+
+type Ok<T> = { ok: true } & T;
+
+/** Typed calls of the Address Watch routes, so `rpcctl watch|events|webhook` stay thin. */
+export class AddressWatchClient {
+  readonly #api: ApiClient;
+  constructor(api: ApiClient) {
+    this.#api = api;
+  }
+
+  account(): Promise<Ok<WatchAccount>> {
+    return this.#api.request('GET', '/v1/address-watch/account');
+  }
+  list(q: { network_slug?: string; address?: string; page?: number; per_page?: number } = {}): Promise<Ok<{ addresses: WatchedAddress[]; page: number; per_page: number; total: number }>> {
+    return this.#api.request('GET', '/v1/address-watch/addresses', { query: q });
+  }
+  /** Every watch, page by page. */
+  async *all(q: { network_slug?: string; address?: string } = {}): AsyncGenerator<WatchedAddress> {
+    for (let page = 1; ; page++) {
+      const r = await this.list({ ...q, page, per_page: 200 });
+      yield* r.addresses;
+      if (page * r.per_page >= r.total || r.addresses.length === 0) return;
+    }
+  }
+  /** Idempotent: the same address again returns the existing watch with `created: false`. */
+  add(networkSlug: string, address: string): Promise<Ok<WatchedAddress & { watch: WatchedAddress; created: boolean }>> {
+    return this.#api.request('POST', '/v1/address-watch/addresses', { body: { network_slug: networkSlug, address } });
+  }
+  remove(watchId: string): Promise<Ok<{ watch_id: string }>> {
+    return this.#api.request('DELETE', '/v1/address-watch/addresses', { body: { watch_id: watchId } });
+  }
+  events(q: { after?: string; limit?: number; network?: string; type?: WatchEventType; watch_id?: string } = {}): Promise<Ok<{ events: WatchEvent[]; next_after: string | null }>> {
+    return this.#api.request('GET', '/v1/address-watch/events', { query: q });
+  }
+  webhook(): Promise<Ok<WebhookSettings>> {
+    return this.#api.request('GET', '/v1/address-watch/webhook');
+  }
+  /** `events` keys given replace, keys left out keep their value; omit it to keep all filters. */
+  setWebhook(input: { url: string; enabled: boolean; events?: Partial<WebhookEventFilters> }): Promise<Ok<WebhookSettings>> {
+    return this.#api.request('PUT', '/v1/address-watch/webhook', { body: input });
+  }
+  testWebhook(type: WatchEventType, network: string): Promise<Ok<{ queued: true; webhook_id: string; body: string }>> {
+    return this.#api.request('POST', '/v1/address-watch/webhook/test', { body: { type, network } });
+  }
+  deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null }>> {
+    return this.#api.request('GET', '/v1/address-watch/deliveries', { query: q });
+  }
+}

@@ -1,0 +1,31 @@
+import type { Store } from '../store/index.js';
+import { eventJson } from './record.js';
+
+export interface EventQuery {
+  accountId: number;
+  after?: number;
+  limit: number;
+  envId?: number;
+  type?: string;
+  watchId?: string;
+}
+
+/**
+ * The feed, oldest first. `next_after` is the last id returned, or the `after` given when
+ * nothing is new, so a poller can always pass it back. Events of blocks that left the chain
+ * in a reorg are not in it.
+ */
+export async function listEvents(store: Store, q: EventQuery): Promise<{ events: unknown[]; next_after: string | null }> {
+  let query = store.db.selectFrom('watch_events').select(['id', 'body', 'created_at'])
+    .where('account_id', '=', q.accountId).where('removed', '=', 0);
+  if (q.after !== undefined) query = query.where('id', '>', q.after);
+  if (q.envId !== undefined) query = query.where('network_environment_id', '=', q.envId);
+  if (q.type !== undefined) query = query.where('type', '=', q.type);
+  if (q.watchId !== undefined) query = query.where('watch_id', '=', q.watchId);
+  const rows = await query.orderBy('id').limit(q.limit).execute();
+  const last = rows[rows.length - 1];
+  return {
+    events: rows.map((r) => JSON.parse(eventJson(r.id, JSON.parse(r.body) as object, r.created_at)) as unknown),
+    next_after: last ? String(last.id) : q.after !== undefined ? String(q.after) : null,
+  };
+}

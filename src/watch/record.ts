@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import type { Catalog, Database, Environment, Store } from '../store/index.js';
+import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
+import { envIdentifier, filtersSelect } from '../webhooks/filters.js';
+import { creditsFor, enqueueDelivery } from '../webhooks/outbox.js';
+import type { WatchRegistry } from './registry.js';
+import type { Hit } from './match.js';
+
+export interface ScannedBlock {
+  height: number;
+  hash: string;
+  txHashes: string[];
+}
+
+/** Blocks kept for the parent-hash check; a deeper reorg is rewound only this far. */
+export const KEPT_BLOCKS = 256;
+
+/**
+ * Stores a block's events, their deliveries (outbox) and the advanced cursor in one
+ * transaction: after a crash the block is either fully recorded or scanned again, so no
+ * event is skipped or emitted twice.
+ */
+export async function recordBlock(
+  store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[],
+): Promise<{ events: number; deliveries: number }> {
+  const catalog = store.catalog;
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  let events = 0;
+  let deliveries = 0;
+  await store.db.transaction().execute(async (trx) => {
+    const webhooks = await getWebhooks(trx, [...new Set(hits.map((h) => h.watch.accountId))]);
+    for (const h of hits) {
+      const body = {
+        watch_id: h.watch.watchId, network: h.watch.network, address: h.watch.address, tx_hash: h.txHash,
+        block_height: block.height, type: h.type, direction: h.direction, block_hash: block.hash,
+        from: h.from, to: h.to, token: h.token, amount: h.amount, log_index: h.logIndex,
+      };
+      const id = await insertEvent(trx, { accountId: h.watch.accountId, watchId: h.watch.watchId, env, network: h.watch.network, type: h.type, block, body, now });
+      events++;
+      const wh = webhooks.get(h.watch.accountId);
+      if (wh?.enabled && filtersSelect(catalog, wh.filters, h.type, h.direction, env)) {
+        await enqueueEventDelivery(trx, catalog, env, h.watch.accountId, id, h.type, h.watch.network, body, now, nowMs);
+        deliveries++;
+      }
+    }
+    const network = envIdentifier(env);
+    for (const sub of await blockSubscribers(trx)) {
+      const selected = sub.filters.block_networks.length > 0
+        ? filtersSelect(catalog, sub.filters, 'block', null, env)
+        : registry.accountWatches(env.id, sub.accountId);
+      if (!selected) continue;
+      const body = { type: 'block', network, block_height: block.height, block_hash: block.hash, tx_count: block.txHashes.length, transactions: block.txHashes };
+      const id = await insertEvent(trx, { accountId: sub.accountId, watchId: null, env, network, type: 'block', block, body, now });
+      events++;
+      await enqueueEventDelivery(trx, catalog, env, sub.accountId, id, 'block', network, body, now, nowMs);
+      deliveries++;
+    }
+    await trx.insertInto('scanner_blocks').values({ network_environment_id: env.id, height: block.height, hash: block.hash })
+      .onConflict((oc) => oc.columns(['network_environment_id', 'height']).doUpdateSet({ hash: block.hash })).execute();
+    await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', env.id).where('height', '<=', block.height - KEPT_BLOCKS).execute();
+    await setCursor(trx, env.id, block.height + 1, now);
+  });
+  return { events, deliveries };
+}
+
+/** The feed item and the webhook body: `id` first, the event's fields, `created_at` last. */
+export function eventJson(id: number, body: object, createdAt: string): string {
+  return JSON.stringify({ id: String(id), ...body, created_at: createdAt });
+}
+
+async function insertEvent(
+  trx: Kysely<Database>,
+  e: { accountId: number; watchId: string | null; env: Environment; network: string; type: string; block: ScannedBlock; body: object; now: string },
+): Promise<number> {
+  const row = await trx.insertInto('watch_events').values({
+    account_id: e.accountId, watch_id: e.watchId, network_environment_id: e.env.id, network: e.network, type: e.type,
+    block_height: e.block.height, block_hash: e.block.hash, body: JSON.stringify(e.body), removed: 0, created_at: e.now,
+  }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+async function enqueueEventDelivery(
+  trx: Kysely<Database>, catalog: Catalog, env: Environment, accountId: number, eventId: number, type: string,
+  network: string, body: object, now: string, nowMs: number,
+): Promise<void> {
+  await enqueueDelivery(trx, {
+    accountId, eventId, webhookId: `evt_${eventId}`, type, network, body: eventJson(eventId, body, now),
+    credits: creditsFor(type, catalog.environment(env.id)?.network ?? env.network), isTest: false,
+  }, nowMs);
+}
+
+export async function setCursor(db: Kysely<Database>, envId: number, nextHeight: number, now = new Date().toISOString()): Promise<void> {
+  await db.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: now })
+    .onConflict((oc) => oc.column('network_environment_id').doUpdateSet({ next_height: nextHeight, updated_at: now })).execute();
+}
+
+export async function getCursor(store: Store, envId: number): Promise<number | undefined> {
+  const r = await store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirst();
+  return r?.next_height;
+}
+
+export async function storedBlockHash(store: Store, envId: number, height: number): Promise<string | undefined> {
+  const r = await store.db.selectFrom('scanner_blocks').select('hash').where('network_environment_id', '=', envId).where('height', '=', height).executeTakeFirst();
+  return r?.hash;
+}
+
+/**
+ * Undoes block `height` and above after a reorg: their events leave the feed (`removed`),
+ * their deliveries that have not gone out yet are cancelled, and the cursor moves back.
+ */
+export async function rewindTo(store: Store, envId: number, height: number): Promise<{ removedEvents: number; cancelled: number }> {
+  return store.db.transaction().execute(async (trx) => {
+    const ids = (await trx.selectFrom('watch_events').select('id')
+      .where('network_environment_id', '=', envId).where('block_height', '>=', height).where('removed', '=', 0).execute()).map((r) => r.id);
+    let cancelled = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      await trx.updateTable('watch_events').set({ removed: 1 }).where('id', 'in', chunk).execute();
+      const res = await trx.updateTable('webhook_deliveries')
+        .set({ status: 'cancelled', last_error: 'the block left the chain (reorg)', lease_owner: null, lease_until: null })
+        .where('event_id', 'in', chunk).where('status', '=', 'pending')
+        // One in flight now is left to finish: it may already be at the receiver.
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', Date.now())]))
+        .executeTakeFirst();
+      cancelled += Number(res.numUpdatedRows);
+    }
+    await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).where('height', '>=', height).execute();
+    await setCursor(trx, envId, height);
+    return { removedEvents: ids.length, cancelled };
+  });
+}

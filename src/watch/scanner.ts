@@ -1,0 +1,145 @@
+import type { Environment, Store } from '../store/index.js';
+import type { Hit } from './match.js';
+import { getCursor, recordBlock, rewindTo, setCursor, storedBlockHash } from './record.js';
+import type { WatchRegistry } from './registry.js';
+
+/** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
+export interface FetchedBlock {
+  hash: string;
+  parentHash: string;
+  txHashes: string[];
+  hits: Hit[];
+}
+
+/** What a scanner needs from a chain family: its head, and a block with its hits. */
+export interface ChainAdapter {
+  head(): Promise<number>;
+  /** undefined when the node does not have the block (yet). */
+  block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined>;
+  close(): Promise<void>;
+}
+
+export interface ScannerOptions {
+  store: Store;
+  registry: WatchRegistry;
+  env: Environment;
+  chain: ChainAdapter;
+  log: (line: string) => void;
+  pollMs: number;
+  /** Told after a block's events are committed, so the delivery worker need not wait for its poll. */
+  onRecorded?: (deliveries: number) => void;
+}
+
+/**
+ * Follows one environment's chain, block by block, `confirmations` behind the head. Each
+ * block is checked against the parent hash of the block before it; on a mismatch the
+ * scanner rewinds one block at a time until it is back on the chain.
+ */
+export class Scanner {
+  readonly env: Environment;
+  readonly #o: ScannerOptions;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #wake: (() => void) | undefined;
+  #lastError = '';
+  #stopping: Promise<void> | undefined;
+
+  constructor(o: ScannerOptions) {
+    this.#o = o;
+    this.env = o.env;
+  }
+
+  /** Resolves once the scanner knows where it starts (or its upstream failed to say). */
+  start(): Promise<void> {
+    if (this.#running) return Promise.resolve();
+    this.#running = true;
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => { ready = resolve; });
+    this.#loop = this.#run(ready);
+    return started;
+  }
+
+  /** Stops after the block in hand is recorded (a block is all or nothing). */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#running = false;
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#wake?.();
+      await this.#loop;
+      await this.#o.chain.close();
+    })();
+    return this.#stopping;
+  }
+
+  async #run(ready: () => void): Promise<void> {
+    try {
+      await this.#startingCursor();
+    } catch {
+      // step() tries again and logs.
+    }
+    ready();
+    while (this.#running) {
+      let caughtUp = true;
+      try {
+        caughtUp = await this.step();
+        this.#lastError = '';
+      } catch (err) {
+        const msg = (err as Error).message;
+        // One line per distinct failure: an unreachable upstream must not flood the log.
+        if (msg !== this.#lastError) this.#o.log(`watch: ${this.#name()}: ${msg}`);
+        this.#lastError = msg;
+      }
+      if (caughtUp && this.#running) await this.#sleep(this.#o.pollMs);
+    }
+  }
+
+  /** Processes at most one block; true when there was nothing to do. */
+  async step(): Promise<boolean> {
+    const { store, env, chain, registry } = this.#o;
+    const head = await chain.head();
+    const safe = head - Math.max(1, env.confirmations) + 1;
+    const next = await this.#startingCursor(head);
+    if (next > safe || !this.#running) return true;
+
+    const block = await chain.block(next, registry, env.id);
+    if (!block) return true;
+    if (next > 0) {
+      const parent = await storedBlockHash(store, env.id, next - 1);
+      if (parent !== undefined && parent !== block.parentHash) {
+        const r = await rewindTo(store, env.id, next - 1);
+        this.#o.log(`watch: ${this.#name()}: reorg at block ${next - 1}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+        return false;
+      }
+    }
+    const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits);
+    if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
+    return next >= safe;
+  }
+
+  /**
+   * The persisted cursor; a new scanner starts at the chain's first unconfirmed block as of
+   * now: watching is not a backfill, but a payment sent right after the watch was added is
+   * still ahead of the cursor.
+   */
+  async #startingCursor(knownHead?: number): Promise<number> {
+    const { store, env } = this.#o;
+    const stored = await getCursor(store, env.id);
+    if (stored !== undefined) return stored;
+    const head = knownHead ?? await this.#o.chain.head();
+    const next = Math.max(0, head - Math.max(1, env.confirmations) + 2);
+    await setCursor(store.db, env.id, next);
+    return next;
+  }
+
+  #name(): string {
+    return `${this.env.network.slug}-${this.env.slug}`;
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = resolve;
+      this.#timer = setTimeout(resolve, ms);
+    });
+  }
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
+import type { ParsedAddress } from './addresses.js';
+import type { WatchedAddress } from '../client/address-watch.js';
+
+export class SlotLimitError extends Error {
+  readonly code = 'E_SLOT_LIMIT';
+}
+
+export function presentWatch(r: WatchedAddressRow): WatchedAddress {
+  return { watch_id: r.watch_id, network_slug: r.network_slug, address: r.address, created_at: r.created_at };
+}
+
+function newWatchId(): string {
+  return `w_${randomBytes(12).toString('base64url')}`;
+}
+
+/**
+ * Adds a watch, or returns the account's existing watch of the same address on the same
+ * environment (`created: false`): a retried POST must not use a second slot. The slot count
+ * is checked in the insert's transaction so concurrent adds cannot pass the cap together.
+ */
+export async function addWatch(
+  store: Store,
+  input: { accountId: number; plan: Plan | undefined; env: Environment; networkSlug: string; address: ParsedAddress },
+): Promise<{ row: WatchedAddressRow; created: boolean }> {
+  return store.db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('watched_addresses').selectAll()
+      .where('account_id', '=', input.accountId)
+      .where('network_environment_id', '=', input.env.id)
+      .where('address_key', '=', input.address.key)
+      .executeTakeFirst();
+    if (existing) return { row: existing, created: false };
+    const slots = input.plan?.webhook_address_slots ?? 0;
+    const used = await countWatches(trx, input.accountId);
+    if (used >= slots) {
+      const planName = input.plan?.name ?? 'current';
+      throw new SlotLimitError(slots === 0
+        ? `Watched address limit reached: the ${planName} plan has no webhook address slots (webhook_address_slots is 0); upgrade the plan to watch addresses`
+        : `Watched address limit reached: the ${planName} plan allows ${slots} watched address${slots === 1 ? '' : 'es'} (webhook_address_slots); remove one first`);
+    }
+    const row = await trx.insertInto('watched_addresses').values({
+      watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
+      network_slug: input.networkSlug, address: input.address.display, address_key: input.address.key,
+      created_at: new Date().toISOString(),
+    }).returningAll().executeTakeFirstOrThrow();
+    return { row, created: true };
+  });
+}
+
+export async function countWatches(db: Store['db'], accountId: number): Promise<number> {
+  const r = await db.selectFrom('watched_addresses').select(sql<number>`count(*)`.as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
+export async function listWatches(
+  store: Store,
+  q: { accountId: number; envId?: number; addressKey?: string; page: number; perPage: number },
+): Promise<{ rows: WatchedAddressRow[]; total: number }> {
+  let base = store.db.selectFrom('watched_addresses').where('account_id', '=', q.accountId);
+  if (q.envId !== undefined) base = base.where('network_environment_id', '=', q.envId);
+  if (q.addressKey !== undefined) base = base.where('address_key', '=', q.addressKey);
+  const [rows, total] = await Promise.all([
+    base.selectAll().orderBy('id').limit(q.perPage).offset((q.page - 1) * q.perPage).execute(),
+    base.select(sql<number>`count(*)`.as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(total?.n ?? 0) };
+}
+
+export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
+  return store.db.deleteFrom('watched_addresses').where('account_id', '=', accountId).where('watch_id', '=', watchId)
+    .returningAll().executeTakeFirst();
+}
+
+export async function allWatches(store: Store): Promise<WatchedAddressRow[]> {
+  return store.db.selectFrom('watched_addresses').selectAll().execute();
+}

@@ -1,0 +1,145 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { verifyWebhook } from '../client/webhook-signing.js';
+
+/** A verified delivery, as `rpcctl webhook listen` prints it. */
+export interface ReceivedWebhook {
+  event: Record<string, unknown>;
+  /** The exact body bytes (as UTF-8) that were signed. */
+  raw: string;
+  webhookId: string | undefined;
+  attempt: number | undefined;
+  timestamp: number;
+  receivedAt: Date;
+}
+
+export interface ForwardResult {
+  webhookId: string | undefined;
+  url: string;
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+export interface WebhookReceiverOptions {
+  /** The account's webhook signing secret. */
+  secret: string;
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Reject deliveries whose X-Timestamp is further from now (seconds); 0 disables. Default 300. */
+  toleranceSeconds?: number;
+  /** POST each verified delivery on to this URL, with the original body and headers. */
+  forwardTo?: string;
+  forwardTimeoutMs?: number;
+  maxBodyBytes?: number;
+  onEvent(received: ReceivedWebhook): void;
+  onRejected?(reason: string, headers: IncomingHttpHeaders): void;
+  onForwarded?(result: ForwardResult): void;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const FORWARDED_HEADERS = ['content-type', 'x-timestamp', 'x-signature', 'x-webhook-id', 'x-webhook-attempt'];
+
+/**
+ * The core of `rpcctl webhook listen`, like `stripe listen`: an HTTP server that verifies
+ * each delivery's X-Signature, hands the event to `onEvent`, answers 200 at once (the
+ * sender's timeout is short) and then, if asked, forwards the delivery unchanged.
+ */
+export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<WebhookReceiver> {
+  const limit = o.maxBodyBytes ?? 1024 * 1024;
+  const pending = new Set<Promise<void>>();
+  const server: Server = createServer((req, res) => {
+    const reply = (status: number, body: object) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST') {
+      req.resume();
+      return reply(405, { ok: false, error: 'webhook deliveries are POSTs' });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+    });
+    req.on('end', () => {
+      if (size > limit) return reply(413, { ok: false, error: 'body too large' });
+      const raw = Buffer.concat(chunks);
+      const header = (name: string) => {
+        const v = req.headers[name];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      const verdict = verifyWebhook({
+        secret: o.secret, timestamp: header('x-timestamp'), signature: header('x-signature'), body: raw,
+        toleranceSeconds: o.toleranceSeconds ?? 300,
+      });
+      if (!verdict.ok) {
+        o.onRejected?.(verdict.reason, req.headers);
+        return reply(401, { ok: false, error: verdict.reason });
+      }
+      let event: Record<string, unknown>;
+      try {
+        event = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        o.onRejected?.('body is not JSON', req.headers);
+        return reply(400, { ok: false, error: 'body is not JSON' });
+      }
+      const attempt = Number(header('x-webhook-attempt'));
+      const webhookId = header('x-webhook-id');
+      o.onEvent({
+        event, raw: raw.toString('utf8'), webhookId, attempt: Number.isInteger(attempt) ? attempt : undefined,
+        timestamp: Number(header('x-timestamp')), receivedAt: new Date(),
+      });
+      reply(200, { ok: true });
+      if (o.forwardTo) {
+        const headers: Record<string, string> = {};
+        for (const h of FORWARDED_HEADERS) {
+          const v = header(h);
+          if (v !== undefined) headers[h] = v;
+        }
+        const p = forward(o.forwardTo, headers, raw, webhookId, o.forwardTimeoutMs ?? 10_000).then((r) => o.onForwarded?.(r));
+        pending.add(p);
+        void p.finally(() => pending.delete(p));
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = o.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
+    port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await Promise.allSettled(pending);
+    },
+  };
+}
+
+async function forward(url: string, headers: Record<string, string>, body: Buffer, webhookId: string | undefined, timeoutMs: number): Promise<ForwardResult> {
+  const t0 = performance.now();
+  try {
+    const res = await request(url, { method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+    await res.body.dump();
+    return { webhookId, url, status: res.statusCode, durationMs: Math.round(performance.now() - t0) };
+  } catch (err) {
+    const e = err as Error & { cause?: Error };
+    return { webhookId, url, error: e.cause?.message ?? e.message, durationMs: Math.round(performance.now() - t0) };
+  }
+}

@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { Database, Network } from '../store/index.js';
+
+export interface NewDelivery {
+  accountId: number;
+  eventId: number | null;
+  /** X-Webhook-Id: stable across the retries of one delivery. */
+  webhookId: string;
+  type: string;
+  network: string;
+  body: string;
+  credits: number;
+  isTest: boolean;
+}
+
+/** Writes a delivery into the outbox; call it in the transaction that records the event. */
+export async function enqueueDelivery(db: Kysely<Database>, d: NewDelivery, nowMs = Date.now()): Promise<void> {
+  await db.insertInto('webhook_deliveries').values({
+    webhook_id: d.webhookId, account_id: d.accountId, event_id: d.eventId, type: d.type, network: d.network,
+    body: d.body, credits: d.credits, bill_method: `webhook:${d.isTest ? 'test' : d.type}`, is_test: d.isTest ? 1 : 0,
+    status: 'pending', attempts: 0, next_attempt_at: nowMs, lease_owner: null, lease_until: null,
+    last_status_code: null, last_error: null, created_at: new Date(nowMs).toISOString(), delivered_at: null,
+  }).execute();
+}
+
+export const WALLET_HIT_CREDITS = 30;
+
+/** A block webhook costs what fetching the block costs on that network. */
+export function blockCredits(network: Network): number {
+  if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;
+  return network.credits.methods.eth_getBlockByNumber ?? network.credits.default;
+}
+
+export function creditsFor(type: string, network: Network): number {
+  return type === 'block' ? blockCredits(network) : WALLET_HIT_CREDITS;
+}

@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import type { Config } from '../config/index.js';
+import { signWebhook } from '../client/webhook-signing.js';
+import { addUsageIn, getAccount, utcDay, webhookSecretOf, type Store, type WebhookDeliveryRow } from '../store/index.js';
+import { getWebhook } from './config.js';
+import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
+import { blockedReason, guardedLookup } from './ssrf.js';
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  config: Config;
+  log: (line: string) => void;
+  /** Deliveries in flight at once, all accounts together. */
+  concurrency?: number;
+  /** In flight per account: a slow receiver holds up only its own account's queue. */
+  perAccount?: number;
+  /** How often the outbox is polled when nobody kicks the worker. */
+  pollMs?: number;
+  schedule?: readonly number[];
+}
+
+interface Target {
+  url: string;
+  enabled: boolean;
+  secret: string;
+  expires: number;
+}
+
+interface Outcome {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  startedAt: string;
+}
+
+const TARGET_TTL_MS = 2000;
+
+/**
+ * Sends the outbox. Deliveries are claimed with a lease (owner + expiry) in the store, so
+ * if this process dies mid-delivery another worker (or this one after a restart) takes
+ * them again once the lease runs out: delivery is at least once, and receivers dedupe on
+ * X-Webhook-Id.
+ */
+export class DeliveryWorker {
+  readonly id = randomUUID();
+  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule'>> & { schedule: readonly number[] };
+  readonly #agent: Agent;
+  readonly #inflight = new Map<number, Promise<void>>();
+  readonly #perAccount = new Map<number, number>();
+  readonly #targets = new Map<number, Target>();
+  readonly #leaseMs: number;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #kicked = false;
+  #stopping: Promise<void> | undefined;
+
+  constructor(o: DeliveryWorkerOptions) {
+    this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...o };
+    const allowPrivate = o.config.webhooks.allow_private_urls;
+    this.#agent = new Agent({
+      connect: { lookup: guardedLookup(allowPrivate) as never },
+      keepAliveTimeout: 10_000,
+      connections: 16,
+    });
+    // Long enough for the slowest attempt to finish and be recorded.
+    this.#leaseMs = o.config.webhooks.timeout_ms * 2 + 5000;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** New work is in the outbox: claim now instead of at the next poll. */
+  kick(): void {
+    this.#kicked = true;
+    this.#wake?.();
+  }
+
+  /** Stops claiming and lets the deliveries in flight finish and be recorded. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#running = false;
+      this.#wake?.();
+      await this.#loop;
+      await Promise.allSettled(this.#inflight.values());
+      await this.#agent.close();
+    })();
+    return this.#stopping;
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      let claimed = 0;
+      try {
+        claimed = await this.#claimAndStart();
+      } catch (err) {
+        this.#o.log(`webhooks: claiming deliveries failed: ${(err as Error).message}`);
+      }
+      if (!this.#running) break;
+      if (claimed === 0 || this.#inflight.size >= this.#o.concurrency) await this.#sleep(this.#o.pollMs);
+    }
+  }
+
+  async #claimAndStart(): Promise<number> {
+    const free = this.#o.concurrency - this.#inflight.size;
+    if (free <= 0) return 0;
+    const now = Date.now();
+    const busy = [...this.#perAccount].filter(([, n]) => n >= this.#o.perAccount).map(([a]) => a);
+    let q = this.#o.store.db.selectFrom('webhook_deliveries').select(['id', 'account_id'])
+      .where('status', '=', 'pending').where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]));
+    if (busy.length) q = q.where('account_id', 'not in', busy);
+    const candidates = await q.orderBy('next_attempt_at').orderBy('id').limit(free * 2).execute();
+    const picked: number[] = [];
+    const counts = new Map(this.#perAccount);
+    for (const c of candidates) {
+      if (picked.length >= free) break;
+      const n = counts.get(c.account_id) ?? 0;
+      if (n >= this.#o.perAccount) continue;
+      counts.set(c.account_id, n + 1);
+      picked.push(c.id);
+    }
+    if (picked.length === 0) return 0;
+    const rows = await this.#o.store.db.updateTable('webhook_deliveries')
+      // The attempt counts from the claim: one cut short by a crash still moves the schedule on.
+      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.#leaseMs, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', picked).where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .returningAll().execute();
+    for (const row of rows) {
+      this.#perAccount.set(row.account_id, (this.#perAccount.get(row.account_id) ?? 0) + 1);
+      const p = this.#deliver(row)
+        .catch((err: unknown) => this.#o.log(`webhooks: delivery ${row.webhook_id} failed unexpectedly: ${(err as Error).message}`))
+        .finally(() => {
+          this.#inflight.delete(row.id);
+          const n = (this.#perAccount.get(row.account_id) ?? 1) - 1;
+          if (n > 0) this.#perAccount.set(row.account_id, n);
+          else this.#perAccount.delete(row.account_id);
+          if (this.#running) this.kick();
+        });
+      this.#inflight.set(row.id, p);
+    }
+    return rows.length;
+  }
+
+  async #deliver(row: WebhookDeliveryRow): Promise<void> {
+    const target = await this.#target(row.account_id);
+    if (!target || (!target.enabled && row.is_test === 0)) {
+      await this.#finish(row, 'cancelled', null, target ? 'webhook disabled' : 'no webhook configured');
+      return;
+    }
+    const attempt = row.attempts;
+    const outcome = await this.#post(target, row, attempt);
+    await this.#record(row, attempt, outcome);
+  }
+
+  async #post(target: Target, row: WebhookDeliveryRow, attempt: number): Promise<Outcome> {
+    const startedAt = new Date().toISOString();
+    const t0 = performance.now();
+    const elapsed = () => Math.round(performance.now() - t0);
+    const url = new URL(target.url);
+    // A literal IP in the URL skips DNS, so the lookup guard never sees it: check it here.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal)) {
+      const reason = blockedReason(literal, this.#o.config.webhooks.allow_private_urls);
+      if (reason) return { status: null, error: `refused: ${reason}`, durationMs: 0, startedAt };
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const timeout = this.#o.config.webhooks.timeout_ms;
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'rpcctl-webhooks/1',
+          'x-timestamp': String(timestamp),
+          'x-signature': signWebhook(target.secret, timestamp, row.body),
+          'x-webhook-id': row.webhook_id,
+          'x-webhook-attempt': String(attempt),
+        },
+        body: row.body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: AbortSignal.timeout(timeout),
+      });
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      return { status: res.statusCode, error: null, durationMs: elapsed(), startedAt };
+    } catch (err) {
+      const e = err as Error & { code?: string; cause?: Error & { code?: string } };
+      const name = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' ? `timed out after ${timeout} ms` : (e.cause?.message ?? e.message);
+      return { status: null, error: name, durationMs: elapsed(), startedAt };
+    }
+  }
+
+  async #record(row: WebhookDeliveryRow, attempt: number, o: Outcome): Promise<void> {
+    const ok = o.status !== null && o.status >= 200 && o.status < 300;
+    const gone = o.status === 410;
+    const delay = ok || gone ? undefined : retryDelayMs(attempt, this.#o.schedule);
+    const nextAt = delay === undefined ? null : Date.now() + delay;
+    const error = ok ? null : gone ? 'receiver answered 410 Gone; not retried' : o.error ?? `receiver answered HTTP ${o.status}`;
+    const db = this.#o.store.db;
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('webhook_attempts').values({
+        delivery_id: row.id, attempt, started_at: o.startedAt, status_code: o.status, duration_ms: o.durationMs,
+        error, next_retry_at: nextAt === null ? null : new Date(nextAt).toISOString(),
+      }).execute();
+      if (ok) {
+        // Whoever marks it delivered first bills it: a lease that ran out cannot bill twice.
+        const res = await trx.updateTable('webhook_deliveries')
+          .set({ status: 'delivered', attempts: attempt, last_status_code: o.status, last_error: null, lease_owner: null, lease_until: null, delivered_at: new Date().toISOString() })
+          .where('id', '=', row.id).where('status', '=', 'pending').executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 1 && row.is_test === 0) {
+          await addUsageIn(trx, [{ account_id: row.account_id, endpoint_id: 0, day: utcDay(Date.now()), method: row.bill_method, requests: 1, credits: row.credits }]);
+        }
+        return;
+      }
+      await trx.updateTable('webhook_deliveries')
+        .set({
+          status: nextAt === null ? 'failed' : 'pending', attempts: attempt, last_status_code: o.status, last_error: error,
+          next_attempt_at: nextAt ?? row.next_attempt_at, lease_owner: null, lease_until: null,
+        })
+        .where('id', '=', row.id).where('status', '=', 'pending').where('lease_owner', '=', this.id).execute();
+    });
+  }
+
+  async #finish(row: WebhookDeliveryRow, status: 'cancelled', code: number | null, error: string): Promise<void> {
+    await this.#o.store.db.updateTable('webhook_deliveries')
+      .set({ status, last_status_code: code, last_error: error, lease_owner: null, lease_until: null })
+      .where('id', '=', row.id).where('status', '=', 'pending').execute();
+  }
+
+  /** URL, switch and signing secret of an account, cached briefly: decrypting per delivery is waste. */
+  async #target(accountId: number): Promise<Target | undefined> {
+    const hit = this.#targets.get(accountId);
+    if (hit && hit.expires > Date.now()) return hit;
+    const [webhook, account] = await Promise.all([getWebhook(this.#o.store, accountId), getAccount(this.#o.store, accountId)]);
+    if (!webhook || !account) {
+      this.#targets.delete(accountId);
+      return undefined;
+    }
+    const target = { url: webhook.url, enabled: webhook.enabled, secret: webhookSecretOf(this.#o.store, account), expires: Date.now() + TARGET_TTL_MS };
+    if (this.#targets.size > 10_000) this.#targets.clear();
+    this.#targets.set(accountId, target);
+    return target;
+  }
+
+  /** Forget cached targets (after a PUT of the webhook in this process). */
+  invalidate(accountId: number): void {
+    this.#targets.delete(accountId);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (this.#kicked) {
+      this.#kicked = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.#wake = () => {
+        clearTimeout(this.#timer);
+        this.#kicked = false;
+        resolve();
+      };
+      this.#timer = setTimeout(() => { this.#kicked = false; resolve(); }, ms);
+    });
+  }
+}

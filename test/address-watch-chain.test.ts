@@ -1,0 +1,178 @@
+import { encodeFunctionData, getAddress, parseEther, type Address } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getAccount, webhookSecretOf } from '../src/store/index.js';
+import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
+import { signatureValid, startReceiver, type Received, type Receiver } from './helpers/receiver.js';
+import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+
+const json = (o: unknown) => JSON.stringify(o);
+let anvil: Anvil;
+let t: TestService;
+let rx: Receiver;
+let m: Merchant;
+let secret: string;
+let A: Address;
+let B: Address;
+let owner: Address;
+let quiet: Merchant;
+
+beforeAll(async () => {
+  [anvil, rx] = await Promise.all([startAnvil(), startReceiver()]);
+  t = await startTestService({
+    networks: [{
+      slug: 'anvil', name: 'Anvil', family: 'evm',
+      environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 1 }],
+      credits: { default: 20, methods: { eth_getBlockByNumber: 25 } },
+    }],
+    webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+  });
+  [owner, A, B] = anvil.accounts as [Address, Address, Address];
+  m = await t.merchant({ plan: 'pro' });
+  secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+  expect((await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: true, events: { block: false } }))).status).toBe(200);
+  for (const address of [A.toLowerCase(), B]) {
+    expect((await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil', address }))).body.created).toBe(true);
+  }
+  // A second account watches A too, with its webhook switched off: events, but no deliveries.
+  quiet = await t.merchant({ plan: 'pro' });
+  await quiet.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: false }));
+  await quiet.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil-local', address: A }));
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([anvil?.stop(), rx?.close()]);
+});
+
+const bodies = (all: Received[]) => all.map((r) => JSON.parse(r.body) as Record<string, any>);
+const mine = (all: Received[]) => bodies(all).filter((b) => b.type !== 'block' && !b.test);
+
+describe('Address Watch against a real chain (anvil)', () => {
+  it('native and ERC-20 transfers give signed payment/payout webhooks; the feed holds the same events; billed once each', async () => {
+    const send = async (from: Address, to: Address, value: bigint) => {
+      const hash = await anvil.wallet.sendTransaction({ account: from, to, value, chain: null });
+      await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      return hash;
+    };
+    const token = await deployToken(anvil, owner, 1_000_000n * 10n ** 18n);
+    const tx1 = await send(owner, A, parseEther('1.5'));
+    const tx2 = await send(A, B, 12345n);
+    const tx3 = await anvil.wallet.sendTransaction({
+      account: owner, to: token, chain: null,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [A, 777n] }),
+    });
+    // A contract call from A that moves nothing to or from A: `other`.
+    const tx4 = await anvil.wallet.sendTransaction({
+      account: A, to: token, chain: null,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [owner, 5n] }),
+    });
+    await anvil.public.waitForTransactionReceipt({ hash: tx4, pollingInterval: 50 });
+
+    await rx.waitFor((all) => mine(all).length >= 5, 20_000);
+    await new Promise((r) => setTimeout(r, 700)); // nothing more should come
+    const received = rx.received.filter((r) => !JSON.parse(r.body).test);
+    const got = mine(received);
+    const summary = got.map((b) => [b.tx_hash, b.address, b.type, b.direction, b.token, b.amount]);
+    const cA = getAddress(A);
+    const cB = getAddress(B);
+    expect(summary).toEqual([
+      [tx1, cA, 'payment', 'in', null, '1500000000000000000'],
+      [tx2, cA, 'payout', 'out', null, '12345'],
+      [tx2, cB, 'payment', 'in', null, '12345'],
+      [tx3, cA, 'payment', 'in', getAddress(token), '777'],
+      [tx4, cA, 'other', 'out', null, '0'],
+    ]);
+    for (const r of received) {
+      expect(signatureValid(secret, r)).toBe(true);
+      expect(r.headers['x-webhook-id']).toBe(`evt_${JSON.parse(r.body).id}`);
+      expect(r.headers['x-webhook-attempt']).toBe('1');
+    }
+    const receipt1 = await anvil.public.getTransactionReceipt({ hash: tx1 });
+    expect(got[0]).toMatchObject({ network: 'anvil', block_height: Number(receipt1.blockNumber), block_hash: receipt1.blockHash, from: getAddress(owner), to: cA });
+    expect(got[3]).toMatchObject({ from: getAddress(owner), to: cA, log_index: 0 });
+
+    const feed = (await m.call('GET', '/v1/address-watch/events')).body;
+    expect(feed.events).toEqual(got);
+    expect(feed.next_after).toBe(got[4]!.id);
+    const empty = (await m.call('GET', `/v1/address-watch/events?after=${feed.next_after}`)).body;
+    expect(empty).toEqual({ ok: true, events: [], next_after: feed.next_after });
+    const onlyB = (await m.call('GET', `/v1/address-watch/events?watch_id=${got[2]!.watch_id}&type=payment`)).body.events;
+    expect(onlyB).toEqual([got[2]]);
+    const paged = (await m.call('GET', `/v1/address-watch/events?limit=2&after=${got[1]!.id}`)).body;
+    expect(paged.events).toEqual([got[2], got[3]]);
+
+    const quietFeed = (await quiet.call('GET', '/v1/address-watch/events')).body.events as any[];
+    expect(quietFeed.map((e) => [e.tx_hash, e.type, e.network])).toEqual([
+      [tx1, 'payment', 'anvil-local'], [tx2, 'payout', 'anvil-local'], [tx3, 'payment', 'anvil-local'], [tx4, 'other', 'anvil-local'],
+    ]);
+    expect((await quiet.call('GET', '/v1/address-watch/deliveries')).body.deliveries).toEqual([]);
+    expect(received.every((r) => JSON.parse(r.body).network === 'anvil')).toBe(true);
+
+    const usage = await waitForUsage(m, (u) => u.total_credits === 5 * 30);
+    expect(usage.methods).toEqual([
+      { method: 'webhook:payment', requests: 3, credits: 90 },
+      { method: 'webhook:other', requests: 1, credits: 30 },
+      { method: 'webhook:payout', requests: 1, credits: 30 },
+    ]);
+    const account = (await m.call('GET', '/v1/account')).body;
+    expect(account.usage.credits_used).toBe(150);
+  });
+
+  it('block subscriptions give block events billed at the network\'s get-block cost', async () => {
+    const blocks = await startReceiver();
+    try {
+      const b = await t.merchant({ plan: 'pro' });
+      await b.call('PUT', '/v1/address-watch/webhook', json({ url: blocks.url, enabled: true, events: { payment: false, payout: false, block: true, block_networks: ['anvil'] } }));
+      // The scanner may be mid-block when the subscription lands: look at blocks mined after it.
+      const start = await anvil.public.getBlockNumber();
+      await anvil.test.mine({ blocks: 1 });
+      const hash = await anvil.wallet.sendTransaction({ account: owner, to: B, value: 1n, chain: null });
+      const receipt = await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      await blocks.waitFor((all) => bodies(all).some((x) => x.block_height === Number(receipt.blockNumber)));
+      const ev = bodies(blocks.received).find((x) => x.block_height === Number(receipt.blockNumber))!;
+      expect(ev).toEqual({
+        id: expect.any(String), type: 'block', network: 'anvil', block_height: Number(receipt.blockNumber),
+        block_hash: receipt.blockHash, tx_count: 1, transactions: [hash], created_at: expect.any(String),
+      });
+      const empty = bodies(blocks.received).find((x) => x.block_height === Number(start) + 1)!;
+      expect(empty).toMatchObject({ tx_count: 0, transactions: [] });
+      const n = blocks.received.length;
+      const usage = await waitForUsage(b, (u) => u.total_credits === n * 25);
+      expect(usage.methods).toEqual([{ method: 'webhook:block', requests: n, credits: n * 25 }]);
+      // Payments to B are not selected by this merchant's filters, and B is not its watch anyway.
+      expect(bodies(blocks.received).every((x) => x.type === 'block')).toBe(true);
+    } finally {
+      await blocks.close();
+    }
+  });
+
+  it('a restart resumes from the persisted cursor: nothing skipped, nothing twice', async () => {
+    const before = mine(rx.received).length;
+    const cursor = await t.store.db.selectFrom('scanner_cursors').selectAll().execute();
+    expect(cursor.length).toBe(1);
+    // Stop the scanners (as a shutdown does), mine while nobody scans, start again.
+    await t.service.addressWatch.stop();
+    const hashes: `0x${string}`[] = [];
+    for (let i = 0; i < 3; i++) hashes.push(await anvil.wallet.sendTransaction({ account: owner, to: A, value: BigInt(i + 1), chain: null }));
+    await anvil.public.waitForTransactionReceipt({ hash: hashes[2]!, pollingInterval: 50 });
+    const { AddressWatch } = await import('../src/watch/service.js');
+    const again = new AddressWatch({ store: t.store, config: t.service.config, log: () => {} });
+    await again.start();
+    try {
+      await rx.waitFor((all) => mine(all).length >= before + 3, 15_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(mine(rx.received).slice(before).map((x) => x.tx_hash)).toEqual(hashes);
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+async function waitForUsage(m: Merchant, predicate: (u: any) => boolean, ms = 10_000): Promise<any> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const u = (await m.call('GET', '/v1/account/usage?days=7')).body.usage;
+    if (predicate(u)) return u;
+    if (Date.now() > deadline) throw new Error(`usage not as expected: ${JSON.stringify(u.methods)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
