@@ -1,4 +1,5 @@
-import { encodeFunctionData, getAddress, parseEther, type Address } from 'viem';
+import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, parseEther, type Address } from 'viem';
+import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
@@ -15,6 +16,10 @@ let A: Address;
 let B: Address;
 let owner: Address;
 let quiet: Merchant;
+/** The merchant's dApp side: it talks to the chain through an rpcctl gateway endpoint. */
+let viaGateway: Anvil;
+let sender: Merchant;
+let senderEndpoint: number;
 
 beforeAll(async () => {
   [anvil, rx] = await Promise.all([startAnvil(), startReceiver()]);
@@ -37,6 +42,16 @@ beforeAll(async () => {
   quiet = await t.merchant({ plan: 'pro' });
   await quiet.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: false }));
   await quiet.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil-local', address: A }));
+  sender = await t.merchant({ plan: 'pro' });
+  const endpoint = (await sender.call('POST', '/v1/endpoints', json({ name: 'dapp', network_slug: 'anvil', env_slug: 'local' }))).body.endpoint;
+  senderEndpoint = endpoint.id;
+  const rpcUrl = `${t.gatewayUrl}/${endpoint.uuid}`;
+  const chain = { ...foundry, rpcUrls: { default: { http: [rpcUrl] } } };
+  viaGateway = {
+    ...anvil,
+    public: createPublicClient({ chain, transport: http(rpcUrl), cacheTime: 0 }),
+    wallet: createWalletClient({ chain, transport: http(rpcUrl) }),
+  };
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -48,24 +63,25 @@ const mine = (all: Received[]) => bodies(all).filter((b) => b.type !== 'block' &
 
 describe('Address Watch against a real chain (anvil)', () => {
   it('native and ERC-20 transfers give signed payment/payout webhooks; the feed holds the same events; billed once each', async () => {
+    // Every transaction goes through the gateway, as a merchant's application would send it.
     const send = async (from: Address, to: Address, value: bigint) => {
-      const hash = await anvil.wallet.sendTransaction({ account: from, to, value, chain: null });
-      await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      const hash = await viaGateway.wallet.sendTransaction({ account: from, to, value, chain: null });
+      await viaGateway.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
       return hash;
     };
-    const token = await deployToken(anvil, owner, 1_000_000n * 10n ** 18n);
+    const token = await deployToken(viaGateway, owner, 1_000_000n * 10n ** 18n);
     const tx1 = await send(owner, A, parseEther('1.5'));
     const tx2 = await send(A, B, 12345n);
-    const tx3 = await anvil.wallet.sendTransaction({
+    const tx3 = await viaGateway.wallet.sendTransaction({
       account: owner, to: token, chain: null,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [A, 777n] }),
     });
     // A contract call from A that moves nothing to or from A: `other`.
-    const tx4 = await anvil.wallet.sendTransaction({
+    const tx4 = await viaGateway.wallet.sendTransaction({
       account: A, to: token, chain: null,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [owner, 5n] }),
     });
-    await anvil.public.waitForTransactionReceipt({ hash: tx4, pollingInterval: 50 });
+    await viaGateway.public.waitForTransactionReceipt({ hash: tx4, pollingInterval: 50 });
 
     await rx.waitFor((all) => mine(all).length >= 5, 20_000);
     await new Promise((r) => setTimeout(r, 700)); // nothing more should come
@@ -115,6 +131,11 @@ describe('Address Watch against a real chain (anvil)', () => {
     ]);
     const account = (await m.call('GET', '/v1/account')).body;
     expect(account.usage.credits_used).toBe(150);
+
+    // The sending side was metered by the gateway: the deployment and the four transactions.
+    await t.service.gateway.meter.flush();
+    const rpcUsage = (await sender.call('GET', `/v1/endpoints/${senderEndpoint}/usage?days=7`)).body.usage;
+    expect(rpcUsage.methods.find((x: { method: string }) => x.method === 'eth_sendTransaction')).toMatchObject({ requests: 5, credits: 100 });
   });
 
   it('block subscriptions give block events billed at the network\'s get-block cost', async () => {
