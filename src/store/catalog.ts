@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
-import type { Database } from './tables.js';
+import type { Database, PlanRow } from './tables.js';
 
 export type NetworkFamily = 'evm' | 'stellar';
 
@@ -25,17 +25,8 @@ export interface Environment {
   confirmations: number;
 }
 
-export interface Plan {
-  id: number;
-  slug: string;
-  name: string;
-  included_credits: number;
-  rps_limit: number;
-  endpoints_limit: number;
-  webhook_address_slots: number;
-  network_limit: number | null;
-  allowed_network_slugs: string[];
-}
+/** A plan row with its network allowlist parsed. */
+export type Plan = Omit<PlanRow, 'allowed_network_slugs'> & { allowed_network_slugs: string[] };
 
 /** Networks and plans as the running service sees them; config is their source of truth. */
 export class Catalog {

@@ -1,24 +1,13 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './tables.js';
+import type { Database, UsageDailyTable } from './tables.js';
+import type { Usage } from '../client/types.js';
 import type { Store } from './store.js';
 
-export interface UsageDelta {
-  account_id: number;
-  /** 0 for account-level charges such as webhook deliveries. */
-  endpoint_id: number;
-  day: string;
-  method: string;
-  requests: number;
-  credits: number;
-}
+/** One row's increment; `endpoint_id` 0 for account-level charges such as webhook deliveries. */
+export type UsageDelta = UsageDailyTable;
 
-export interface UsageReport {
-  days: number;
-  total_requests: number;
-  total_credits: number;
-  series: Array<{ date: string; requests: number; credits: number }>;
-  methods: Array<{ method: string; requests: number; credits: number }>;
-}
+/** Exactly the Public API's Usage object. */
+export type UsageReport = Usage;
 
 export type UsageScope =
   | { kind: 'account'; accountId: number }
