@@ -111,7 +111,7 @@ export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; netw
     }
     const interrupt = interruptOf(io);
     try {
-      if (out.isTTY && !out.json) out.note(`Waiting for events${after ? ` after ${after}` : ''}… (Ctrl-C to stop)`);
+      out.note(`Waiting for events${after ? ` after ${after}` : ''}… (Ctrl-C to stop)`);
       while (!interrupt.signal.aborted && printed < limit) {
         const want = Math.min(limit - printed, MAX_PAGE);
         const r = await page(after, want);
