@@ -1,9 +1,7 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { lazyActions } from './action.js';
 import type { CliIO } from './io.js';
-import { yesOption } from './options.js';
-
-const EVENT_TYPES = ['payment', 'payout', 'other', 'block'];
+import { eventTypeOption, yesOption } from './options.js';
 
 /** `rpcctl watch ...` (watched addresses) and `rpcctl events` (their feed). */
 export function registerWatch(program: Command, io: CliIO): void {
@@ -23,7 +21,7 @@ export function registerWatch(program: Command, io: CliIO): void {
 
   program.command('events').description('the Address Watch event feed, oldest first')
     .option('-f, --follow', 'keep polling and print new events as they come (Ctrl-C stops)')
-    .addOption(new Option('--type <type>', 'only this event type').choices(EVENT_TYPES))
+    .addOption(eventTypeOption('only this event type'))
     .option('--network <slug>', 'only this network')
     .option('--after <id>', 'start after this event id (0: from the beginning)')
     .option('-n, --limit <n>', 'stop after n events (default: 100, or no limit with --follow)')

@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { lazyActions } from './action.js';
 import type { CliIO } from './io.js';
-
-const EVENT_TYPES = ['payment', 'payout', 'other', 'block'];
+import { eventTypeOption } from './options.js';
 
 /** `rpcctl webhook ...`: the Address Watch webhook, its deliveries, and a local receiver. */
 export function registerWebhook(program: Command, io: CliIO): void {
@@ -21,7 +20,7 @@ export function registerWebhook(program: Command, io: CliIO): void {
   set.addHelpText('after', `\nExamples:\n  rpcctl webhook set --url https://shop.example.com/hooks --enable\n  rpcctl webhook set --payment=eth,polygon --no-block`).action(act('set'));
 
   webhook.command('test').description('queue a sample delivery through the real queue (never billed)')
-    .addOption(new Option('--type <type>', 'event type').choices(EVENT_TYPES).makeOptionMandatory())
+    .addOption(eventTypeOption('event type').makeOptionMandatory())
     .requiredOption('--network <slug>', 'network of the sample event')
     .action(act('test'));
   webhook.command('deliveries').description('recent deliveries, newest first, with status and attempts')
