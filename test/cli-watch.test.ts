@@ -295,6 +295,18 @@ describe('webhook listen', () => {
     expect((await new AddressWatchClient(m.client).deliveries()).deliveries).toEqual([expect.objectContaining({ webhook_id: id, last_status_code: 200 })]);
   });
 
+  it('on a terminal each event is a readable line with its webhook id and attempt', async () => {
+    const { m, env, as } = await merchant();
+    const secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+    const listen = cliStarted(['webhook', 'listen'], { tty: true, env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    const url = (await listen.waitFor(/Listening on (\S+)/, 'stderr'))[1]!;
+    await as(['webhook', 'set', '--url', url]);
+    const id = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
+    await listen.waitFor(/\n/);
+    expect(plain(listen.stdout())).toMatch(new RegExp(`^\\S+  \\S+ \\S+Z  payment  eth  #\\d+  0x\\w+ in  \\d+ .*\\[test\\]  ${id} attempt 1\\n$`));
+    expect((await listen.interrupt()).code).toBe(0);
+  });
+
   it('no secret, a bad port or forward URL: usage errors', async () => {
     const { env } = await merchant();
     const none = await cli(['webhook', 'listen'], { env });
