@@ -2,7 +2,7 @@
 
 __rpcctl_subs() {
   case "$1" in
-    '') echo 'init profile account usage networks endpoints ep rpc api serve admin completion' ;;
+    '') echo 'init profile account usage networks endpoints ep watch events webhook rpc api serve admin completion' ;;
     'init') echo '' ;;
     'profile') echo 'add list ls use remove rm' ;;
     'profile add') echo '' ;;
@@ -42,6 +42,20 @@ __rpcctl_subs() {
     'ep allowlist remove') echo '' ;;
     'ep allowlist rm') echo '' ;;
     'ep allowlist clear') echo '' ;;
+    'watch') echo 'add list ls remove rm status' ;;
+    'watch add') echo '' ;;
+    'watch list') echo '' ;;
+    'watch ls') echo '' ;;
+    'watch remove') echo '' ;;
+    'watch rm') echo '' ;;
+    'watch status') echo '' ;;
+    'events') echo '' ;;
+    'webhook') echo 'get set test deliveries listen' ;;
+    'webhook get') echo '' ;;
+    'webhook set') echo '' ;;
+    'webhook test') echo '' ;;
+    'webhook deliveries') echo '' ;;
+    'webhook listen') echo '' ;;
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
@@ -109,6 +123,20 @@ __rpcctl_valopts() {
     'ep allowlist remove') echo '--profile -p --base-url' ;;
     'ep allowlist rm') echo '--profile -p --base-url' ;;
     'ep allowlist clear') echo '--profile -p --base-url' ;;
+    'watch') echo '--profile -p --base-url' ;;
+    'watch add') echo '--network --profile -p --base-url' ;;
+    'watch list') echo '--network --address --profile -p --base-url' ;;
+    'watch ls') echo '--network --address --profile -p --base-url' ;;
+    'watch remove') echo '--profile -p --base-url' ;;
+    'watch rm') echo '--profile -p --base-url' ;;
+    'watch status') echo '--profile -p --base-url' ;;
+    'events') echo '--type --network --after --limit -n --interval --profile -p --base-url' ;;
+    'webhook') echo '--profile -p --base-url' ;;
+    'webhook get') echo '--profile -p --base-url' ;;
+    'webhook set') echo '--url --payment --payout --block --profile -p --base-url' ;;
+    'webhook test') echo '--type --network --profile -p --base-url' ;;
+    'webhook deliveries') echo '--limit -n --status --event --before --profile -p --base-url' ;;
+    'webhook listen') echo '--port --host --forward-to --profile -p --base-url' ;;
     'rpc') echo '--profile -p --base-url' ;;
     'api') echo '--data -d --input --profile -p --base-url' ;;
     'serve') echo '--config --data-dir --profile -p --base-url' ;;
@@ -176,6 +204,20 @@ __rpcctl_opts() {
     'ep allowlist remove') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'ep allowlist rm') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'ep allowlist clear') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch add') echo '--network --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch list') echo '--network --address --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch ls') echo '--network --address --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch remove') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch rm') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'watch status') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'events') echo '--follow -f --type --network --after --limit -n --interval --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook set') echo '--url --enable --disable --payment --no-payment --payout --no-payout --block --no-block --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook test') echo '--type --network --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook deliveries') echo '--limit -n --status --event --before --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook listen') echo '--port --host --forward-to --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
@@ -206,6 +248,9 @@ __rpcctl_choices() {
     'usage|--days') echo '7 30 90' ;;
     'endpoints usage|--days') echo '7 30 90' ;;
     'ep usage|--days') echo '7 30 90' ;;
+    'events|--type') echo 'payment payout other block' ;;
+    'webhook test|--type') echo 'payment payout other block' ;;
+    'webhook deliveries|--status') echo 'pending delivered failed cancelled' ;;
     'completion|') echo 'bash zsh fish' ;;
   esac
 }

@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHmac } from 'node:crypto';
 import { execa } from 'execa';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -23,7 +25,7 @@ afterAll(() => t.stop());
 
 describe('the built rpcctl binary', () => {
   it('--version and --help load commander and the command definitions, nothing else', async () => {
-    for (const args of [['--version'], ['--help'], ['endpoints', '--help']]) {
+    for (const args of [['--version'], ['--help'], ['endpoints', '--help'], ['webhook', 'listen', '--help']]) {
       const file = join(mkdtempSync(join(tmpdir(), 'rpcctl-trace-')), 'loaded.txt');
       const r = await execa(process.execPath, ['--import', trace, bin, ...args], { env: { RPCCTL_TRACE_IMPORTS: file } });
       expect(r.exitCode).toBe(0);
@@ -72,6 +74,41 @@ describe('the built rpcctl binary', () => {
     const notFound = await rpcctl(['api', 'GET', '/v1/missing'], { env });
     expect(notFound.exitCode).toBe(1);
     expect(JSON.parse(notFound.stdout).error).toBe('Not found');
+  });
+
+  it('webhook listen: a real process that prints a signed delivery, refuses a forged one, and exits 0 on SIGINT', async () => {
+    const secret = 'whsec_e2e_listen_secret';
+    const child = execa(process.execPath, [bin, 'webhook', 'listen', '--port', '0'], { reject: false, env: { ...env, RPCCTL_WEBHOOK_SECRET: secret }, extendEnv: true });
+    let stderr = '';
+    let stdout = '';
+    child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+    const until = async (ok: () => boolean, what: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!ok()) {
+        if (Date.now() > deadline) throw new Error(`${what} not seen; stdout: ${stdout}\nstderr: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    await until(() => /Listening on (\S+)/.test(stderr), 'the URL');
+    const url = /Listening on (\S+)/.exec(stderr)![1]!;
+    const post = async (key: string) => {
+      const ts = String(Math.floor(Date.now() / 1000));
+      const body = JSON.stringify({ id: '7', type: 'block', network: 'eth', block_height: 12, block_hash: '0xab', tx_count: 0, transactions: [], created_at: new Date().toISOString() });
+      const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-timestamp': ts, 'x-webhook-id': 'evt_7', 'x-signature': createHmac('sha256', key).update(`${ts}.${body}`).digest('hex') } });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    expect(await post(secret)).toBe(200);
+    expect(await post('whsec_forged')).toBe(401);
+    await until(() => stdout.includes('\n') && stderr.includes('signature mismatch'), 'the event and the rejection');
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(0);
+    expect(stdout).toMatch(/^7\t\S+\tblock\teth\t12\t\t\t\t\t\t0xab\n$/); // one event, the forgery not printed
+    expect(stderr).toContain('rejected a delivery (evt_7): signature mismatch');
+    expect(stderr).toContain('Stopped.');
+    expect(stderr).not.toContain(secret);
   });
 
   it('completion prints a script for each shell', async () => {

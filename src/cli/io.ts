@@ -12,6 +12,8 @@ export interface CliIO {
   env: NodeJS.ProcessEnv;
   /** Answers to questions; unset means real prompts on the terminal. */
   prompter?: Prompter;
+  /** Ends long-running commands (`events --follow`, `webhook listen`); unset means SIGINT/SIGTERM. */
+  interrupt?: AbortSignal;
 }
 
 export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4 } as const;

@@ -1,10 +1,9 @@
 import type { CommandImpl } from './action.js';
 import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
-import { CliError, usageError } from './io.js';
+import { CliError } from './io.js';
 import { Output } from './output.js';
 import { checkProfileName, ProfileStore, secretHint, type Profile } from './profiles.js';
-import { canPrompt, confirmOrYes, prompterFor } from './prompts.js';
-import { readAll } from './stdin.js';
+import { confirmOrYes, readSecret } from './prompts.js';
 
 /** What `profile list --json` and friends show: everything but the secret. */
 export function presentProfile(name: string, p: Profile, selected: string | undefined) {
@@ -14,11 +13,7 @@ export function presentProfile(name: string, p: Profile, selected: string | unde
 export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, opts, [nameArg]) => {
   const name = checkProfileName(nameArg!);
   const baseUrl = checkBaseUrl(opts.baseUrl ?? envValue(io.env, 'PUBLIC_API_BASE') ?? DEFAULT_BASE_URL);
-  // Never a flag (it would land in shell history and `ps`): a prompt on a terminal, else stdin.
-  const secret = canPrompt(io)
-    ? await prompterFor(io, '').password({ message: 'API secret', validate: (v) => (v.trim() ? true : 'required') })
-    : (await readAll(io.stdin)).trim();
-  if (!secret) throw usageError('no secret on stdin: pipe it in, e.g. rpcctl profile add NAME --api-key KEY < secret.txt');
+  const secret = await readSecret(io, 'API secret', 'no secret on stdin: pipe it in, e.g. rpcctl profile add NAME --api-key KEY < secret.txt');
   const profile: Profile = { base_url: baseUrl, api_key: opts.apiKey, secret };
   const out = new Output(io, opts);
   if (opts.verify) {

@@ -9,6 +9,8 @@ import { registerAccount } from './account.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerRpc } from './rpc.js';
 import { registerApi } from './api.js';
+import { registerWatch } from './watch.js';
+import { registerWebhook } from './webhook.js';
 import { registerCompletion } from './completion.js';
 
 export { VERSION };
@@ -28,7 +30,7 @@ export interface GlobalOptions {
  * (`register*`, no heavy imports) and its implementation file (loaded by the action).
  */
 const GROUPS: Array<(program: Command, io: CliIO) => void> = [
-  registerInit, registerProfile, registerAccount, registerEndpoints, registerRpc, registerApi,
+  registerInit, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerRpc, registerApi,
   registerServe, registerAdmin, registerCompletion,
 ];
 

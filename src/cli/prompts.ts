@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { CliError, EXIT, usageError, type CliIO, type InStream } from './io.js';
+import { readAll } from './stdin.js';
 
 export interface Choice<T> {
   name: string;
@@ -27,6 +28,18 @@ export function canPrompt(io: CliIO): boolean {
 export function prompterFor(io: CliIO, hint: string): Prompter {
   if (!canPrompt(io)) throw usageError(`this needs an interactive terminal (stdin and stdout); ${hint}`);
   return io.prompter ?? inquirerPrompter(io);
+}
+
+/**
+ * A secret for this run, never from a flag (it would land in shell history and `ps`): a
+ * masked prompt on a terminal, else all of stdin, trimmed. `missing` says how to pipe it.
+ */
+export async function readSecret(io: CliIO, message: string, missing: string): Promise<string> {
+  const secret = canPrompt(io)
+    ? await prompterFor(io, '').password({ message, validate: (v) => (v.trim() ? true : 'required') })
+    : await readAll(io.stdin);
+  if (!secret.trim()) throw usageError(missing);
+  return secret.trim();
 }
 
 /** Asks for confirmation unless `--yes` was given; scripts must pass `--yes`. */

@@ -36,6 +36,21 @@ export const tempConfigDir = () => mkdtempSync(join(tmpdir(), 'rpcctl-cfg-'));
 
 /** Runs `rpcctl ...args` in-process with injected streams; never touches the real env. */
 export async function cli(args: string[], opts: CliRunOptions = {}): Promise<CliRun> {
+  return cliStarted(args, opts).done;
+}
+
+/** A command that runs until interrupted (`events --follow`, `webhook listen`), watched while it runs. */
+export interface RunningCli {
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once `re` matches the output so far (stdout, or stderr), or rejects after `ms`. */
+  waitFor(re: RegExp, stream?: 'stdout' | 'stderr', ms?: number): Promise<RegExpExecArray>;
+  /** What Ctrl-C does: aborts the command's interrupt signal; resolves with the finished run. */
+  interrupt(): Promise<CliRun>;
+  done: Promise<CliRun>;
+}
+
+export function cliStarted(args: string[], opts: CliRunOptions = {}): RunningCli {
   const tty = opts.tty ?? false;
   const out = sink(tty, opts.columns ?? 100);
   const err = sink(tty, opts.columns ?? 100);
@@ -44,9 +59,32 @@ export async function cli(args: string[], opts: CliRunOptions = {}): Promise<Cli
   stdin.end(opts.stdin ?? '');
   const env: NodeJS.ProcessEnv = { HOME: tempConfigDir(), PATH: process.env.PATH };
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
-  const io: CliIO = { stdout: out.stream, stderr: err.stream, stdin, env, prompter: opts.prompter };
-  const code = await run(args, io);
-  return { code, stdout: out.text(), stderr: err.text() };
+  const controller = new AbortController();
+  const io: CliIO = { stdout: out.stream, stderr: err.stream, stdin, env, prompter: opts.prompter, interrupt: controller.signal };
+  let finished = false;
+  const done = run(args, io).then((code) => {
+    finished = true;
+    return { code, stdout: out.text(), stderr: err.text() };
+  });
+  return {
+    stdout: out.text,
+    stderr: err.text,
+    async waitFor(re, stream = 'stdout', ms = 15_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const m = re.exec(stream === 'stdout' ? out.text() : err.text());
+        if (m) return m;
+        if (finished) throw new Error(`command ended before ${re} showed; stdout:\n${out.text()}\nstderr:\n${err.text()}`);
+        if (Date.now() > deadline) throw new Error(`${re} not seen within ${ms} ms; stdout:\n${out.text()}\nstderr:\n${err.text()}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    interrupt() {
+      controller.abort();
+      return done;
+    },
+    done,
+  };
 }
 
 /** Scripted answers, checked against the questions in order; records what was asked. */

@@ -1,0 +1,53 @@
+import type { WatchEvent, WebhookEventFilters, WebhookSettings } from '../client/address-watch.js';
+import type { Output } from './output.js';
+
+/** The columns of a piped event line, in order (documented in docs/cli.md). */
+const TSV_FIELDS = ['id', 'created_at', 'type', 'network', 'block_height', 'address', 'direction', 'amount', 'token', 'tx_hash', 'block_hash'] as const;
+
+export interface EventContext {
+  /** X-Webhook-Id and attempt of a received delivery (`webhook listen`). */
+  webhookId?: string;
+  attempt?: number;
+}
+
+/**
+ * One event as one line: JSON with `--json`, tab-separated when piped, readable on a
+ * terminal. One line each so `events --follow` and `webhook listen` can be piped to grep/jq.
+ */
+export function printEvent(out: Output, e: WatchEvent, ctx: EventContext = {}): void {
+  if (out.json) return out.print(JSON.stringify(e));
+  if (!out.isTTY) {
+    const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
+    return out.print(TSV_FIELDS.map((f) => cell(e[f])).join('\t'));
+  }
+  out.print(readableEvent(out, e, ctx));
+}
+
+function readableEvent(out: Output, e: WatchEvent, ctx: EventContext): string {
+  const { c } = out;
+  const when = c.dim(e.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
+  const type = e.type === 'payment' ? c.green(e.type.padEnd(7)) : e.type === 'payout' ? c.yellow(e.type.padEnd(7)) : c.bold(e.type.padEnd(7));
+  const what = e.type === 'block'
+    ? `${e.tx_count ?? 0} transaction${e.tx_count === 1 ? '' : 's'}  hash ${e.block_hash}`
+    : `${e.address ?? ''} ${e.direction ?? ''}  ${e.amount ?? '?'} ${e.token ?? '(native)'}  tx ${e.tx_hash ?? ''}`;
+  const via = ctx.webhookId ? c.dim(`  ${ctx.webhookId}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
+  return `${c.bold(e.id)}  ${when}  ${type}  ${e.network}  #${e.block_height}  ${what}${e.test ? c.dim('  [test]') : ''}${via}`;
+}
+
+function filterText(on: boolean, networks: string[]): string {
+  if (!on) return 'off';
+  return networks.length ? `on: ${networks.join(',')}` : 'on: all networks';
+}
+
+export function renderWebhook(out: Output, w: WebhookSettings): void {
+  if (out.json) return out.printJson(w);
+  const f: WebhookEventFilters = w.events;
+  out.fields([
+    ['url', w.url ?? '(not set)'],
+    ['enabled', w.enabled ? out.c.green('yes') : out.c.yellow('no')],
+    ['payment', filterText(f.payment, f.payment_networks)],
+    ['payout', filterText(f.payout, f.payout_networks)],
+    ['block', filterText(f.block, f.block_networks)],
+    ['egress ips', w.egress_ips.length ? w.egress_ips.join(out.isTTY ? ', ' : ',') : 'not configured'],
+  ]);
+}
