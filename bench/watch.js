@@ -50,24 +50,26 @@ function blockOf(watched, hitsWanted) {
   return { txs, logs };
 }
 
-function timeMatch(n) {
-  const { r, addresses } = registryOf(n);
-  const block = blockOf(addresses, 5);
-  for (let i = 0; i < 20; i++) matchEvmBlock(r, 1, block.txs, block.logs); // warm up
-  const rounds = [];
-  let hits = 0;
-  for (let round = 0; round < 7; round++) {
-    const t0 = performance.now();
-    for (let i = 0; i < 20; i++) hits = matchEvmBlock(r, 1, block.txs, block.logs).length;
-    rounds.push((performance.now() - t0) / 20);
+/** Both sizes built first, then timed in alternating rounds so they share the machine's noise. */
+function timeMatches(sizes, rounds = 15) {
+  const cases = sizes.map((n) => {
+    const { r, addresses } = registryOf(n);
+    return { r, block: blockOf(addresses, 5), samples: [], hits: 0 };
+  });
+  for (const c of cases) for (let i = 0; i < 20; i++) matchEvmBlock(c.r, 1, c.block.txs, c.block.logs); // warm up
+  for (let round = 0; round < rounds; round++) {
+    for (const c of cases) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) c.hits = matchEvmBlock(c.r, 1, c.block.txs, c.block.logs).length;
+      c.samples.push((performance.now() - t0) / 20);
+    }
   }
-  return { ms: median(rounds), hits };
+  return cases.map((c) => ({ ms: median(c.samples), hits: c.hits }));
 }
 
 console.log('bench:watch');
-const small = timeMatch(10);
-const large = timeMatch(100_000);
-console.log('  1. match a 2,000-tx block (200 ERC-20 transfers), median of 7 x 20 blocks:');
+const [small, large] = timeMatches([10, 100_000]);
+console.log('  1. match a 2,000-tx block (200 ERC-20 transfers), median of 15 alternating rounds x 20 blocks:');
 console.log(`       10 watched addresses       ${small.ms.toFixed(3)} ms/block (${small.hits} hits)`);
 console.log(`       100,000 watched addresses  ${large.ms.toFixed(3)} ms/block (${large.hits} hits)`);
 console.log(`       ratio 100k/10: ${(large.ms / small.ms).toFixed(2)}x`);
