@@ -5,7 +5,8 @@ import type { Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
 import { formatIssues } from '../util/zod.js';
 import { Authenticator } from './auth.js';
-import { HttpError, readBody, sendError, sendJson } from './http.js';
+import { HttpError, sendError, sendJson } from './http.js';
+import { BodyTooLargeError, readBody } from '../util/body.js';
 import { FixedWindowLimiter } from './rate-limit.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
@@ -102,6 +103,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         return;
       }
       if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
+      if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);

@@ -55,7 +55,7 @@ export class NodeProbe {
     const set = this.#upstreams.for(env.id, env.upstreams);
     if (env.network.family === 'stellar') {
       const res = await set.send({ method: 'GET', path: '/', body: undefined, contentType: undefined });
-      const root = JSON.parse(await text(res.body)) as { horizon_version?: string; core_version?: string; history_latest_ledger?: number };
+      const root = JSON.parse(await res.body.text()) as { horizon_version?: string; core_version?: string; history_latest_ledger?: number };
       return { version: root.horizon_version ?? root.core_version ?? null, blockHeight: root.history_latest_ledger ?? null };
     }
     const body = Buffer.from(JSON.stringify([
@@ -63,7 +63,7 @@ export class NodeProbe {
       { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },
     ]));
     const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' });
-    const answers = JSON.parse(await text(res.body)) as Array<{ id: number; result?: unknown }>;
+    const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: unknown }>;
     if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
     const version = answers.find((a) => a.id === 1)?.result;
     const height = answers.find((a) => a.id === 2)?.result;
@@ -72,10 +72,4 @@ export class NodeProbe {
       blockHeight: typeof height === 'string' && /^0x[0-9a-f]+$/i.test(height) ? Number.parseInt(height, 16) : null,
     };
   }
-}
-
-async function text(stream: AsyncIterable<unknown>): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

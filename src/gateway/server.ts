@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { pipeline } from 'node:stream';
 import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
+import { BodyTooLargeError, readBody } from '../util/body.js';
 import { ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
 import { parseRpc } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
@@ -26,8 +27,6 @@ const CORS_PREFLIGHT = {
   'access-control-max-age': '86400',
 };
 
-class BodyTooLarge extends Error {}
-
 function send(res: ServerResponse, status: number, kind: RpcErrorKind): void {
   const body = ERROR_BODIES[kind];
   res.writeHead(status, { ...JSON_HEADERS, 'content-length': body.length });
@@ -38,27 +37,6 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
   res.end(body);
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    req.on('error', reject);
-  });
 }
 
 /**
@@ -111,7 +89,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     try {
       body = await readBody(req, g.max_body_bytes);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return send(res, 413, 'bodyTooLarge');
+      if (err instanceof BodyTooLargeError) return send(res, 413, 'bodyTooLarge');
       throw err;
     }
     const parsed = parseRpc(body);
@@ -148,7 +126,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       try {
         body = await readBody(req, g.max_body_bytes);
       } catch (err) {
-        if (err instanceof BodyTooLarge) return send(res, 413, 'bodyTooLarge');
+        if (err instanceof BodyTooLargeError) return send(res, 413, 'bodyTooLarge');
         throw err;
       }
     } else {
@@ -201,7 +179,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
   }
 
   async function mergeBatch(res: ServerResponse, upstream: UpstreamResponse, rejected: unknown[]): Promise<void> {
-    const text = await readAll(upstream);
+    const text = await upstream.body.text();
     let merged: unknown = undefined;
     try {
       const answer = JSON.parse(text) as unknown;
@@ -247,11 +225,6 @@ function takeWindow(ep: EndpointState, cost: number): boolean {
   return true;
 }
 
-async function readAll(upstream: UpstreamResponse): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of upstream.body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function hasDotSegment(path: string): boolean {
   for (const raw of path.split('/')) {

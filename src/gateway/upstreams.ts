@@ -1,5 +1,4 @@
 import { Pool, type Dispatcher } from 'undici';
-import type { Readable } from 'node:stream';
 
 export class UpstreamError extends Error {
   readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
@@ -13,7 +12,7 @@ export class UpstreamError extends Error {
 export interface UpstreamResponse {
   status: number;
   contentType: string | undefined;
-  body: Readable;
+  body: Dispatcher.ResponseData['body'];
 }
 
 export interface UpstreamRequest {

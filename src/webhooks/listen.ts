@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { verifyWebhook } from '../client/webhook-signing.js';
+import { BodyTooLargeError, readBody } from '../util/body.js';
 
 /** A verified delivery, as `rpcctl webhook listen` prints it. */
 export interface ReceivedWebhook {
@@ -63,15 +64,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
       req.resume();
       return reply(405, { ok: false, error: 'webhook deliveries are POSTs' });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= limit) chunks.push(c);
-    });
-    req.on('end', () => {
-      if (size > limit) return reply(413, { ok: false, error: 'body too large' });
-      const raw = Buffer.concat(chunks);
+    readBody(req, limit).then((raw) => {
       const header = (name: string) => {
         const v = req.headers[name];
         return Array.isArray(v) ? v[0] : v;
@@ -108,6 +101,9 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
         pending.add(p);
         void p.finally(() => pending.delete(p));
       }
+    }, (err: unknown) => {
+      if (err instanceof BodyTooLargeError) reply(413, { ok: false, error: 'body too large' });
+      else res.destroy();
     });
   });
   await new Promise<void>((resolve, reject) => {
