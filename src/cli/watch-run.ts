@@ -1,4 +1,5 @@
 import { AddressWatchClient, type WatchEvent, type WatchEventType } from '../client/address-watch.js';
+import { AbortedError } from '../client/errors.js';
 import type { CommandImpl } from './action.js';
 import { withApi, type ApiContext } from './context.js';
 import { interruptOf, sleep } from './interrupt.js';
@@ -101,25 +102,23 @@ export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; netw
       return;
     }
 
-    // Like `tail -f`: without --after only what arrives from now on, so skip to the end first.
-    if (after === undefined) {
-      for (;;) {
-        const r = await page(after, MAX_PAGE);
-        after = r.next_after ?? after;
-        if (r.events.length < MAX_PAGE) break;
-      }
-    }
     const interrupt = interruptOf(io);
+    const signal = interrupt.signal;
     try {
+      // Like `tail -f`: without --after only what arrives from now on; the feed says where that is.
+      if (after === undefined) after = (await watch.events({ after: 'latest' }, { signal })).next_after ?? undefined;
       out.note(`Waiting for events${after ? ` after ${after}` : ''}… (Ctrl-C to stop)`);
-      while (!interrupt.signal.aborted && printed < limit) {
+      while (!signal.aborted && printed < limit) {
         const want = Math.min(limit - printed, MAX_PAGE);
-        const r = await page(after, want);
+        const r = await watch.events({ ...filter, after, limit: want }, { signal });
         show(r.events);
         after = r.next_after ?? after;
         // A full page means more may be waiting: fetch again at once.
-        if (r.events.length < want) await sleep(intervalMs, interrupt.signal);
+        if (r.events.length < want) await sleep(intervalMs, signal);
       }
+    } catch (err) {
+      // Ctrl-C during a request or a retry wait is the way out, not a failure.
+      if (!(err instanceof AbortedError)) throw err;
     } finally {
       interrupt.dispose();
     }

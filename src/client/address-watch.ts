@@ -119,8 +119,12 @@ export class AddressWatchClient {
   remove(watchId: string): Promise<Ok<{ watch_id: string }>> {
     return this.#api.request('DELETE', '/v1/address-watch/addresses', { body: { watch_id: watchId } });
   }
-  events(q: { after?: string; limit?: number; network?: string; type?: WatchEventType; watch_id?: string } = {}): Promise<Ok<{ events: WatchEvent[]; next_after: string | null }>> {
-    return this.#api.request('GET', '/v1/address-watch/events', { query: q });
+  /** `after: 'latest'` returns no events and the newest id as `next_after`: where a follower starts. */
+  events(
+    q: { after?: string; limit?: number; network?: string; type?: WatchEventType; watch_id?: string } = {},
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<Ok<{ events: WatchEvent[]; next_after: string | null }>> {
+    return this.#api.request('GET', '/v1/address-watch/events', { query: q, signal: opts.signal });
   }
   webhook(): Promise<Ok<WebhookSettings>> {
     return this.#api.request('GET', '/v1/address-watch/webhook');

@@ -1,6 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { signatureHeaders } from './signing.js';
-import { ApiError, NetworkError, RpcctlClientError } from './errors.js';
+import { AbortedError, ApiError, NetworkError, RpcctlClientError } from './errors.js';
 import type {
   Account, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
 } from './types.js';
@@ -25,6 +25,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** An object is serialised once; a string is sent exactly as given. */
   body?: unknown;
+  /** Ends the request and any retry wait; the call then rejects with an AbortedError. */
+  signal?: AbortSignal;
 }
 
 export interface RawResponse {
@@ -74,7 +76,13 @@ export class ApiClient {
     const maxRetries = this.#opts.maxRetries ?? 3;
     const sleep = this.#opts.sleep ?? defaultSleep;
 
+    const signal = opts.signal;
+    const wait = async (ms: number) => {
+      await Promise.race([sleep(ms), abortPromise(signal)]);
+    };
+
     for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw new AbortedError();
       const headers: Record<string, string> = {
         ...signatureHeaders({
           apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body,
@@ -93,20 +101,22 @@ export class ApiClient {
           dispatcher: this.#dispatcher,
           headersTimeout: this.#opts.timeoutMs ?? 30_000,
           bodyTimeout: this.#opts.timeoutMs ?? 30_000,
+          signal,
         });
         const text = await r.body.text();
         res = { status: r.statusCode, headers: r.headers, text, json: parseJson(text) };
       } catch (err) {
+        if (signal?.aborted) throw new AbortedError();
         if (IDEMPOTENT.has(upper) && attempt < maxRetries) {
-          await sleep(backoffMs(attempt));
+          await wait(backoffMs(attempt));
           continue;
         }
         throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
       }
       if (res.status === 429 && attempt < maxRetries) {
-        const wait = retryAfterSeconds(res.headers['retry-after']) ?? 1;
-        if (wait <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
-          await sleep(wait * 1000);
+        const seconds = retryAfterSeconds(res.headers['retry-after']) ?? 1;
+        if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
+          await wait(seconds * 1000);
           continue;
         }
       }
@@ -148,6 +158,15 @@ export class ApiClient {
   async close(): Promise<void> {
     if (!this.#opts.dispatcher) await this.#dispatcher.close();
   }
+}
+
+/** Rejects with AbortedError when the signal fires; never settles without one. */
+function abortPromise(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    if (!signal) return;
+    if (signal.aborted) return reject(new AbortedError());
+    signal.addEventListener('abort', () => reject(new AbortedError()), { once: true });
+  });
 }
 
 function withQuery(path: string, query: RequestOptions['query']): string {

@@ -29,3 +29,11 @@ export class NetworkError extends RpcctlClientError {
     this.name = 'NetworkError';
   }
 }
+
+/** The caller's AbortSignal ended the request (or a retry wait). */
+export class AbortedError extends RpcctlClientError {
+  constructor() {
+    super('E_ABORTED', 'request aborted');
+    this.name = 'AbortedError';
+  }
+}

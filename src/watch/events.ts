@@ -29,3 +29,10 @@ export async function listEvents(store: Store, q: EventQuery): Promise<{ events:
     next_after: last ? String(last.id) : q.after !== undefined ? String(q.after) : null,
   };
 }
+
+/** The newest visible event id of an account: where a follower that wants only new events starts. */
+export async function latestEventId(store: Store, accountId: number): Promise<string | null> {
+  const row = await store.db.selectFrom('watch_events').select((eb) => eb.fn.max('id').as('id'))
+    .where('account_id', '=', accountId).executeTakeFirst();
+  return row?.id == null ? null : String(row.id);
+}

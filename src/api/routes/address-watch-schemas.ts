@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { okSchema } from '../schemas.js';
 
-const intString = (what: string) => z.string().regex(/^[1-9]\d{0,15}$/, `must be a positive integer`).meta({ description: what });
+// Bounded so every value stays a safe integer once parsed: pages to 9 digits, ids to 15.
+const intString = (what: string) => z.string().regex(/^[1-9]\d{0,8}$/, 'must be a positive integer below 1000000000').meta({ description: what });
+const idString = (what: string) => z.string().regex(/^[1-9]\d{0,14}$/, 'must be an id (a positive integer)').meta({ description: what });
 const slug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
 
 export const watchSchema = z.object({
@@ -31,7 +33,8 @@ export const listWatchQuery = z.object({
 export const eventKind = z.enum(['payment', 'payout', 'other', 'block'], { error: 'must be one of payment, payout, other, block' });
 
 export const eventsQuery = z.object({
-  after: z.string().regex(/^\d{1,16}$/, 'must be an event id').optional().meta({ description: 'return events after this id (the previous next_after)' }),
+  after: z.string().regex(/^(latest|\d{1,15})$/, 'must be an event id or "latest"').optional()
+    .meta({ description: 'return events after this id (the previous next_after); `latest` returns none and the newest id, where a follower starts' }),
   limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 500')
     .refine((v) => Number(v) >= 1 && Number(v) <= 500, 'must be an integer from 1 to 500').optional().meta({ description: '1..500, default 100' }),
   network: slug.optional(),
@@ -84,9 +87,9 @@ export const testWebhookBody = z.object({
 export const deliveriesQuery = z.object({
   limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200')
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional(),
-  before: intString('delivery id: page back from here (the previous next_before)').optional(),
+  before: idString('delivery id: page back from here (the previous next_before)').optional(),
   status: z.enum(['pending', 'delivered', 'failed', 'cancelled'], { error: 'must be one of pending, delivered, failed, cancelled' }).optional(),
-  event_id: intString('only deliveries of this event').optional(),
+  event_id: idString('only deliveries of this event').optional(),
 });
 
 const attemptSchema = z.object({

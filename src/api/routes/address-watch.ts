@@ -1,6 +1,6 @@
 import type { Environment } from '../../store/index.js';
 import { InvalidAddressError, parseAddress } from '../../watch/addresses.js';
-import { listEvents } from '../../watch/events.js';
+import { latestEventId, listEvents } from '../../watch/events.js';
 import type { WatchRegistry } from '../../watch/registry.js';
 import { addWatch, countWatches, deleteWatch, listWatches, presentWatch, SlotLimitError } from '../../watch/watches.js';
 import { getWebhook, presentWebhook, putWebhook } from '../../webhooks/config.js';
@@ -118,6 +118,7 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
       response: okSchema.extend({ events: z.array(eventSchema), next_after: z.string().nullable() }),
       async handler({ account, app, query }) {
         const envId = query.network === undefined ? undefined : resolveEnv(app, 'network', query.network).id;
+        if (query.after === 'latest') return { ok: true, events: [], next_after: await latestEventId(app.store, account.id) };
         const result = await listEvents(app.store, {
           accountId: account.id, after: query.after === undefined ? undefined : Number(query.after),
           limit: Number(query.limit ?? 100), envId, type: query.type, watchId: query.watch_id,
@@ -139,14 +140,20 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
       async handler({ account, app, body }) {
         const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
         if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
+        const current = await getWebhook(app.store, account.id);
+        const filters = mergeFilters(current?.filters ?? DEFAULT_FILTERS, body.events ?? {});
+        // Naming block networks starts a chain scanner for this account; a plan without Address
+        // Watch (no slots, like Free) must not be able to run one.
+        const plan = app.store.catalog.plan(account.plan_id);
+        if (filters.block && filters.block_networks.length > 0 && (plan?.webhook_address_slots ?? 0) === 0) {
+          throw badRequest(`events.block_networks: block subscriptions need Address Watch, which the ${plan?.name ?? 'current'} plan does not include`);
+        }
         try {
           await checkWebhookUrl(new URL(body.url), app.config.webhooks.allow_private_urls);
         } catch (err) {
           if (err instanceof BlockedDestinationError) throw badRequest(`url: ${err.message}`);
           throw err;
         }
-        const current = await getWebhook(app.store, account.id);
-        const filters = mergeFilters(current?.filters ?? DEFAULT_FILTERS, body.events ?? {});
         const saved = await putWebhook(app.store, account.id, { url: body.url, enabled: body.enabled, filters });
         deps.worker.invalidate(account.id);
         void deps.reconcile();
