@@ -13,16 +13,33 @@ export function isValidIp(value: string): boolean {
 }
 
 /**
+ * The eight 16-bit groups of an IPv6 address, however it is written (`::` shorthand, leading
+ * zeros, a dotted IPv4 tail, a zone id); undefined for anything that is not IPv6.
+ */
+export function ipv6Groups(ip: string): number[] | undefined {
+  if (isIP(ip) !== 6) return undefined;
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (isIPv4(tail)) {
+    const [a, b, c, d] = tail.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', rest] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = rest === undefined || rest === '' ? [] : rest.split(':');
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((g) => parseInt(g, 16));
+}
+
+/**
  * The key a per-address limit counts under. One IPv6 client usually holds a whole /64, so
  * IPv6 addresses count by their /64; IPv4 by the address.
  */
 export function rateLimitKey(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
-  const [head = '', tail] = ip.toLowerCase().split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ipv6Groups(ip);
+  if (!groups) return ip;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { normalizeIp } from '../util/ip.js';
+import { ipv6Groups, normalizeIp } from '../util/ip.js';
 
 export class BlockedDestinationError extends Error {
   readonly code = 'E_BLOCKED_DESTINATION';
@@ -27,11 +27,37 @@ for (const [net, bits] of [
 ] as const) internal.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [['::1', 128], ['fc00::', 7], ['fe80::', 10], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) internal.addSubnet(net, bits, 'ipv6');
 
+/**
+ * The IPv4 address an IPv6 address carries in its last 32 bits (or bits 16..47 for 6to4),
+ * when the prefix makes the network deliver it to that IPv4 host: `::/96` (IPv4-compatible,
+ * except `::` and `::1`), `::ffff:0:0/96` (mapped, however written), `::ffff:0:0:0/96`
+ * (SIIT-translated), `64:ff9b::/96` (NAT64) and `2002::/16` (6to4). Without this,
+ * `[64:ff9b::a9fe:a9fe]` would reach 169.254.169.254 while looking like a public IPv6 address.
+ */
+function embeddedIpv4(ip: string): string | undefined {
+  const g = ipv6Groups(ip);
+  if (!g) return undefined;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
+  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  const compatible = zeroUpTo(6) && (g[6] !== 0 || g[7]! > 1);
+  const mapped = zeroUpTo(5) && g[5] === 0xffff;
+  const translated = zeroUpTo(4) && g[4] === 0xffff && g[5] === 0;
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
+  return compatible || mapped || translated || nat64 ? v4(g[6]!, g[7]!) : undefined;
+}
+
 /** Why a resolved address may not receive webhooks, or undefined when it may. */
 export function blockedReason(address: string, allowPrivate: boolean): string | undefined {
   const ip = normalizeIp(address);
   const family = isIP(ip);
   if (family === 0) return 'not an IP address';
+  if (family === 6) {
+    // Judged as both: the IPv4 host it reaches, and the IPv6 prefix itself (NAT64 stays internal).
+    const v4 = embeddedIpv4(ip);
+    const reason = v4 === undefined ? undefined : blockedReason(v4, allowPrivate);
+    if (reason) return `${ip} (${reason})`;
+  }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (metadata.check(ip, type)) return `${ip} is a cloud metadata address`;
   if (unroutable.check(ip, type)) return `${ip} is not a routable unicast address`;
