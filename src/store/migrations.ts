@@ -166,6 +166,13 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_deliveries_by_event': {
+    async up(db: Kysely<any>) {
+      // A reorg rewind cancels deliveries by event, and `deliveries?event_id=` filters on it:
+      // without an index both scan the whole outbox.
+      await sql`CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id)`.execute(db);
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -70,8 +70,13 @@ export class AddressWatch {
       if (wanted.has(envId)) continue;
       this.#scanners.delete(envId);
       await scanner.stop();
-      // Nothing is watched there any more: a later watch starts at the head, not at a stale cursor.
-      await store.db.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
+      // Nothing is watched there any more: a later watch starts at the head, not at a stale
+      // cursor, and its parent-hash check must not compare against hashes kept from before
+      // (after a chain reset they would all differ and trigger a false rewind).
+      await store.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
+        await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).execute();
+      });
     }
     const starting: Promise<void>[] = [];
     for (const envId of wanted) {
