@@ -81,3 +81,22 @@ describe('recording blocks', () => {
     expect(await kept()).toEqual([]);
   });
 });
+
+describe('two scanners on one store', () => {
+  it('the same block recorded twice is written once: the second sees the cursor moved and writes nothing', async () => {
+    const h = await freshHeight();
+    const hit = payment();
+    const events = () => t.store.db.selectFrom('watch_events').select('id').where('block_height', '=', h).execute();
+    expect(await record(h, [hit])).toMatchObject({ recorded: true, events: 1, deliveries: 1 });
+    expect(await record(h, [hit])).toEqual({ recorded: false, events: 0, deliveries: 0 });
+    expect(await events()).toHaveLength(1);
+    expect(await cursor()).toBe(h + 1);
+
+    // At the same time: exactly one of them wins.
+    const h2 = h + 1;
+    const both = await Promise.all([record(h2, [payment()]), record(h2, [payment()])]);
+    expect(both.map((r) => r.recorded).sort()).toEqual([false, true]);
+    expect(await t.store.db.selectFrom('watch_events').select('id').where('block_height', '=', h2).execute()).toHaveLength(1);
+    expect(await cursor()).toBe(h2 + 1);
+  });
+});

@@ -15,52 +15,71 @@ export interface ScannedBlock {
 /** Blocks kept for the parent-hash check; a deeper reorg is rewound only this far. */
 export const KEPT_BLOCKS = 256;
 
+/** Thrown inside the record transaction to roll it back: the block is someone else's. */
+class CursorMovedError extends Error {}
+
 /**
  * Stores a block's events, their deliveries (outbox) and the advanced cursor in one
  * transaction: after a crash the block is either fully recorded or scanned again, so no
- * event is skipped or emitted twice.
+ * event is skipped or emitted twice. The cursor moves by compare-and-set: when another
+ * scanner (a second process on the same store) recorded the block first, nothing is
+ * written and `recorded` is false.
  */
 export async function recordBlock(
   store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[],
+): Promise<{ recorded: boolean; events: number; deliveries: number }> {
+  try {
+    return await store.db.transaction().execute(async (trx) => {
+      // First, so a scanner that lost the race writes nothing and holds the lock briefly.
+      const moved = await trx.updateTable('scanner_cursors').set({ next_height: block.height + 1, updated_at: new Date().toISOString() })
+        .where('network_environment_id', '=', env.id).where('next_height', '=', block.height).executeTakeFirst();
+      if (Number(moved.numUpdatedRows) !== 1) throw new CursorMovedError();
+      return { recorded: true, ...await writeBlock(trx, store.catalog, registry, env, block, hits) };
+    });
+  } catch (err) {
+    if (err instanceof CursorMovedError) return { recorded: false, events: 0, deliveries: 0 };
+    throw err;
+  }
+}
+
+/** The block's events, their deliveries and its kept hash. */
+async function writeBlock(
+  trx: Kysely<Database>, catalog: Catalog, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[],
 ): Promise<{ events: number; deliveries: number }> {
-  const catalog = store.catalog;
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
   let events = 0;
   let deliveries = 0;
-  await store.db.transaction().execute(async (trx) => {
-    const webhooks = await getWebhooks(trx, [...new Set(hits.map((h) => h.watch.accountId))]);
-    for (const h of hits) {
-      const body = {
-        watch_id: h.watch.watchId, network: h.watch.network, address: h.watch.address, tx_hash: h.txHash,
-        block_height: block.height, type: h.type, direction: h.direction, block_hash: block.hash,
-        from: h.from, to: h.to, token: h.token, amount: h.amount, log_index: h.logIndex,
-      };
-      const id = await insertEvent(trx, { accountId: h.watch.accountId, watchId: h.watch.watchId, env, network: h.watch.network, type: h.type, block, body, now });
-      events++;
-      const wh = webhooks.get(h.watch.accountId);
-      if (wh?.enabled && filtersSelect(catalog, wh.filters, h.type, h.direction, env)) {
-        await enqueueEventDelivery(trx, catalog, env, h.watch.accountId, id, h.type, h.watch.network, body, now, nowMs);
-        deliveries++;
-      }
-    }
-    const network = envIdentifier(env);
-    for (const sub of await blockSubscribers(trx)) {
-      const selected = sub.filters.block_networks.length > 0
-        ? filtersSelect(catalog, sub.filters, 'block', null, env)
-        : registry.accountWatches(env.id, sub.accountId);
-      if (!selected) continue;
-      const body = { type: 'block', network, block_height: block.height, block_hash: block.hash, tx_count: block.txHashes.length, transactions: block.txHashes };
-      const id = await insertEvent(trx, { accountId: sub.accountId, watchId: null, env, network, type: 'block', block, body, now });
-      events++;
-      await enqueueEventDelivery(trx, catalog, env, sub.accountId, id, 'block', network, body, now, nowMs);
+  const webhooks = await getWebhooks(trx, [...new Set(hits.map((h) => h.watch.accountId))]);
+  for (const h of hits) {
+    const body = {
+      watch_id: h.watch.watchId, network: h.watch.network, address: h.watch.address, tx_hash: h.txHash,
+      block_height: block.height, type: h.type, direction: h.direction, block_hash: block.hash,
+      from: h.from, to: h.to, token: h.token, amount: h.amount, log_index: h.logIndex,
+    };
+    const id = await insertEvent(trx, { accountId: h.watch.accountId, watchId: h.watch.watchId, env, network: h.watch.network, type: h.type, block, body, now });
+    events++;
+    const wh = webhooks.get(h.watch.accountId);
+    if (wh?.enabled && filtersSelect(catalog, wh.filters, h.type, h.direction, env)) {
+      await enqueueEventDelivery(trx, catalog, env, h.watch.accountId, id, h.type, h.watch.network, body, now, nowMs);
       deliveries++;
     }
-    await trx.insertInto('scanner_blocks').values({ network_environment_id: env.id, height: block.height, hash: block.hash })
-      .onConflict((oc) => oc.columns(['network_environment_id', 'height']).doUpdateSet({ hash: block.hash })).execute();
-    await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', env.id).where('height', '<=', block.height - KEPT_BLOCKS).execute();
-    await setCursor(trx, env.id, block.height + 1, now);
-  });
+  }
+  const network = envIdentifier(env);
+  for (const sub of await blockSubscribers(trx)) {
+    const selected = sub.filters.block_networks.length > 0
+      ? filtersSelect(catalog, sub.filters, 'block', null, env)
+      : registry.accountWatches(env.id, sub.accountId);
+    if (!selected) continue;
+    const body = { type: 'block', network, block_height: block.height, block_hash: block.hash, tx_count: block.txHashes.length, transactions: block.txHashes };
+    const id = await insertEvent(trx, { accountId: sub.accountId, watchId: null, env, network, type: 'block', block, body, now });
+    events++;
+    await enqueueEventDelivery(trx, catalog, env, sub.accountId, id, 'block', network, body, now, nowMs);
+    deliveries++;
+  }
+  await trx.insertInto('scanner_blocks').values({ network_environment_id: env.id, height: block.height, hash: block.hash })
+    .onConflict((oc) => oc.columns(['network_environment_id', 'height']).doUpdateSet({ hash: block.hash })).execute();
+  await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', env.id).where('height', '<=', block.height - KEPT_BLOCKS).execute();
   return { events, deliveries };
 }
 
@@ -93,6 +112,17 @@ async function enqueueEventDelivery(
 export async function setCursor(db: Kysely<Database>, envId: number, nextHeight: number, now = new Date().toISOString()): Promise<void> {
   await db.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: now })
     .onConflict((oc) => oc.column('network_environment_id').doUpdateSet({ next_height: nextHeight, updated_at: now })).execute();
+}
+
+/**
+ * The cursor, created at `nextHeight` if there is none. An existing one (another scanner's,
+ * possibly just written) is kept: overwriting it could skip or replay blocks.
+ */
+export async function initCursor(db: Kysely<Database>, envId: number, nextHeight: number): Promise<number> {
+  await db.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: new Date().toISOString() })
+    .onConflict((oc) => oc.column('network_environment_id').doNothing()).execute();
+  const r = await db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirstOrThrow();
+  return r.next_height;
 }
 
 export async function getCursor(store: Store, envId: number): Promise<number | undefined> {

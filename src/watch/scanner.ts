@@ -1,6 +1,6 @@
 import type { Environment, Store } from '../store/index.js';
 import type { Hit } from './match.js';
-import { getCursor, recordBlock, rewindTo, setCursor, storedBlockHash } from './record.js';
+import { getCursor, initCursor, recordBlock, rewindTo, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
 
 /** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
@@ -113,6 +113,9 @@ export class Scanner {
       }
     }
     const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits);
+    // Lost the compare-and-set: another scanner on this store recorded the block. Carry on
+    // from wherever the cursor is now; saying so shows two processes share the data dir.
+    if (!r.recorded) this.#o.log(`watch: ${this.#name()}: block ${next} was recorded by another scanner`);
     if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
     return next >= safe;
   }
@@ -127,9 +130,7 @@ export class Scanner {
     const stored = await getCursor(store, env.id);
     if (stored !== undefined) return stored;
     const head = knownHead ?? await this.#o.chain.head();
-    const next = Math.max(0, head - Math.max(1, env.confirmations) + 2);
-    await setCursor(store.db, env.id, next);
-    return next;
+    return initCursor(store.db, env.id, Math.max(0, head - Math.max(1, env.confirmations) + 2));
   }
 
   #name(): string {
