@@ -100,3 +100,17 @@ describe('two scanners on one store', () => {
     expect(await cursor()).toBe(h2 + 1);
   });
 });
+
+describe('watches deleted mid-block', () => {
+  it('a hit of a watch deleted while its block was processed is not recorded; the others are', async () => {
+    const gone = (await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'eth', address: `0x${'ef'.repeat(20)}` }))).body.watch_id;
+    const h = await freshHeight();
+    // Matched while the watch existed...
+    const hits = [payment(gone, '1'), payment(watchId, '2')];
+    // ...deleted before the block's transaction.
+    expect((await m.call('DELETE', '/v1/address-watch/addresses', json({ watch_id: gone }))).status).toBe(200);
+    expect(await record(h, hits)).toEqual({ recorded: true, events: 1, deliveries: 1 });
+    const stored = await t.store.db.selectFrom('watch_events').select(['watch_id']).where('block_height', '=', h).execute();
+    expect(stored).toEqual([{ watch_id: watchId }]);
+  });
+});

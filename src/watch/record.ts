@@ -50,8 +50,10 @@ async function writeBlock(
   const now = new Date(nowMs).toISOString();
   let events = 0;
   let deliveries = 0;
-  const webhooks = await getWebhooks(trx, [...new Set(hits.map((h) => h.watch.accountId))]);
-  for (const h of hits) {
+  const current = await currentWatches(trx, hits);
+  const kept = hits.filter((h) => current.has(h.watch.watchId));
+  const webhooks = await getWebhooks(trx, [...new Set(kept.map((h) => h.watch.accountId))]);
+  for (const h of kept) {
     const body = {
       watch_id: h.watch.watchId, network: h.watch.network, address: h.watch.address, tx_hash: h.txHash,
       block_height: block.height, type: h.type, direction: h.direction, block_hash: block.hash,
@@ -81,6 +83,21 @@ async function writeBlock(
     .onConflict((oc) => oc.columns(['network_environment_id', 'height']).doUpdateSet({ hash: block.hash })).execute();
   await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', env.id).where('height', '<=', block.height - KEPT_BLOCKS).execute();
   return { events, deliveries };
+}
+
+/**
+ * The hits' watches that still exist. The hits were matched against the registry before the
+ * block was fetched; a watch deleted since then (its slot already free, maybe reused) must
+ * get no events. Read in the record transaction, so a delete is either before it or after.
+ */
+async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Set<string>> {
+  const ids = [...new Set(hits.map((h) => h.watch.watchId))];
+  const current = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await trx.selectFrom('watched_addresses').select('watch_id').where('watch_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) current.add(r.watch_id);
+  }
+  return current;
 }
 
 /** The feed item and the webhook body: `id` first, the event's fields, `created_at` last. */
