@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../src/store/index.js';
 import type { Hit } from '../src/watch/match.js';
-import { recordBlock, setCursor } from '../src/watch/record.js';
+import { recordBlock, rewindTo, setCursor } from '../src/watch/record.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 /**
  * The record step and the worker driven directly, block by block: the environment's upstream
- * is dead, so its scanner never records anything on its own and each test decides what
- * happens in which order.
+ * is dead, so its scanner never records anything on its own, and the worker claims only when
+ * kicked: each test decides what happens in which order.
  */
 const json = (o: unknown) => JSON.stringify(o);
 const ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
@@ -27,7 +27,8 @@ beforeAll(async () => {
   t = await startTestService({
     networks: [{ slug: 'eth', name: 'Ethereum', family: 'evm', environments: [{ slug: 'mainnet', upstreams: dead }, { slug: 'sepolia', upstreams: dead }] }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
-  }, { watch: { pollMs: 100 } });
+    // The worker claims only when kicked, so a test decides when a delivery goes out.
+  }, { watch: { pollMs: 100, delivery: { pollMs: 3_600_000 } } });
   m = await t.merchant({ plan: 'pro' });
   await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: true, events: { block: false } }));
   watchId = (await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'eth', address: ADDR }))).body.watch_id;
@@ -112,5 +113,80 @@ describe('watches deleted mid-block', () => {
     expect(await record(h, hits)).toEqual({ recorded: true, events: 1, deliveries: 1 });
     const stored = await t.store.db.selectFrom('watch_events').select(['watch_id']).where('block_height', '=', h).execute();
     expect(stored).toEqual([{ watch_id: watchId }]);
+  });
+});
+
+describe('deliveries of events orphaned by a reorg', () => {
+  const delivery = async (txHash: string) => {
+    const rows = await t.store.db.selectFrom('webhook_deliveries as d').innerJoin('watch_events as e', 'e.id', 'd.event_id')
+      .select(['d.id', 'd.status', 'd.last_error', 'd.last_status_code']).where('e.body', 'like', `%${txHash}%`).execute();
+    expect(rows).toHaveLength(1);
+    return rows[0]!;
+  };
+  const attempts = async (deliveryId: number) => (await t.store.db.selectFrom('webhook_attempts').select('status_code').where('delivery_id', '=', deliveryId).execute()).map((a) => a.status_code);
+  const credits = async () => (await t.store.db.selectFrom('usage_daily').select('credits').where('account_id', '=', m.userId).execute()).reduce((n, r) => n + r.credits, 0);
+  const sentTimes = (txHash: string) => rx.received.filter((r) => JSON.parse(r.body).tx_hash === txHash).length;
+  async function until(what: string, fn: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await fn())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Earlier tests' deliveries go out first: their billing must not land mid-test. */
+  async function drain(): Promise<void> {
+    rx.respond = () => 200;
+    t.service.addressWatch.worker.kick();
+    await until('the outbox to drain', async () => (await t.store.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').execute()).length === 0);
+  }
+
+  /** Records a payment and has its delivery reach the receiver, which holds the answer. */
+  async function inFlight(): Promise<{ h: number; txHash: string; answer: (status: number) => void }> {
+    await drain();
+    const h = await freshHeight();
+    const hit = payment();
+    let answer!: (status: number) => void;
+    const held = new Promise<number>((resolve) => { answer = resolve; });
+    rx.respond = (r) => (JSON.parse(r.body).tx_hash === hit.txHash ? held : 200);
+    await record(h, [hit]);
+    t.service.addressWatch.worker.kick();
+    await rx.waitFor(() => sentTimes(hit.txHash) === 1);
+    return { h, txHash: hit.txHash, answer };
+  }
+
+  for (const status of [503, 200]) {
+    it(`one in flight during the rewind is cancelled, not retried, not billed (receiver answers ${status})`, async () => {
+      const { h, txHash, answer } = await inFlight();
+      const before = await credits();
+      expect(await rewindTo(t.store, env.id, h)).toMatchObject({ removedEvents: 1 });
+      answer(status);
+      const { id } = await delivery(txHash);
+      await until('the attempt to be recorded', async () => (await attempts(id)).length === 1);
+      expect(await delivery(txHash)).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)' });
+      expect(await attempts(id)).toEqual([status]);
+      // Nothing due any more: a kick sends nothing, and nothing was billed.
+      t.service.addressWatch.worker.kick();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sentTimes(txHash)).toBe(1);
+      expect(await credits()).toBe(before);
+    });
+  }
+
+  it('a pending delivery whose event was removed (rewound by an older process, or between claim and send) is cancelled unsent', async () => {
+    await drain();
+    const h = await freshHeight();
+    const hit = payment();
+    await record(h, [hit]);
+    const { id } = await delivery(hit.txHash);
+    // The worker has not claimed it (nobody kicked): the event leaves the chain, the row stays pending.
+    await t.store.db.updateTable('watch_events').set({ removed: 1 }).where('block_height', '=', h).execute();
+    const before = await credits();
+    t.service.addressWatch.worker.kick();
+    await until('the delivery to be settled', async () => (await delivery(hit.txHash)).status !== 'pending');
+    expect(await delivery(hit.txHash)).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)' });
+    expect(await attempts(id)).toEqual([]);
+    expect(sentTimes(hit.txHash)).toBe(0);
+    expect(await credits()).toBe(before);
   });
 });

@@ -84,8 +84,11 @@ describe('reorgs', () => {
     expect(seen.slice(1).sort()).toEqual([['chain', kept], ['chain-safe', kept]]);
   });
 
-  it('deliveries of orphaned events that have not gone out are cancelled', async () => {
-    rx.respond = () => 503;
+  it('deliveries of orphaned events are cancelled, also one in flight during the rewind', async () => {
+    // The receiver holds its answer until after the rewind: the delivery is in flight then,
+    // whatever the timing of the scanner, and its failure must not put it back in the queue.
+    let answer!: (status: number) => void;
+    rx.respond = () => new Promise<number>((resolve) => { answer = resolve; });
     const h0 = Number(await anvil.public.getBlockNumber());
     await until('fast scanner at the head', async () => (await cursor('chain')) === h0 + 1);
     const snapshot = await anvil.test.snapshot();
@@ -95,8 +98,11 @@ describe('reorgs', () => {
     await anvil.test.mine({ blocks: 3 });
     const head = Number(await anvil.public.getBlockNumber());
     await until('fast scanner past the reorg', async () => (await cursor('chain')) === head + 1);
-    const deliveries = (await m.call('GET', '/v1/address-watch/deliveries?limit=1')).body.deliveries;
-    expect(deliveries[0]).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)', attempt_count: 1 });
+    answer(503);
+    const latest = async () => (await m.call('GET', '/v1/address-watch/deliveries?limit=1')).body.deliveries[0];
+    await until('the attempt to be recorded', async () => (await latest()).attempts.length === 1);
+    expect(await latest()).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)', attempt_count: 1, next_retry_at: null });
+    expect(JSON.parse(rx.received.at(-1)!.body).tx_hash).toBe(orphan);
     rx.respond = () => 200;
   });
 });

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Catalog, Database, Environment, Store } from '../store/index.js';
 import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
 import { envIdentifier, filtersSelect } from '../webhooks/filters.js';
-import { creditsFor, enqueueDelivery } from '../webhooks/outbox.js';
+import { creditsFor, enqueueDelivery, REORG_CANCELLED } from '../webhooks/outbox.js';
 import type { WatchRegistry } from './registry.js';
 import type { Hit } from './match.js';
 
@@ -154,7 +154,7 @@ export async function storedBlockHash(store: Store, envId: number, height: numbe
 
 /**
  * Undoes block `height` and above after a reorg: their events leave the feed (`removed`),
- * their deliveries that have not gone out yet are cancelled, and the cursor moves back.
+ * their deliveries that have not been delivered are cancelled, and the cursor moves back.
  */
 export async function rewindTo(store: Store, envId: number, height: number): Promise<{ removedEvents: number; cancelled: number }> {
   return store.db.transaction().execute(async (trx) => {
@@ -165,10 +165,10 @@ export async function rewindTo(store: Store, envId: number, height: number): Pro
       const chunk = ids.slice(i, i + 500);
       await trx.updateTable('watch_events').set({ removed: 1 }).where('id', 'in', chunk).execute();
       const res = await trx.updateTable('webhook_deliveries')
-        .set({ status: 'cancelled', last_error: 'the block left the chain (reorg)', lease_owner: null, lease_until: null })
+        .set({ status: 'cancelled', last_error: REORG_CANCELLED, lease_owner: null, lease_until: null })
+        // In flight ones too: the worker checks the row before sending, and neither retries
+        // nor bills a row that is no longer pending (it may already be at the receiver).
         .where('event_id', 'in', chunk).where('status', '=', 'pending')
-        // One in flight now is left to finish: it may already be at the receiver.
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', Date.now())]))
         .executeTakeFirst();
       cancelled += Number(res.numUpdatedRows);
     }

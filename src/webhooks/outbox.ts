@@ -25,6 +25,9 @@ export async function enqueueDelivery(db: Kysely<Database>, d: NewDelivery, nowM
 
 export const WALLET_HIT_CREDITS = 30;
 
+/** `last_error` of a delivery whose event's block was orphaned by a reorg. */
+export const REORG_CANCELLED = 'the block left the chain (reorg)';
+
 /** A block webhook costs what fetching the block costs on that network. */
 export function blockCredits(network: Network): number {
   if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import { signWebhook } from '../client/webhook-signing.js';
 import { addUsageIn, getAccount, utcDay, webhookSecretOf, type Store, type WebhookDeliveryRow } from '../store/index.js';
 import { getWebhook } from './config.js';
+import { REORG_CANCELLED } from './outbox.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
 import { blockedReason, guardedLookup } from './ssrf.js';
 
@@ -150,6 +151,16 @@ export class DeliveryWorker {
   }
 
   async #deliver(row: WebhookDeliveryRow): Promise<void> {
+    // Between the claim and now a reorg may have orphaned the event (and cancelled the row),
+    // or an older rewind left it pending: an event that left the chain is never sent.
+    const current = await this.#o.store.db.selectFrom('webhook_deliveries as d')
+      .leftJoin('watch_events as e', 'e.id', 'd.event_id')
+      .select(['d.status', 'd.lease_owner', 'e.removed']).where('d.id', '=', row.id).executeTakeFirst();
+    if (current?.status !== 'pending' || current.lease_owner !== this.id) return;
+    if (current.removed === 1) {
+      await this.#finish(row, 'cancelled', null, REORG_CANCELLED);
+      return;
+    }
     const target = await this.#target(row.account_id);
     if (!target || (!target.enabled && row.is_test === 0)) {
       await this.#finish(row, 'cancelled', null, target ? 'webhook disabled' : 'no webhook configured');
@@ -211,6 +222,15 @@ export class DeliveryWorker {
         delivery_id: row.id, attempt, started_at: o.startedAt, status_code: o.status, duration_ms: o.durationMs,
         error, next_retry_at: nextAt === null ? null : new Date(nextAt).toISOString(),
       }).execute();
+      // Orphaned while in flight: whatever the receiver answered, no retry and no bill.
+      const event = row.event_id === null ? undefined
+        : await trx.selectFrom('watch_events').select('removed').where('id', '=', row.event_id).executeTakeFirst();
+      if (event?.removed === 1) {
+        await trx.updateTable('webhook_deliveries')
+          .set({ status: 'cancelled', attempts: attempt, last_status_code: o.status, last_error: REORG_CANCELLED, lease_owner: null, lease_until: null })
+          .where('id', '=', row.id).where('status', '=', 'pending').execute();
+        return;
+      }
       if (ok) {
         // Whoever marks it delivered first bills it: a lease that ran out cannot bill twice.
         const res = await trx.updateTable('webhook_deliveries')
