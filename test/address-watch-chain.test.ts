@@ -166,6 +166,42 @@ describe('Address Watch against a real chain (anvil)', () => {
     }
   });
 
+  it('a reverted transaction with value moved nothing: `other` with amount 0, billed as other', async () => {
+    const token = await deployToken(anvil, owner, 10n ** 18n);
+    const requests = (u: any): Record<string, number> => Object.fromEntries((u.methods as any[]).map((x) => [x.method, x.requests]));
+    const before = requests((await m.call('GET', '/v1/account/usage?days=7')).body.usage);
+    // The token has no payable fallback: sending it ETH reverts. A fixed gas limit skips the
+    // estimate (which would refuse), so the reverted transaction is mined.
+    const revertedTx = await anvil.wallet.sendTransaction({ account: A, to: token, value: 7n, gas: 100_000n, chain: null });
+    expect((await anvil.public.waitForTransactionReceipt({ hash: revertedTx, pollingInterval: 50 })).status).toBe('reverted');
+
+    // Many value transfers in one block: the scanner takes the block's receipts in one call.
+    await anvil.test.setAutomine(false);
+    const many: `0x${string}`[] = [];
+    try {
+      for (let i = 1; i <= 9; i++) many.push(await anvil.wallet.sendTransaction({ account: owner, to: B, value: BigInt(i), chain: null }));
+      many.push(await anvil.wallet.sendTransaction({ account: A, to: token, value: 8n, gas: 100_000n, chain: null }));
+      await anvil.test.mine({ blocks: 1 });
+    } finally {
+      await anvil.test.setAutomine(true);
+    }
+    const receipts = await Promise.all(many.map((hash) => anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 })));
+    expect(new Set(receipts.map((r) => r.blockNumber)).size).toBe(1);
+    expect(receipts.map((r) => r.status)).toEqual([...Array(9).fill('success'), 'reverted']);
+
+    await rx.waitFor((all) => mine(all).some((b) => b.tx_hash === many[9]), 20_000);
+    const ev = (hash: string) => mine(rx.received).filter((b) => b.tx_hash === hash).map((b) => [b.address, b.type, b.direction, b.token, b.amount]);
+    expect(ev(revertedTx)).toEqual([[getAddress(A), 'other', 'out', null, '0']]);
+    expect(ev(many[9]!)).toEqual([[getAddress(A), 'other', 'out', null, '0']]);
+    for (let i = 0; i < 9; i++) expect(ev(many[i]!)).toEqual([[getAddress(B), 'payment', 'in', null, String(i + 1)]]);
+
+    // Billed as what was delivered: two `other`, nine payments, no payout.
+    const delta = (u: any): Record<string, number> => Object.fromEntries(Object.entries(requests(u))
+      .map(([k, n]): [string, number] => [k, n - (before[k] ?? 0)]).filter(([, n]) => n !== 0));
+    await waitForUsage(m, (u) => Object.values(delta(u)).reduce((a, b) => a + b, 0) >= 11);
+    expect(delta((await m.call('GET', '/v1/account/usage?days=7')).body.usage)).toEqual({ 'webhook:other': 2, 'webhook:payment': 9 });
+  });
+
   it('a restart resumes from the persisted cursor: nothing skipped, nothing twice', async () => {
     const before = mine(rx.received).length;
     const cursor = await t.store.db.selectFrom('scanner_cursors').selectAll().execute();

@@ -1,7 +1,7 @@
 import { getAddress } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { parseEvmAddress, parseStellarAddress, toChecksumAddress } from '../src/watch/addresses.js';
-import { matchEvmBlock, TRANSFER_TOPIC, type EvmLog, type EvmTx } from '../src/watch/match.js';
+import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from '../src/watch/match.js';
 import { WatchRegistry } from '../src/watch/registry.js';
 import { blockedReason } from '../src/webhooks/ssrf.js';
 import { mergeFilters, DEFAULT_FILTERS } from '../src/webhooks/filters.js';
@@ -73,6 +73,27 @@ describe('matching', () => {
       ['0xc', 'w_3', 'payment', 'in', toChecksumAddress(token), '1000', 4],
       ['0xd', 'w_3', 'other', 'out', null, '0', null],
     ]);
+  });
+
+  it('receipts are asked for native value hits only; a reverted one becomes `other` on the same side', () => {
+    const token = addr(0xabc);
+    const hits = matchEvmBlock(reg, 1, [
+      tx('0xAA', addr(2), addr(1), 5n), // value, both sides watched: reverted
+      tx('0xbb', addr(9), addr(2), 6n), // value: succeeded
+      tx('0xcc', addr(9), token, 0n), // token transfer: no receipt needed
+      tx('0xdd', addr(2), token, 0n), // other already
+    ], [transfer('0xcc', token, addr(9), addr(2), 1000n, 0)]);
+    expect(valueHitTxs(hits)).toEqual(['0xAA', '0xbb']);
+    const after = withReverted(hits, new Set(['0xaa']));
+    expect(after.map((h) => [h.txHash, h.watch.watchId, h.type, h.direction, h.amount])).toEqual([
+      ['0xAA', 'w_3', 'other', 'out', '0'],
+      ['0xAA', 'w_1', 'other', 'in', '0'],
+      ['0xAA', 'w_2', 'other', 'in', '0'],
+      ['0xbb', 'w_3', 'payment', 'in', '6'],
+      ['0xcc', 'w_3', 'payment', 'in', '1000'],
+      ['0xdd', 'w_3', 'other', 'out', '0'],
+    ]);
+    expect(withReverted(hits, new Set())).toEqual(hits);
   });
 
   it('ignores ERC-721 transfers (four topics) and unwatched addresses; removal takes effect', () => {

@@ -1,6 +1,6 @@
-import { matchEvmBlock, TRANSFER_TOPIC, type EvmLog, type EvmTx } from './match.js';
+import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from './match.js';
 import type { WatchRegistry } from './registry.js';
-import { RpcClient } from './rpc.js';
+import { RpcClient, UpstreamError } from './rpc.js';
 import type { ChainAdapter, FetchedBlock } from './scanner.js';
 
 interface RpcBlock {
@@ -10,7 +10,20 @@ interface RpcBlock {
   transactions: EvmTx[];
 }
 
-/** EVM JSON-RPC: the block with full transactions, and its Transfer logs by block hash. */
+interface RpcReceipt {
+  transactionHash: string;
+  blockHash: string;
+  /** `0x1` success, `0x0` reverted; absent before Byzantium (no revert then). */
+  status?: string;
+}
+
+/** Up to this many receipts are fetched one by one; more take the whole block's receipts. */
+const SINGLE_RECEIPTS_MAX = 8;
+
+/**
+ * EVM JSON-RPC: the block with full transactions, its Transfer logs by block hash, and the
+ * receipts of the transactions with a native value hit (a reverted one moved no value).
+ */
 export class EvmChain implements ChainAdapter {
   readonly #rpc: RpcClient;
 
@@ -27,10 +40,37 @@ export class EvmChain implements ChainAdapter {
     if (!block) return undefined;
     // By hash, so the logs belong to exactly the block whose transactions we read.
     const logs = registry.size(envId) === 0 ? [] : await this.#rpc.call<EvmLog[]>('eth_getLogs', [{ blockHash: block.hash, topics: [TRANSFER_TOPIC] }]);
+    const hits = matchEvmBlock(registry, envId, block.transactions, logs);
+    const valueTxs = valueHitTxs(hits);
+    const reverted = valueTxs.length === 0 ? new Set<string>() : await this.#reverted(block.hash, valueTxs);
     return {
       hash: block.hash, parentHash: block.parentHash, txHashes: block.transactions.map((t) => t.hash),
-      hits: matchEvmBlock(registry, envId, block.transactions, logs),
+      hits: withReverted(hits, reverted),
     };
+  }
+
+  /** Which of the block's transactions `txHashes` reverted. */
+  async #reverted(blockHash: string, txHashes: string[]): Promise<Set<string>> {
+    const wanted = new Set(txHashes.map((h) => h.toLowerCase()));
+    let receipts: Array<RpcReceipt | null> | undefined;
+    if (txHashes.length > SINGLE_RECEIPTS_MAX) {
+      // One call instead of many; a node without eth_getBlockReceipts is asked one by one.
+      receipts = (await this.#rpc.call<RpcReceipt[] | null>('eth_getBlockReceipts', [blockHash]).catch(() => null)) ?? undefined;
+    }
+    receipts ??= await Promise.all(txHashes.map((h) => this.#rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [h])));
+    const reverted = new Set<string>();
+    const seen = new Set<string>();
+    for (const r of receipts) {
+      const hash = r?.transactionHash.toLowerCase();
+      if (!r || !hash || !wanted.has(hash)) continue;
+      // From another block (a reorg between the two calls): scan the block again.
+      if (r.blockHash.toLowerCase() !== blockHash.toLowerCase()) throw new UpstreamError(`receipt of ${hash} is from block ${r.blockHash}, not ${blockHash}`);
+      seen.add(hash);
+      if (r.status === '0x0') reverted.add(hash);
+    }
+    // A node behind the one that served the block: try the block again rather than guess.
+    if (seen.size !== wanted.size) throw new UpstreamError(`receipts missing for block ${blockHash}`);
+    return reverted;
   }
 
   close(): Promise<void> {

@@ -93,6 +93,26 @@ export function matchEvmBlock(registry: WatchRegistry, envId: number, txs: reado
   return hits;
 }
 
+/**
+ * The transactions whose receipt decides their hits: those with a native value hit. A
+ * reverted transaction moved no value, but `eth_getBlockByNumber` shows its value all the
+ * same. (A reverted transaction has no logs, so token hits need no receipt.) Only matched
+ * transactions are asked about, so the cost follows the hits, not the watch list.
+ */
+export function valueHitTxs(hits: readonly Hit[]): string[] {
+  return [...new Set(hits.filter(isNativeValueHit).map((h) => h.txHash))];
+}
+
+/** The hits, those of reverted transactions (lower-case hashes) as `other`: same side, amount 0. */
+export function withReverted(hits: readonly Hit[], reverted: ReadonlySet<string>): Hit[] {
+  if (reverted.size === 0) return [...hits];
+  return hits.map((h) => (isNativeValueHit(h) && reverted.has(h.txHash.toLowerCase()) ? { ...h, type: 'other', amount: '0' } : h));
+}
+
+function isNativeValueHit(h: Hit): boolean {
+  return h.token === null && h.type !== 'other';
+}
+
 function topicAddress(topic: string): string {
   return `0x${topic.slice(-40)}`.toLowerCase();
 }

@@ -20,7 +20,8 @@ const hex32 = () => `0x${randomBytes(32).toString('hex')}`;
 
 /**
  * Just enough of an EVM node for the Address Watch scanner: eth_blockNumber,
- * eth_getBlockByNumber with full transactions, and eth_getLogs (no token transfers).
+ * eth_getBlockByNumber with full transactions, eth_getLogs (no token transfers) and
+ * eth_getTransactionReceipt (all successful).
  * Lighter than anvil when a test only needs events to appear through the real scan path.
  */
 export async function startFakeEvmChain(): Promise<FakeEvmChain> {
@@ -35,6 +36,11 @@ export async function startFakeEvmChain(): Promise<FakeEvmChain> {
     return { height, hash: block.hash, txs: block.transactions };
   };
   for (let i = 0; i < 10; i++) mine();
+  // Every transaction succeeded: the scanner asks about those with a native value hit.
+  const receipt = (hash: string) => {
+    const block = blocks.find((b) => b.transactions.some((t) => t.hash === hash));
+    return block ? { transactionHash: hash, blockHash: block.hash, status: '0x1' } : null;
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -43,7 +49,8 @@ export async function startFakeEvmChain(): Promise<FakeEvmChain> {
       const result = call.method === 'eth_blockNumber' ? `0x${(blocks.length - 1).toString(16)}`
         : call.method === 'eth_getBlockByNumber' ? blocks[Number(call.params[0])] ?? null
           : call.method === 'eth_getLogs' ? []
-            : undefined;
+            : call.method === 'eth_getTransactionReceipt' ? receipt(String(call.params[0]))
+              : undefined;
       const body = result === undefined ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'method not found' } } : { jsonrpc: '2.0', id: call.id, result };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
