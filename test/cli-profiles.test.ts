@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { readFileSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, scriptedPrompter, tempConfigDir, type CliRunOptions } from './helpers/cli.js';

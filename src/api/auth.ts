@@ -73,12 +73,6 @@ export class Authenticator {
     return key;
   }
 
-  /** Drops cached keys, e.g. after a revocation in this process. */
-  invalidate(id?: string): void {
-    if (id === undefined) this.#cache.clear();
-    else this.#cache.delete(id);
-  }
-
   async #lookup(id: string, nowMs: number): Promise<CachedKey['key']> {
     const hit = this.#cache.get(id);
     if (hit && hit.expires > nowMs) return hit.key;

@@ -90,16 +90,15 @@ export class EndpointRegistry {
   ): EndpointState {
     const catalog = this.#store.catalog;
     const env = catalog.environment(row.network_environment_id);
-    const state = previous ?? {
-      id: row.id, uuid: row.uuid, accountId: row.account_id, paused: false, allowlist: new IpAllowlist([]),
-      env, hostLabel: '', rpsLimit: 0, windowSecond: 0, windowCount: 0,
+    const current = {
+      accountId: row.account_id,
+      paused: row.status !== 'active',
+      allowlist: new IpAllowlist(JSON.parse(row.allowed_ips) as string[]),
+      env,
+      hostLabel: env ? `${this.#config.gateway.host_prefix}-${env.network.slug}-${env.slug}` : '',
+      rpsLimit: catalog.plan(row.plan_id)?.rps_limit ?? 0,
     };
-    state.accountId = row.account_id;
-    state.paused = row.status !== 'active';
-    state.allowlist = new IpAllowlist(JSON.parse(row.allowed_ips) as string[]);
-    state.env = env;
-    state.hostLabel = env ? `${this.#config.gateway.host_prefix}-${env.network.slug}-${env.slug}` : '';
-    state.rpsLimit = catalog.plan(row.plan_id)?.rps_limit ?? 0;
-    return state;
+    if (previous) return Object.assign(previous, current);
+    return { id: row.id, uuid: row.uuid, ...current, windowSecond: 0, windowCount: 0 };
   }
 }

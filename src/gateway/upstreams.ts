@@ -69,10 +69,6 @@ export class UpstreamSet {
     this.#upstreams = urls.map((u) => new Upstream(u, timeoutMs));
   }
 
-  get size(): number {
-    return this.#upstreams.length;
-  }
-
   async send(req: UpstreamRequest): Promise<UpstreamResponse> {
     const ups = this.#upstreams;
     if (ups.length === 0) throw new UpstreamError(false, new Error('no upstream configured'));

@@ -2,7 +2,6 @@ import { monthTotals, usageReport } from '../../store/index.js';
 import { route, type RouteDef } from '../router.js';
 import { accountSchema, daysQuery, okSchema, usageSchema } from '../schemas.js';
 import { presentPlan } from '../present.js';
-import { z } from 'zod';
 
 export const accountRoutes: RouteDef[] = [
   route({
@@ -37,4 +36,3 @@ export const accountRoutes: RouteDef[] = [
   }),
 ];
 
-export type AccountResponse = z.infer<typeof accountSchema>;
