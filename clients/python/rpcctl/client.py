@@ -1,0 +1,365 @@
+"""The signed Public API client."""
+import json
+import os
+import random
+import socket
+import time
+import urllib.error
+import urllib.request
+from email.utils import parsedate_to_datetime
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Union, cast
+from urllib.parse import urlencode, urlsplit
+
+from . import types as t
+from .errors import ApiError, ConfigError, NetworkError
+from .signing import signature_headers
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+_IDEMPOTENT = frozenset(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+
+Query = Mapping[str, Union[str, int, bool, None]]
+
+
+def _env(name: str) -> Optional[str]:
+    value = os.environ.get(name)
+    return value if value else None
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    # A redirect would resend the signed request elsewhere; report the 3xx instead.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None
+
+
+class Client:
+    """A client of the rpcctl Public API that signs every request.
+
+    Arguments left out come from the environment: ``PUBLIC_API_KEY``, ``PUBLIC_API_SECRET``
+    and ``PUBLIC_API_BASE`` (default ``http://127.0.0.1:8080``).
+
+    A 429 is retried after its ``Retry-After`` (up to ``max_retry_after`` seconds); idempotent
+    requests (GET, PUT, DELETE) are also retried on connection errors. Both at most
+    ``max_retries`` times. ``timeout`` (seconds) bounds each attempt.
+
+    >>> client = Client()
+    >>> client.account()["plan"]["slug"]  # doctest: +SKIP
+    'pro'
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        secret: Optional[str] = None,
+        base_url: Optional[str] = None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        max_retry_after: float = 30.0,
+        user_agent: str = "rpcctl-python/0.1.0",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_key = api_key or _env("PUBLIC_API_KEY") or ""
+        self._secret = secret or _env("PUBLIC_API_SECRET") or ""
+        self.base_url = (base_url or _env("PUBLIC_API_BASE") or DEFAULT_BASE_URL).rstrip("/")
+        if not self.api_key:
+            raise ConfigError("API key is required: pass api_key or set PUBLIC_API_KEY")
+        if not self._secret:
+            raise ConfigError("API secret is required: pass secret or set PUBLIC_API_SECRET")
+        if urlsplit(self.base_url).scheme not in ("http", "https"):
+            raise ConfigError("base URL must be http(s)://...: %r" % self.base_url)
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_retry_after = max_retry_after
+        self.user_agent = user_agent
+        self._sleep = sleep
+        self._opener = urllib.request.build_opener(_NoRedirect)
+        self.address_watch = AddressWatch(self)
+
+    def __repr__(self) -> str:  # never show the secret
+        return "Client(base_url=%r, api_key=%r)" % (self.base_url, self.api_key)
+
+    def request(self, method: str, path: str, *, query: Optional[Query] = None, body: Any = None) -> Dict[str, Any]:
+        """Send any signed request; return the parsed JSON body of a 2xx answer.
+
+        ``body`` may be a ``str``/``bytes`` (sent and signed exactly as given) or any
+        JSON-serialisable value (serialised once; those bytes are signed and sent).
+        Raises :class:`ApiError` for any other status, :class:`NetworkError` without an answer.
+        """
+        status, headers, text = self._send(method, path, query, body)
+        parsed = _parse_json(text)
+        if 200 <= status < 300:
+            return cast(Dict[str, Any], parsed if isinstance(parsed, dict) else {})
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        message = error if isinstance(error, str) else ("HTTP %d%s" % (status, ": " + text[:200] if text else ""))
+        raise ApiError(status, message, parsed if parsed is not None else text, _retry_after(headers.get("retry-after")))
+
+    def _send(self, method: str, path: str, query: Optional[Query], body: Any):  # type: ignore[no-untyped-def]
+        method = method.upper()
+        if body is None:
+            data = b""
+        elif isinstance(body, bytes):
+            data = body
+        elif isinstance(body, str):
+            data = body.encode("utf-8")
+        else:
+            data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        if not path.startswith("/"):
+            path = "/" + path
+        url = self.base_url + path
+        pairs = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
+        if pairs:
+            url += ("&" if "?" in url else "?") + urlencode(pairs)
+        signed_path = urlsplit(url).path
+
+        attempt = 0
+        while True:
+            headers = signature_headers(self.api_key, self._secret, method, signed_path, data)
+            headers["Accept"] = "application/json"
+            headers["User-Agent"] = self.user_agent
+            if data:
+                headers["Content-Type"] = "application/json"
+            req = urllib.request.Request(url, data=data if data else None, method=method, headers=headers)
+            try:
+                with self._opener.open(req, timeout=self.timeout) as res:
+                    status, res_headers, text = res.status, _lower(res.headers), res.read().decode("utf-8", "replace")
+            except urllib.error.HTTPError as err:
+                status, res_headers = err.code, _lower(err.headers)
+                text = err.read().decode("utf-8", "replace")
+                err.close()
+            except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as err:
+                reason = getattr(err, "reason", err)
+                if method in _IDEMPOTENT and attempt < self.max_retries:
+                    self._sleep(_backoff(attempt))
+                    attempt += 1
+                    continue
+                raise NetworkError("cannot reach %s: %s" % (self.base_url, reason)) from err
+            if status == 429 and attempt < self.max_retries:
+                wait = _retry_after(res_headers.get("retry-after"))
+                wait = 1 if wait is None else wait
+                if wait <= self.max_retry_after:
+                    self._sleep(wait)
+                    attempt += 1
+                    continue
+            return status, res_headers, text
+
+    # Account
+
+    def account(self) -> t.Account:
+        """``GET /v1/account``: the plan and this month's usage."""
+        return cast(t.Account, self.request("GET", "/v1/account"))
+
+    def account_usage(self, days: Optional[int] = None) -> t.UsageResponse:
+        """``GET /v1/account/usage``: daily usage over all endpoints (``days``: 7, 30 or 90)."""
+        return cast(t.UsageResponse, self.request("GET", "/v1/account/usage", query={"days": days}))
+
+    # Endpoints
+
+    def list_endpoints(self) -> t.EndpointList:
+        """``GET /v1/endpoints``."""
+        return cast(t.EndpointList, self.request("GET", "/v1/endpoints"))
+
+    def available_networks(self) -> t.AvailableNetworks:
+        """``GET /v1/endpoints/available-networks``: what the plan can create endpoints on."""
+        return cast(t.AvailableNetworks, self.request("GET", "/v1/endpoints/available-networks"))
+
+    def create_endpoint(
+        self,
+        name: str,
+        *,
+        network_environment_id: Optional[int] = None,
+        network_id: Optional[int] = None,
+        env_slug: Optional[str] = None,
+    ) -> t.EndpointResponse:
+        """``POST /v1/endpoints``: give ``network_environment_id``, or ``network_id`` with ``env_slug``."""
+        body: Dict[str, Any] = {"name": name}
+        if network_environment_id is not None:
+            body["network_environment_id"] = network_environment_id
+        if network_id is not None:
+            body["network_id"] = network_id
+        if env_slug is not None:
+            body["env_slug"] = env_slug
+        return cast(t.EndpointResponse, self.request("POST", "/v1/endpoints", body=body))
+
+    def get_endpoint(self, endpoint_id: int) -> t.EndpointResponse:
+        """``GET /v1/endpoints/{id}``."""
+        return cast(t.EndpointResponse, self.request("GET", "/v1/endpoints/%d" % endpoint_id))
+
+    def set_endpoint_status(self, endpoint_id: int, status: t.EndpointStatus) -> t.EndpointResponse:
+        """``PATCH /v1/endpoints/{id}/status``: ``"paused"`` stops its traffic, ``"active"`` resumes it."""
+        return cast(t.EndpointResponse, self.request("PATCH", "/v1/endpoints/%d/status" % endpoint_id, body={"status": status}))
+
+    def set_allowed_ips(self, endpoint_id: int, allowed_ips: List[str]) -> t.EndpointResponse:
+        """``PATCH /v1/endpoints/{id}/allowed-ips``: replaces the allowlist; ``[]`` allows every IP."""
+        return cast(
+            t.EndpointResponse,
+            self.request("PATCH", "/v1/endpoints/%d/allowed-ips" % endpoint_id, body={"allowed_ips": list(allowed_ips)}),
+        )
+
+    def endpoints_usage(self, days: Optional[int] = None) -> t.UsageResponse:
+        """``GET /v1/endpoints/usage``: usage over all endpoints."""
+        return cast(t.UsageResponse, self.request("GET", "/v1/endpoints/usage", query={"days": days}))
+
+    def endpoint_usage(self, endpoint_id: int, days: Optional[int] = None) -> t.UsageResponse:
+        """``GET /v1/endpoints/{id}/usage``: usage of one endpoint."""
+        return cast(t.UsageResponse, self.request("GET", "/v1/endpoints/%d/usage" % endpoint_id, query={"days": days}))
+
+
+class AddressWatch:
+    """The Address Watch routes, as ``client.address_watch``."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def account(self) -> t.WatchAccount:
+        """``GET /v1/address-watch/account``: slots and webhook flags."""
+        return cast(t.WatchAccount, self._client.request("GET", "/v1/address-watch/account"))
+
+    def list(
+        self,
+        *,
+        network_slug: Optional[str] = None,
+        address: Optional[str] = None,
+        page: Optional[int] = None,
+        per_page: Optional[int] = None,
+    ) -> t.WatchList:
+        """``GET /v1/address-watch/addresses``: one page of watched addresses."""
+        query = {"network_slug": network_slug, "address": address, "page": page, "per_page": per_page}
+        return cast(t.WatchList, self._client.request("GET", "/v1/address-watch/addresses", query=query))
+
+    def iter_addresses(
+        self, *, network_slug: Optional[str] = None, address: Optional[str] = None, per_page: int = 200
+    ) -> Iterator[t.WatchedAddress]:
+        """Every watched address, fetching page after page."""
+        page = 1
+        while True:
+            r = self.list(network_slug=network_slug, address=address, page=page, per_page=per_page)
+            for item in r["addresses"]:
+                yield item
+            if not r["addresses"] or page * r["per_page"] >= r["total"]:
+                return
+            page += 1
+
+    def add(self, network_slug: str, address: str) -> t.AddedWatch:
+        """``POST /v1/address-watch/addresses``. Idempotent: the same address returns its watch with ``created`` false."""
+        body = {"network_slug": network_slug, "address": address}
+        return cast(t.AddedWatch, self._client.request("POST", "/v1/address-watch/addresses", body=body))
+
+    def remove(self, watch_id: str) -> Dict[str, Any]:
+        """``DELETE /v1/address-watch/addresses`` (the ``watch_id`` body is signed)."""
+        return self._client.request("DELETE", "/v1/address-watch/addresses", body={"watch_id": watch_id})
+
+    def events(
+        self,
+        *,
+        after: Optional[str] = None,
+        limit: Optional[int] = None,
+        network: Optional[str] = None,
+        type: Optional[t.WatchEventType] = None,
+        watch_id: Optional[str] = None,
+    ) -> t.EventPage:
+        """``GET /v1/address-watch/events``: oldest first; pass ``next_after`` back as ``after``.
+
+        ``after="latest"`` returns no events and the newest id: where a follower starts.
+        """
+        query = {"after": after, "limit": limit, "network": network, "type": type, "watch_id": watch_id}
+        return cast(t.EventPage, self._client.request("GET", "/v1/address-watch/events", query=query))
+
+    def iter_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        network: Optional[str] = None,
+        type: Optional[t.WatchEventType] = None,
+        watch_id: Optional[str] = None,
+        limit: int = 100,
+    ) -> Iterator[t.WatchEvent]:
+        """Every event after ``after`` up to the end of the feed, page after page."""
+        while True:
+            r = self.events(after=after, limit=limit, network=network, type=type, watch_id=watch_id)
+            for event in r["events"]:
+                yield event
+            if not r["events"] or r["next_after"] is None or r["next_after"] == after:
+                return
+            after = r["next_after"]
+
+    def webhook(self) -> t.WebhookSettings:
+        """``GET /v1/address-watch/webhook``: URL, switch, filters and the egress IPs to allow."""
+        return cast(t.WebhookSettings, self._client.request("GET", "/v1/address-watch/webhook"))
+
+    def set_webhook(self, url: str, enabled: bool = True, events: Optional[t.WebhookEventFilters] = None) -> t.WebhookSettings:
+        """``PUT /v1/address-watch/webhook``. Filter keys given replace; ``events=None`` keeps all filters."""
+        body: Dict[str, Any] = {"url": url, "enabled": enabled}
+        if events is not None:
+            body["events"] = events
+        return cast(t.WebhookSettings, self._client.request("PUT", "/v1/address-watch/webhook", body=body))
+
+    def test_webhook(self, type: t.WatchEventType, network: str) -> t.QueuedTest:
+        """``POST /v1/address-watch/webhook/test``: queue a sample delivery (never billed)."""
+        body = {"type": type, "network": network}
+        return cast(t.QueuedTest, self._client.request("POST", "/v1/address-watch/webhook/test", body=body))
+
+    def deliveries(
+        self,
+        *,
+        limit: Optional[int] = None,
+        before: Optional[str] = None,
+        status: Optional[t.DeliveryStatus] = None,
+        event_id: Optional[str] = None,
+    ) -> t.DeliveryPage:
+        """``GET /v1/address-watch/deliveries``: newest first, with every attempt."""
+        query = {"limit": limit, "before": before, "status": status, "event_id": event_id}
+        return cast(t.DeliveryPage, self._client.request("GET", "/v1/address-watch/deliveries", query=query))
+
+    def iter_deliveries(
+        self, *, status: Optional[t.DeliveryStatus] = None, event_id: Optional[str] = None, limit: int = 100
+    ) -> Iterator[t.WebhookDelivery]:
+        """Every delivery, newest first, page after page."""
+        before: Optional[str] = None
+        while True:
+            r = self.deliveries(limit=limit, before=before, status=status, event_id=event_id)
+            for delivery in r["deliveries"]:
+                yield delivery
+            if not r["deliveries"] or r["next_before"] is None:
+                return
+            before = r["next_before"]
+
+
+def _query_value(value: Union[str, int, bool]) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _lower(headers: Any) -> Dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()} if headers else {}
+
+
+def _parse_json(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _retry_after(value: Optional[str]) -> Optional[int]:
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+        if seconds >= 0:
+            return max(1, int(-(-seconds // 1)))
+        return None
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(1, int(-(-(when - time.time()) // 1)))
+
+
+def _backoff(attempt: int) -> float:
+    return min(2.0, 0.2 * 2 ** attempt) * (0.8 + random.random() * 0.4)

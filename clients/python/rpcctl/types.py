@@ -1,0 +1,226 @@
+"""Shapes of the Public API's answers, for type checkers. At run time they are plain dicts."""
+from typing import List, Optional
+
+try:
+    from typing import Literal, TypedDict
+except ImportError:  # pragma: no cover - Python < 3.8
+    from typing_extensions import Literal, TypedDict  # type: ignore
+
+EndpointStatus = Literal["active", "paused"]
+WatchEventType = Literal["payment", "payout", "other", "block"]
+DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
+
+
+class Plan(TypedDict):
+    id: int
+    slug: str
+    name: str
+    included_credits: int
+    rps_limit: int
+    endpoints_limit: int
+    webhook_address_slots: int
+
+
+class AccountUsageSummary(TypedDict):
+    period: str
+    requests: int
+    credits_used: int
+    credits_included: int
+    credits_remaining: int
+
+
+class Account(TypedDict):
+    ok: bool
+    user_id: int
+    plan: Optional[Plan]
+    usage: AccountUsageSummary
+
+
+class Endpoint(TypedDict):
+    id: int
+    uuid: str
+    name: str
+    status: EndpointStatus
+    network_id: int
+    network_name: str
+    network_slug: str
+    network_environment_id: int
+    env_slug: str
+    url: str
+    rps_limit: int
+    plan_id: int
+    created_at: str
+    version: Optional[str]
+    block_height: Optional[int]
+    allowed_ips: List[str]
+
+
+class EndpointResponse(TypedDict):
+    ok: bool
+    endpoint: Endpoint
+
+
+class EndpointList(TypedDict):
+    ok: bool
+    endpoints: List[Endpoint]
+
+
+class AvailableNetwork(TypedDict):
+    id: int
+    uuid: str
+    name: str
+    slug: str
+    sort: int
+    environment_kinds: List[str]
+
+
+class AvailableNetworks(TypedDict):
+    ok: bool
+    networks: List[AvailableNetwork]
+    network_limit: Optional[int]
+    allowed_network_slugs: List[str]
+
+
+class UsagePoint(TypedDict):
+    date: str
+    requests: int
+    credits: int
+
+
+class MethodUsage(TypedDict):
+    method: str
+    requests: int
+    credits: int
+
+
+class Usage(TypedDict):
+    days: int
+    total_requests: int
+    total_credits: int
+    series: List[UsagePoint]
+    methods: List[MethodUsage]
+
+
+class UsageResponse(TypedDict):
+    ok: bool
+    usage: Usage
+
+
+class WatchedAddress(TypedDict):
+    watch_id: str
+    network_slug: str
+    address: str
+    created_at: str
+
+
+class AddedWatch(WatchedAddress):
+    ok: bool
+    watch: WatchedAddress
+    created: bool
+
+
+class WatchList(TypedDict):
+    ok: bool
+    addresses: List[WatchedAddress]
+    page: int
+    per_page: int
+    total: int
+
+
+class WatchAccount(TypedDict):
+    ok: bool
+    slots_total: int
+    slots_used: int
+    slots_free: int
+    webhook_configured: bool
+    webhook_enabled: bool
+
+
+# Functional form: a wallet hit has a field named ``from``, a Python keyword.
+WatchEvent = TypedDict(
+    "WatchEvent",
+    {
+        "id": str,
+        "type": WatchEventType,
+        "network": str,
+        "block_height": int,
+        "block_hash": str,
+        "created_at": str,
+        "watch_id": str,
+        "address": str,
+        "tx_hash": str,
+        "direction": Literal["in", "out"],
+        "from": Optional[str],
+        "to": Optional[str],
+        "token": Optional[str],
+        "amount": str,
+        "log_index": Optional[int],
+        "tx_count": int,
+        "transactions": List[str],
+        "test": bool,
+    },
+    total=False,
+)
+"""A feed item and a webhook body. Wallet hits and block events carry different fields."""
+
+
+class EventPage(TypedDict):
+    ok: bool
+    events: List[WatchEvent]
+    next_after: Optional[str]
+
+
+class WebhookEventFilters(TypedDict, total=False):
+    payment: bool
+    payment_networks: List[str]
+    payout: bool
+    payout_networks: List[str]
+    block: bool
+    block_networks: List[str]
+
+
+class WebhookSettings(TypedDict):
+    ok: bool
+    url: Optional[str]
+    enabled: bool
+    events: WebhookEventFilters
+    egress_ips: List[str]
+
+
+class QueuedTest(TypedDict):
+    ok: bool
+    queued: bool
+    webhook_id: str
+    body: str
+
+
+class WebhookAttempt(TypedDict):
+    attempt: int
+    started_at: str
+    status_code: Optional[int]
+    duration_ms: int
+    error: Optional[str]
+    next_retry_at: Optional[str]
+
+
+class WebhookDelivery(TypedDict):
+    delivery_id: str
+    webhook_id: str
+    event_id: Optional[str]
+    type: str
+    network: str
+    test: bool
+    status: DeliveryStatus
+    attempt_count: int
+    next_retry_at: Optional[str]
+    last_status_code: Optional[int]
+    last_error: Optional[str]
+    created_at: str
+    delivered_at: Optional[str]
+    attempts: List[WebhookAttempt]
+
+
+class DeliveryPage(TypedDict):
+    ok: bool
+    deliveries: List[WebhookDelivery]
+    next_before: Optional[str]
