@@ -1,0 +1,22 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, toolchain } from './helpers/clients.js';
+import { describeClientLibrary } from './helpers/client-suite.js';
+
+const dir = join(repoRoot, 'clients/python');
+// Installed the way the README says (`pip install`) would put the package on sys.path; PYTHONPATH does the same here without a network.
+const env = { PYTHONPATH: dir, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
+
+describeClientLibrary({
+  name: 'Python',
+  dir: 'python',
+  toolchain: toolchain('python3', ['--version'], 'python3'),
+  fence: 'python',
+  unit: () => ({ cmd: 'python3', args: ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], cwd: dir, env }),
+  integration: () => ({ cmd: 'python3', args: ['tests/integration.py'], cwd: dir, env }),
+  example(code, index, work) {
+    const file = join(work, `example_${index}.py`);
+    writeFileSync(file, code);
+    return { cmd: 'python3', args: [file], cwd: work, env };
+  },
+});

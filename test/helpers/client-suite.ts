@@ -1,0 +1,117 @@
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createMerchant, freePort, lastJsonLine, readmeBlocks, repoRoot, scratch, startServe, waitForPort,
+  type ClientMerchant, type IntegrationReport, type LanguageHarness, type Serve,
+} from './clients.js';
+
+const RUN_MS = 240_000;
+
+/**
+ * The same checks for each client library: its unit tests, an integration program against a
+ * real `rpcctl serve`, and every README example run as written. Skipped, saying why, when the
+ * language's toolchain is not installed.
+ */
+export function describeClientLibrary(h: LanguageHarness): void {
+  const title = h.toolchain.available ? `${h.name} client library` : `${h.name} client library (SKIPPED: ${h.toolchain.reason})`;
+  describe.skipIf(!h.toolchain.available)(title, () => {
+    let serve: Serve;
+    let work: ReturnType<typeof scratch>;
+    beforeAll(async () => {
+      serve = await startServe();
+      work = scratch(`rpcctl-${h.dir}-`);
+    }, 60_000);
+    afterAll(async () => {
+      await serve?.stop();
+      work?.remove();
+    });
+
+    const run = (spec: { cmd: string; args: string[]; cwd: string; env?: Record<string, string> }, env: Record<string, string> = {}) =>
+      execa(spec.cmd, spec.args, { cwd: spec.cwd, env: { ...spec.env, ...env }, reject: false, all: true, timeout: RUN_MS });
+
+    it(`unit tests (${h.dir}) reproduce the signature and webhook vectors`, async () => {
+      const r = await run(h.unit());
+      expect(r.exitCode, r.all).toBe(0);
+    }, RUN_MS);
+
+    it('integration: endpoint, allowlist, watch, and a verified real webhook delivery to its own loopback receiver', async () => {
+      const m = await createMerchant(serve);
+      try {
+        const r = await run(h.integration(), m.env);
+        expect(r.exitCode, r.all).toBe(0);
+        const report = lastJsonLine<IntegrationReport>(r.stdout);
+        // What the program says it did, checked from the service's side with the TypeScript client.
+        const { endpoint } = await m.ts.getEndpoint(report.endpoint_id);
+        expect(endpoint).toMatchObject({ name: `${h.dir}-it`, status: 'paused', allowed_ips: ['203.0.113.7', '2001:db8::1'] });
+        expect(report.allowed_ips).toEqual(['203.0.113.7', '2001:db8::1']);
+        expect(report.bad_request.status).toBe(400);
+        expect(report.bad_request.error).toMatch(/allowed_ips/);
+        const watches = await m.ts.request<{ addresses: Array<{ watch_id: string }> }>('GET', '/v1/address-watch/addresses');
+        expect(watches.addresses.map((w) => w.watch_id)).toContain(report.watch_id);
+        expect(report.event).toMatchObject({ id: report.webhook_id, type: 'payment', direction: 'in', network: 'eth', test: true });
+        expect(report.wrong_secret_refused).toBe(true);
+        await expectDelivered(m, report.webhook_id);
+      } finally {
+        await m.ts.close();
+      }
+    }, RUN_MS);
+
+    it('README examples run as written', async () => {
+      const blocks = readmeBlocks(join(repoRoot, 'clients', h.dir, 'README.md'));
+      const scripts = blocks.filter((b) => b.info === h.fence);
+      const receivers = blocks.filter((b) => b.info === `${h.fence} receiver`);
+      expect(scripts.length).toBeGreaterThanOrEqual(3);
+      expect(receivers).toHaveLength(1);
+      const m = await createMerchant(serve);
+      try {
+        for (const [i, block] of scripts.entries()) {
+          const r = await run(h.example(block.code, i, work.sub(`example-${i}`)), m.env);
+          expect(r.exitCode, `README example ${i + 1}:\n${block.code}\n---\n${r.all}`).toBe(0);
+          expect(r.stdout.trim(), `README example ${i + 1} printed nothing`).not.toBe('');
+        }
+        const endpoints = await m.ts.listEndpoints();
+        expect(endpoints.endpoints.length, 'the README creates an endpoint').toBeGreaterThanOrEqual(1);
+
+        // The receiver example, started as written on $PORT, gets a real signed delivery.
+        const port = await freePort();
+        const receiver = execa(...receiverCommand(h.example(receivers[0]!.code, scripts.length, work.sub('receiver')), { ...m.env, PORT: String(port) }));
+        let out = '';
+        receiver.all!.on('data', (d: Buffer) => { out += d.toString(); });
+        try {
+          await Promise.race([waitForPort(port), receiver.then((x) => { throw new Error(`receiver exited: ${x.exitCode}\n${out}`); })]);
+          await m.ts.request('PUT', '/v1/address-watch/webhook', { body: { url: `http://127.0.0.1:${port}/webhook`, enabled: true } });
+          const queued = await m.ts.request<{ webhook_id: string }>('POST', '/v1/address-watch/webhook/test', { body: { type: 'payment', network: 'eth' } });
+          const deadline = Date.now() + 20_000;
+          while (!out.includes(queued.webhook_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+          expect(out, 'the README receiver prints the verified event id').toContain(queued.webhook_id);
+          await expectDelivered(m, queued.webhook_id);
+        } finally {
+          receiver.kill('SIGTERM');
+          await receiver;
+        }
+      } finally {
+        await m.ts.close();
+      }
+    }, RUN_MS);
+  });
+}
+
+function receiverCommand(spec: { cmd: string; args: string[]; cwd: string; env?: Record<string, string> }, env: Record<string, string>) {
+  return [spec.cmd, spec.args, { cwd: spec.cwd, env: { ...spec.env, ...env }, reject: false, all: true, forceKillAfterDelay: 2000 }] as const;
+}
+
+/** The service recorded the delivery as answered 2xx by the receiver. */
+async function expectDelivered(m: ClientMerchant, webhookId: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await m.ts.request<{ deliveries: Array<{ webhook_id: string; status: string; last_status_code: number | null }> }>('GET', '/v1/address-watch/deliveries');
+    const d = r.deliveries.find((x) => x.webhook_id === webhookId);
+    if (d?.status === 'delivered') {
+      expect(d.last_status_code).toBe(200);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`delivery ${webhookId} not delivered: ${JSON.stringify(d)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
