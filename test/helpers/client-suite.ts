@@ -98,7 +98,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
 }
 
 function receiverCommand(spec: { cmd: string; args: string[]; cwd: string; env?: Record<string, string> }, env: Record<string, string>) {
-  return [spec.cmd, spec.args, { cwd: spec.cwd, env: { ...spec.env, ...env }, reject: false, all: true, forceKillAfterDelay: 2000 }] as const;
+  return [spec.cmd, spec.args, { cwd: spec.cwd, env: { ...spec.env, ...env }, reject: false, all: true, forceKillAfterDelay: 2000, timeout: RUN_MS }] as const;
 }
 
 /** The service recorded the delivery as answered 2xx by the receiver. */

@@ -1,0 +1,3 @@
+module github.com/rpcctl/rpcctl/clients/go
+
+go 1.19
