@@ -1,0 +1,178 @@
+<?php
+
+declare(strict_types=1);
+
+use Rpcctl\Client;
+use Rpcctl\Exception\ApiException;
+use Rpcctl\Exception\ConfigException;
+use Rpcctl\Exception\NetworkException;
+use Rpcctl\Signing;
+use Rpcctl\Tests\Assert;
+
+/** A scripted loopback server (php -S with tests/server/router.php). */
+final class ScriptedServer
+{
+    public string $url;
+    private string $dir;
+    /** @var resource */
+    private $process;
+
+    public function __construct()
+    {
+        $this->dir = sys_get_temp_dir() . '/rpcctl-php-test-' . bin2hex(random_bytes(6));
+        mkdir($this->dir);
+        $port = self::freePort();
+        $this->url = "http://127.0.0.1:$port";
+        $cmd = [PHP_BINARY, '-S', "127.0.0.1:$port", __DIR__ . '/server/router.php'];
+        $env = ['SCRIPT_DIR' => $this->dir, 'PATH' => getenv('PATH') ?: '/usr/bin:/bin'];
+        $this->process = proc_open($cmd, [['pipe', 'r'], ['file', '/dev/null', 'w'], ['file', '/dev/null', 'w']], $pipes, null, $env);
+        for ($i = 0; $i < 100; $i++) {
+            $s = @fsockopen('127.0.0.1', $port, $errno, $errstr, 0.1);
+            if ($s) {
+                fclose($s);
+                return;
+            }
+            usleep(50_000);
+        }
+        throw new RuntimeException('php -S did not start');
+    }
+
+    public static function freePort(): int
+    {
+        $s = stream_socket_server('tcp://127.0.0.1:0');
+        $name = stream_socket_get_name($s, false);
+        fclose($s);
+        return (int) substr($name, strrpos($name, ':') + 1);
+    }
+
+    /** @param list<array{status: int, body: string, headers?: array<string, string>, sleep?: float}> $replies */
+    public function script(array $replies): void
+    {
+        file_put_contents("$this->dir/replies.json", json_encode($replies));
+        @unlink("$this->dir/seen.jsonl");
+    }
+
+    /** @return list<array{method: string, uri: string, headers: array<string, string>, body: string}> */
+    public function seen(): array
+    {
+        $lines = @file("$this->dir/seen.jsonl", FILE_IGNORE_NEW_LINES) ?: [];
+        return array_map(static fn ($l) => json_decode($l, true), $lines);
+    }
+
+    public function close(): void
+    {
+        proc_terminate($this->process);
+        proc_close($this->process);
+        array_map('unlink', glob("$this->dir/*") ?: []);
+        rmdir($this->dir);
+    }
+}
+
+function signedRight(array $s): bool
+{
+    $h = $s['headers'];
+    return ($h['x-api-key'] ?? '') === 'key-1'
+        && Signing::verify('secret-1', $h['x-timestamp'] ?? '', $s['method'], $s['uri'], $s['body'], $h['x-signature'] ?? '');
+}
+
+$server = new ScriptedServer();
+register_shutdown_function(static fn () => $server->close());
+$sleeps = [];
+$client = new Client('key-1', 'secret-1', $server->url . '/', sleep: static function (float $s) use (&$sleeps): void {
+    $sleeps[] = $s;
+});
+
+return [
+    'signs the exact bytes it sends, not the query' => static function () use ($server, $client): void {
+        $server->script([['status' => 200, 'body' => '{"ok":true,"endpoint":{"id":7}}'], ['status' => 200, 'body' => '{"ok":true,"usage":{"days":7}}']]);
+        Assert::same(7, $client->createEndpoint('main ✓/x', networkId: 1, envSlug: 'mainnet')['endpoint']['id']);
+        Assert::same(7, $client->endpointsUsage(7)['usage']['days']);
+        [$post, $get] = $server->seen();
+        Assert::same(['name' => 'main ✓/x', 'network_id' => 1, 'env_slug' => 'mainnet'], json_decode($post['body'], true));
+        Assert::same('application/json', $post['headers']['content-type']);
+        Assert::same('/v1/endpoints/usage?days=7', $get['uri']);
+        Assert::same('', $get['body']);
+        Assert::true(signedRight($post) && signedRight($get), 'both requests verify');
+    },
+    'a string body is sent unchanged' => static function () use ($server, $client): void {
+        $server->script([]);
+        $raw = '{ "watch_id" : "w_1" }';
+        $client->request('DELETE', '/v1/address-watch/addresses', [], $raw);
+        Assert::same($raw, $server->seen()[0]['body']);
+        Assert::true(signedRight($server->seen()[0]), 'verifies');
+    },
+    'ApiException carries the status and the error' => static function () use ($server, $client): void {
+        $server->script([['status' => 400, 'body' => '{"ok":false,"error":"name: required"}'], ['status' => 502, 'body' => 'bad gateway']]);
+        $e = Assert::throws(ApiException::class, fn () => $client->request('POST', '/v1/endpoints', [], []));
+        Assert::same([400, 'name: required', 'E_API'], [$e->status, $e->error, $e->getErrorCode()]);
+        $e = Assert::throws(ApiException::class, fn () => $client->account());
+        Assert::same('HTTP 502: bad gateway', $e->error);
+    },
+    'retries 429 after Retry-After, then succeeds' => static function () use ($server, $client, &$sleeps): void {
+        $sleeps = [];
+        $server->script([
+            ['status' => 429, 'headers' => ['Retry-After' => '2'], 'body' => '{"ok":false,"error":"Too many requests"}'],
+            ['status' => 200, 'body' => '{"ok":true,"user_id":7}'],
+        ]);
+        Assert::same(7, $client->request('POST', '/v1/endpoints', [], ['name' => 'x'])['user_id']);
+        Assert::same([2.0], $sleeps);
+        Assert::same(2, count($server->seen()));
+    },
+    'gives up on 429 after maxRetries' => static function () use ($server, $client): void {
+        $limited = ['status' => 429, 'headers' => ['Retry-After' => '1'], 'body' => '{"ok":false,"error":"Too many requests"}'];
+        $server->script([$limited, $limited, $limited, $limited]);
+        $e = Assert::throws(ApiException::class, fn () => $client->account());
+        Assert::same([429, 1, 'E_RATE_LIMIT'], [$e->status, $e->retryAfter, $e->getErrorCode()]);
+        Assert::same(4, count($server->seen()));
+    },
+    'retries idempotent requests on connection errors only' => static function (): void {
+        $sleeps = [];
+        $dead = new Client('k', 's', 'http://127.0.0.1:' . ScriptedServer::freePort(), maxRetries: 2, sleep: static function (float $s) use (&$sleeps): void {
+            $sleeps[] = $s;
+        });
+        Assert::throws(NetworkException::class, fn () => $dead->listEndpoints());
+        Assert::same(2, count($sleeps));
+        $sleeps = [];
+        Assert::throws(NetworkException::class, fn () => $dead->createEndpoint('x', 1));
+        Assert::same([], $sleeps);
+    },
+    'times out' => static function () use ($server): void {
+        $server->script([['status' => 200, 'body' => '{}', 'sleep' => 1.0]]);
+        $slow = new Client('k', 's', $server->url, timeout: 0.2, maxRetries: 0);
+        Assert::throws(NetworkException::class, fn () => $slow->account());
+        usleep(900_000); // let the single-threaded php -S finish the slow answer
+    },
+    'reads the environment and never shows the secret' => static function () use ($server): void {
+        $server->script([]);
+        putenv('PUBLIC_API_KEY=env-key');
+        putenv('PUBLIC_API_SECRET=env-secret');
+        putenv('PUBLIC_API_BASE=' . $server->url);
+        try {
+            $c = new Client();
+            $c->account();
+            Assert::same('env-key', $server->seen()[0]['headers']['x-api-key']);
+            Assert::true(!str_contains(print_r($c, true), 'env-secret'), 'print_r shows the secret');
+            putenv('PUBLIC_API_SECRET');
+            Assert::throws(ConfigException::class, fn () => new Client());
+        } finally {
+            putenv('PUBLIC_API_KEY');
+            putenv('PUBLIC_API_SECRET');
+            putenv('PUBLIC_API_BASE');
+        }
+    },
+    'paging helpers follow every page' => static function () use ($server, $client): void {
+        $server->script([
+            ['status' => 200, 'body' => '{"ok":true,"addresses":[{"watch_id":"w_1"},{"watch_id":"w_2"}],"page":1,"per_page":2,"total":3}'],
+            ['status' => 200, 'body' => '{"ok":true,"addresses":[{"watch_id":"w_3"}],"page":2,"per_page":2,"total":3}'],
+            ['status' => 200, 'body' => '{"ok":true,"events":[{"id":"1"},{"id":"2"}],"next_after":"2"}'],
+            ['status' => 200, 'body' => '{"ok":true,"events":[],"next_after":"2"}'],
+        ]);
+        $ids = array_column(iterator_to_array($client->addressWatch->allAddresses(perPage: 2)), 'watch_id');
+        Assert::same(['w_1', 'w_2', 'w_3'], $ids);
+        Assert::same(['1', '2'], array_column(iterator_to_array($client->addressWatch->allEvents(limit: 2)), 'id'));
+        Assert::same(
+            ['/v1/address-watch/addresses?page=1&per_page=2', '/v1/address-watch/addresses?page=2&per_page=2', '/v1/address-watch/events?limit=2', '/v1/address-watch/events?after=2&limit=2'],
+            array_column($server->seen(), 'uri'),
+        );
+    },
+];
