@@ -21,7 +21,7 @@ describeClientLibrary({
   unit: () => ({ cmd: 'sh', args: ['-c', 'go vet ./... && go test -count=1 ./...'], cwd: dir, env }),
   integration: () => ({ cmd: 'go', args: ['run', './internal/integrationtest'], cwd: dir, env }),
   // A fresh module that requires the library, as `go get` would, resolved to this checkout.
-  example(code, index, work) {
+  example(code, index, work, _kind) {
     writeFileSync(join(work, 'go.mod'), [
       `module example.com/readme${index}`, '', 'go 1.19', '',
       'require github.com/rpcctl/rpcctl/clients/go v0.0.0', '',

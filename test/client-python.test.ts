@@ -14,7 +14,7 @@ describeClientLibrary({
   fence: 'python',
   unit: () => ({ cmd: 'python3', args: ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], cwd: dir, env }),
   integration: () => ({ cmd: 'python3', args: ['tests/integration.py'], cwd: dir, env }),
-  example(code, index, work) {
+  example(code, index, work, _kind) {
     const file = join(work, `example_${index}.py`);
     writeFileSync(file, code);
     return { cmd: 'python3', args: [file], cwd: work, env };

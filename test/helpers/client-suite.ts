@@ -66,7 +66,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
       const m = await createMerchant(serve);
       try {
         for (const [i, block] of scripts.entries()) {
-          const r = await run(h.example(block.code, i, work.sub(`example-${i}`)), m.env);
+          const r = await run(h.example(block.code, i, work.sub(`example-${i}`), 'script'), m.env);
           expect(r.exitCode, `README example ${i + 1}:\n${block.code}\n---\n${r.all}`).toBe(0);
           expect(r.stdout.trim(), `README example ${i + 1} printed nothing`).not.toBe('');
         }
@@ -75,7 +75,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
 
         // The receiver example, started as written on $PORT, gets a real signed delivery.
         const port = await freePort();
-        const receiver = execa(...receiverCommand(h.example(receivers[0]!.code, scripts.length, work.sub('receiver')), { ...m.env, PORT: String(port) }));
+        const receiver = execa(...receiverCommand(h.example(receivers[0]!.code, scripts.length, work.sub('receiver'), 'receiver'), { ...m.env, PORT: String(port) }));
         let out = '';
         receiver.all!.on('data', (d: Buffer) => { out += d.toString(); });
         try {

@@ -188,5 +188,5 @@ export interface LanguageHarness {
    * How a README example runs as written, e.g. saved as a file of a fresh project that installs
    * the library the way the README says. `receiver` examples must listen on $PORT.
    */
-  example(code: string, index: number, work: string): { cmd: string; args: string[]; cwd: string; env?: Record<string, string> };
+  example(code: string, index: number, work: string, kind: 'script' | 'receiver'): { cmd: string; args: string[]; cwd: string; env?: Record<string, string> };
 }
