@@ -14,6 +14,7 @@ const RUN_MS = 240_000;
  * language's toolchain is not installed.
  */
 export function describeClientLibrary(h: LanguageHarness): void {
+  if (!h.toolchain.available) process.stderr.write(`SKIPPED: ${h.name} client library tests: ${h.toolchain.reason}\n`);
   const title = h.toolchain.available ? `${h.name} client library` : `${h.name} client library (SKIPPED: ${h.toolchain.reason})`;
   describe.skipIf(!h.toolchain.available)(title, () => {
     let serve: Serve;

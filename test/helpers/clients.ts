@@ -34,7 +34,6 @@ export function toolchain(cmd: string, versionArgs: string[], debianPackages: st
   // reject: false turns a missing binary (ENOENT) into a failed result rather than a throw.
   if (execaSync(cmd, versionArgs, { reject: false }).exitCode === 0) return { available: true, reason: '' };
   const reason = `${cmd} not found on PATH (Debian: apt-get install ${debianPackages}; .ci/run installs it)`;
-  process.stderr.write(`SKIPPED: client library tests: ${reason}\n`);
   return { available: false, reason };
 }
 
