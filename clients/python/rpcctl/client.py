@@ -1,4 +1,5 @@
 """The signed Public API client."""
+import http.client
 import json
 import os
 import random
@@ -126,7 +127,7 @@ class Client:
                 status, res_headers = err.code, _lower(err.headers)
                 text = err.read().decode("utf-8", "replace")
                 err.close()
-            except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as err:
+            except (urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as err:
                 reason = getattr(err, "reason", err)
                 if method in _IDEMPOTENT and attempt < self.max_retries:
                     self._sleep(_backoff(attempt))
