@@ -69,25 +69,45 @@ func VerifyWebhook(secret, timestamp, signature string, body []byte, opts Webhoo
 // WebhookEvent is a delivery's flat JSON body. Raw keeps every field, including those of
 // payment orders and any added later.
 type WebhookEvent struct {
-	ID           string                     `json:"id"`
-	Type         string                     `json:"type"`
-	Network      string                     `json:"network"`
-	BlockHeight  int64                      `json:"block_height"`
-	BlockHash    string                     `json:"block_hash"`
-	CreatedAt    string                     `json:"created_at"`
-	WatchID      string                     `json:"watch_id,omitempty"`
-	Address      string                     `json:"address,omitempty"`
-	TxHash       string                     `json:"tx_hash,omitempty"`
-	Direction    string                     `json:"direction,omitempty"`
-	From         *string                    `json:"from,omitempty"`
-	To           *string                    `json:"to,omitempty"`
-	Token        *string                    `json:"token,omitempty"`
-	Amount       string                     `json:"amount,omitempty"`
-	LogIndex     *int64                     `json:"log_index,omitempty"`
-	TxCount      int                        `json:"tx_count,omitempty"`
-	Transactions []string                   `json:"transactions,omitempty"`
-	Test         bool                       `json:"test,omitempty"`
-	Raw          map[string]json.RawMessage `json:"-"`
+	ID           string   `json:"id"`
+	Type         string   `json:"type"`
+	Network      string   `json:"network"`
+	BlockHeight  int64    `json:"block_height"`
+	BlockHash    string   `json:"block_hash"`
+	CreatedAt    string   `json:"created_at"`
+	WatchID      string   `json:"watch_id,omitempty"`
+	Address      string   `json:"address,omitempty"`
+	TxHash       string   `json:"tx_hash,omitempty"`
+	Direction    string   `json:"direction,omitempty"`
+	From         *string  `json:"from,omitempty"`
+	To           *string  `json:"to,omitempty"`
+	Token        *string  `json:"token,omitempty"`
+	Amount       string   `json:"amount,omitempty"`
+	LogIndex     *int64   `json:"log_index,omitempty"`
+	TxCount      int      `json:"tx_count,omitempty"`
+	Transactions []string `json:"transactions,omitempty"`
+	Test         bool     `json:"test,omitempty"`
+	// Payment-order deliveries (type "payment_order") carry these.
+	Product   string `json:"product,omitempty"`
+	Event     string `json:"event,omitempty"`
+	PaymentID string `json:"payment_id,omitempty"`
+	OrderID   string `json:"order_id,omitempty"`
+	AmountRaw string `json:"amount_raw,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Lifecycle string `json:"lifecycle,omitempty"`
+	// AML is nil on aml_check and set on paid.
+	AML *AMLResult                 `json:"aml,omitempty"`
+	Raw map[string]json.RawMessage `json:"-"`
+}
+
+// AMLResult is the screening result a paid payment order carries.
+type AMLResult struct {
+	Provider  string            `json:"provider"`
+	Score     float64           `json:"score"`
+	RiskLevel string            `json:"risk_level"`
+	Details   []json.RawMessage `json:"details"`
+	ReportURL string            `json:"report_url"`
+	CheckedAt string            `json:"checked_at"`
 }
 
 // ConstructEvent verifies a delivery from its headers and raw body and parses the event.

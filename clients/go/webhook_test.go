@@ -35,6 +35,9 @@ func TestWebhookVectors(t *testing.T) {
 			if event.Type == "" || len(event.Raw) == 0 {
 				t.Errorf("event not parsed: %+v", event)
 			}
+			if event.Type == "payment_order" && (event.Product != "payments" || event.AML == nil || event.AML.Score != 12 || event.OrderID != "заказ-42") {
+				t.Errorf("payment order not parsed: %+v %+v", event, event.AML)
+			}
 		})
 	}
 }
