@@ -6,7 +6,9 @@ import {
   type ClientMerchant, type IntegrationReport, type LanguageHarness, type Serve,
 } from './clients.js';
 
-const RUN_MS = 240_000;
+/** One program (a compile included); a test runs several, so its own limit is larger. */
+const RUN_MS = 120_000;
+const TEST_MS = 360_000;
 
 /**
  * The same checks for each client library: its unit tests, an integration program against a
@@ -34,7 +36,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
     it(`unit tests (${h.dir}) reproduce the signature and webhook vectors`, async () => {
       const r = await run(h.unit());
       expect(r.exitCode, r.all).toBe(0);
-    }, RUN_MS);
+    }, TEST_MS);
 
     it('integration: endpoint, allowlist, watch, and a verified real webhook delivery to its own loopback receiver', async () => {
       const m = await createMerchant(serve);
@@ -56,7 +58,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
       } finally {
         await m.ts.close();
       }
-    }, RUN_MS);
+    }, TEST_MS);
 
     it('README examples run as written', async () => {
       const blocks = readmeBlocks(join(repoRoot, 'clients', h.dir, 'README.md'));
@@ -94,7 +96,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
       } finally {
         await m.ts.close();
       }
-    }, RUN_MS);
+    }, TEST_MS);
   });
 }
 
