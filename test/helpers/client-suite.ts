@@ -36,6 +36,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
     it(`unit tests (${h.dir}) reproduce the signature and webhook vectors`, async () => {
       const r = await run(h.unit());
       expect(r.exitCode, r.all).toBe(0);
+      for (const line of h.unitPassed) expect(r.all).toMatch(line);
     }, TEST_MS);
 
     it('integration: endpoint, allowlist, watch, and a verified real webhook delivery to its own loopback receiver', async () => {

@@ -179,6 +179,8 @@ export interface LanguageHarness {
   toolchain: Toolchain;
   /** Fence info string of the README's runnable examples (`python`, `php`, `go`). */
   fence: string;
+  /** Lines the unit-test output must show: the vector tests ran and passed (a runner that finds no tests also exits 0). */
+  unitPassed: RegExp[];
   /** The language's own unit-test runner over the vectors. */
   unit(): { cmd: string; args: string[]; cwd: string; env?: Record<string, string> };
   /** The integration program; its last stdout line is an IntegrationReport. */
