@@ -4,7 +4,7 @@ import { repoRoot, toolchain } from './helpers/clients.js';
 import { describeClientLibrary } from './helpers/client-suite.js';
 
 const dir = join(repoRoot, 'clients/php');
-const php = toolchain('php', ['-r', 'exit(extension_loaded("curl") && extension_loaded("json") ? 0 : 1);'], 'php-cli php-curl');
+const php = toolchain('php', ['-r', 'exit(extension_loaded("curl") && extension_loaded("json") ? 0 : 1);'], 'php-cli php-curl', 'php with the curl and json extensions on PATH');
 
 /** What `composer require rpcctl/rpcctl` leaves for a project: a PSR-4 autoloader of Rpcctl\ (composer.json's mapping). */
 function fakeComposerInstall(work: string): void {

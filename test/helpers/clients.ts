@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa, execaSync, type ResultPromise } from 'execa';
 import { ApiClient } from '../../src/client/index.js';
 import { testConfig } from './service.js';
@@ -10,7 +11,7 @@ import { testConfig } from './service.js';
  * process, merchants made with `rpcctl admin`, and the README examples pulled out as programs.
  */
 
-export const repoRoot = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const bin = join(repoRoot, 'bin/rpcctl.js');
 
 /** Upstreams nobody answers on: the clients never send JSON-RPC, and adding a watch must not reach a public node. */
@@ -30,10 +31,10 @@ export interface Toolchain {
 }
 
 /** Is `cmd` runnable? The tests of a language without its toolchain are skipped, saying why. */
-export function toolchain(cmd: string, versionArgs: string[], debianPackages: string): Toolchain {
+export function toolchain(cmd: string, checkArgs: string[], debianPackages: string, needs = `${cmd} on PATH`): Toolchain {
   // reject: false turns a missing binary (ENOENT) into a failed result rather than a throw.
-  if (execaSync(cmd, versionArgs, { reject: false }).exitCode === 0) return { available: true, reason: '' };
-  const reason = `${cmd} not found on PATH (Debian: apt-get install ${debianPackages}; .ci/run installs it)`;
+  if (execaSync(cmd, checkArgs, { reject: false }).exitCode === 0) return { available: true, reason: '' };
+  const reason = `no ${needs} (Debian: apt-get install ${debianPackages}; .ci/run installs it)`;
   return { available: false, reason };
 }
 
