@@ -68,6 +68,8 @@ export interface WebhookAttempt {
   duration_ms: number;
   error: string | null;
   next_retry_at: string | null;
+  /** The first bytes of the receiver's answer (text), for debugging a failing receiver. */
+  response_excerpt: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';

@@ -5,6 +5,7 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { createCabinet, type Cabinet, type CabinetSection, type SessionLimits } from '../cabinet/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -13,6 +14,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
+  /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
+  cabinet?: { sessions?: Partial<SessionLimits>; sections?: CabinetSection[] };
 }
 
 export interface RunningService {
@@ -38,20 +41,26 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
+  let keyUse: { stop(): Promise<void> } | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
     const gw = gateway;
+    let cabinet: Cabinet | undefined;
     const api = createApiServer({
       store, config, log,
       routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
+      pages: (req, res) => cabinet!.handle(req, res),
     });
+    cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
+    keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host);
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await keyUse?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -70,6 +79,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes.
         await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await keyUse?.stop();
         await watch.stop();
         await gw.stop();
         await store.close();
