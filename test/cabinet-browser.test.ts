@@ -85,7 +85,7 @@ describe('sign-in', () => {
     const cookie = (await ctx.cookies()).find((c) => c.name === 'rpcctl_session')!;
     expect(cookie.httpOnly).toBe(true);
     expect(cookie.sameSite).toBe('Lax');
-    expect(await page.evaluate(() => document.cookie)).not.toContain('rpcctl_session');
+    expect(await page.evaluate('document.cookie')).not.toContain('rpcctl_session');
   });
 
   it('a one-time link from rpcctl admin login-link signs in once', async () => {
@@ -122,7 +122,7 @@ describe('API keys', () => {
     // Copy puts the value on the clipboard (loopback is a secure context).
     await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await page.getByRole('button', { name: 'Copy secret' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
 
     await page.goto(`${base}/keys`);
     const html = await page.content();
@@ -203,10 +203,12 @@ describe('endpoints', () => {
     expect(res?.status()).toBe(404);
     expect(await page.content()).not.toContain('theirs');
     await page.goto(`${base}/endpoints`);
-    const pause = await page.evaluate(async (id) => (await fetch(`/endpoints/${id}/status`, {
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    // A real form post from the signed-in page, token and all: still not theirs to change.
+    const pause = await page.evaluate(async ([id, token]) => (await fetch(`/endpoints/${id}/status`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ status: 'paused', _csrf: document.querySelector<HTMLInputElement>('input[name=_csrf]')!.value }),
-    })).status, theirs.body.endpoint.id);
+      body: new URLSearchParams({ status: 'paused', _csrf: token! }),
+    })).status, [String(theirs.body.endpoint.id), csrf]);
     expect(pause).toBe(404);
     expect((await other.call('GET', `/v1/endpoints/${theirs.body.endpoint.id}`)).body.endpoint.status).toBe('active');
   });

@@ -33,8 +33,8 @@ export interface CabinetOptions {
   sessions?: Partial<SessionLimits>;
   /** Pages added by other parts of the product (Payments). */
   sections?: CabinetSection[];
-  /** Sign-in attempts per minute, per client address and per e-mail. */
-  signInPerMinute?: number;
+  /** Sign-in attempts per minute per client address (default 30) and per e-mail (default 10). */
+  signIn?: { perIpPerMinute?: number; perEmailPerMinute?: number };
 }
 
 export interface Cabinet {
@@ -117,7 +117,8 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   ]);
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
   const signInLimiter = new FixedWindowLimiter(60_000);
-  const signInLimit = opts.signInPerMinute ?? 10;
+  const perIpLimit = opts.signIn?.perIpPerMinute ?? 30;
+  const perEmailLimit = opts.signIn?.perEmailPerMinute ?? 10;
   const secure = opts.config.gateway.scheme === 'https';
 
   function send(res: ServerResponse, status: number, body: Html | string, headers: Record<string, string | string[]> = {}): void {
@@ -177,7 +178,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       const form = await readForm(req);
       const email = (form.get('email') ?? '').trim().toLowerCase();
       const next = form.get('next') ?? '/';
-      const wait = Math.max(signInLimiter.take(`ip:${rateLimitKey(ip)}`, signInLimit), email ? signInLimiter.take(`email:${email}`, signInLimit) : 0);
+      const wait = Math.max(signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit), email ? signInLimiter.take(`email:${email}`, perEmailLimit) : 0);
       if (wait > 0) {
         loginPage(res, { status: 429, error: `Too many sign-in attempts. Try again in ${wait} s.`, email, next });
         return true;
@@ -207,7 +208,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
         return true;
       }
       if (method === 'POST') {
-        if (signInLimiter.take(`ip:${rateLimitKey(ip)}`, signInLimit) > 0) {
+        if (signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit) > 0) {
           errorPage(res, 429, 'Too many attempts', 'Too many sign-in attempts. Try again in a minute.');
           return true;
         }

@@ -5,7 +5,8 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
-import { createCabinet, type Cabinet, type CabinetSection, type SessionLimits } from '../cabinet/index.js';
+import type { KeyUseRecorder } from '../api/key-use.js';
+import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -15,7 +16,7 @@ export interface ServiceOptions {
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
   /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
-  cabinet?: { sessions?: Partial<SessionLimits>; sections?: CabinetSection[] };
+  cabinet?: Pick<CabinetOptions, 'sessions' | 'sections' | 'signIn'>;
 }
 
 export interface RunningService {
@@ -26,6 +27,8 @@ export interface RunningService {
   gatewayUrl: string;
   gateway: Gateway;
   addressWatch: AddressWatch;
+  /** Last-use times of API keys, written in batches. */
+  keyUse: KeyUseRecorder;
   stop(): Promise<void>;
 }
 
@@ -41,7 +44,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
-  let keyUse: { stop(): Promise<void> } | undefined;
+  let keyUse: KeyUseRecorder | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
@@ -68,10 +71,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   }
   const gw = gateway;
   const watch = addressWatch;
+  const keys = keyUse!;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
