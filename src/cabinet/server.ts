@@ -171,6 +171,10 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   async function handleSignIn(req: IncomingMessage, res: ServerResponse, path: string, method: string, ip: string): Promise<boolean> {
     if (path === '/login' && method === 'GET') {
       const url = new URL(req.url ?? '/', 'http://x');
+      if (await sessions.find(readCookie(req, SESSION_COOKIE))) {
+        redirect(res, safeNext(url.searchParams.get('next') ?? '/'));
+        return true;
+      }
       loginPage(res, { next: url.searchParams.get('next') ?? '/', notice: url.searchParams.get('expired') ? 'Your session has ended. Sign in again.' : undefined });
       return true;
     }
