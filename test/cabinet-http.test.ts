@@ -266,3 +266,25 @@ describe('admin commands', () => {
     expect((await post('/login', { email: 'link-only@example.com', password: '' })).status).toBe(401);
   });
 });
+
+describe('behind a TLS-terminating proxy', () => {
+  it('the session cookie is Secure when a trusted proxy says https, and not otherwise', async () => {
+    const proxied = await startTestService({ api: { trusted_proxies: ['127.0.0.1'] } });
+    try {
+      const acct = await proxied.merchant();
+      await setLogin(proxied.store, acct.userId, { email: 'tls@example.com', password: PASSWORD });
+      const signIn = async (headers: Record<string, string>) => {
+        const res = await request(`${proxied.baseUrl}/login`, {
+          method: 'POST', body: new URLSearchParams({ email: 'tls@example.com', password: PASSWORD }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        });
+        await res.body.dump();
+        return String(res.headers['set-cookie']);
+      };
+      expect(await signIn({ 'x-forwarded-proto': 'https', 'x-forwarded-for': '198.51.100.4' })).toContain('; Secure');
+      expect(await signIn({})).not.toContain('Secure');
+    } finally {
+      await proxied.stop();
+    }
+  });
+});

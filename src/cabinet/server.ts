@@ -7,7 +7,7 @@ import type { KeyUseRecorder } from '../api/key-use.js';
 import type { Config } from '../config/index.js';
 import { getAccount, type Store } from '../store/index.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
-import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
+import { clientIp, IpAllowlist, normalizeIp, rateLimitKey } from '../util/ip.js';
 import { Assets } from './assets.js';
 import type { CabinetCore, CabinetSection, PageContext, PageRoute } from './context.js';
 import { checkLogin, consumeLoginLink, loginLinkValid, loginOf } from './credentials.js';
@@ -119,7 +119,12 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   const signInLimiter = new FixedWindowLimiter(60_000);
   const perIpLimit = opts.signIn?.perIpPerMinute ?? 30;
   const perEmailLimit = opts.signIn?.perEmailPerMinute ?? 10;
-  const secure = opts.config.gateway.scheme === 'https';
+  /** Served over https: TLS here, or a trusted proxy that says so. */
+  const isSecure = (req: IncomingMessage): boolean => {
+    if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+    const peer = normalizeIp(req.socket.remoteAddress ?? '');
+    return trusted.size > 0 && trusted.allows(peer) && String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() === 'https';
+  };
 
   function send(res: ServerResponse, status: number, body: Html | string, headers: Record<string, string | string[]> = {}): void {
     const text = typeof body === 'string' ? body : body.text;
@@ -165,7 +170,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
 
   async function startSession(req: IncomingMessage, res: ServerResponse, accountId: number, next: string): Promise<void> {
     const { id } = await sessions.create(accountId, req.headers['user-agent']);
-    redirect(res, safeNext(next), [sessionCookie(id, secure, Math.floor(sessions.limits.absoluteMs / 1000))]);
+    redirect(res, safeNext(next), [sessionCookie(id, isSecure(req), Math.floor(sessions.limits.absoluteMs / 1000))]);
   }
 
   async function handleSignIn(req: IncomingMessage, res: ServerResponse, path: string, method: string, ip: string): Promise<boolean> {
@@ -257,7 +262,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       const form = await readForm(req);
       if (session && !csrfOk(req, form, session)) return errorPage(res, 403, 'Forbidden', 'The form was stale or forged (CSRF token missing or wrong). Reload the page and try again.');
       if (session) await sessions.end(session.idHash);
-      return redirect(res, '/login', [clearedSessionCookie(secure)]);
+      return redirect(res, '/login', [clearedSessionCookie(isSecure(req))]);
     }
 
     const found = matchRoute(table, method, path);
@@ -274,7 +279,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       req.resume();
       if (method !== 'GET') return errorPage(res, 403, 'Signed out', 'Your session has ended. Sign in again, then repeat the change.');
       const next = path + url.search;
-      const headers = cookie ? { 'set-cookie': [clearedSessionCookie(secure)] } : undefined;
+      const headers = cookie ? { 'set-cookie': [clearedSessionCookie(isSecure(req))] } : undefined;
       if (req.headers['hx-request']) {
         // htmx would swap the sign-in page into a fragment; send the whole window there.
         res.writeHead(200, { 'hx-redirect': `/login?expired=1&next=${encodeURIComponent(next)}`, ...SECURITY_HEADERS, ...headers }).end();
