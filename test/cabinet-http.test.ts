@@ -245,6 +245,8 @@ describe('admin commands', () => {
     const account = JSON.parse(made.stdout) as { user_id: number; email: string; plan: string };
     expect(account.email).toBe('admin-made@example.com');
     expect(account.plan).toBe(t.store.catalog.plans[0]!.slug);
+    const got = await cli(['admin', 'accounts', 'get', String(account.user_id), '--data-dir', t.dataDir, '--json']);
+    expect(JSON.parse(got.stdout).email).toBe('admin-made@example.com');
     const dup = await cli(['admin', 'accounts', 'create', '--email', 'admin-made@example.com', '--data-dir', t.dataDir], { stdin: `${PASSWORD}\n` });
     expect(dup.code).toBe(2);
 

@@ -96,9 +96,10 @@ export async function accountsGet(io: CliIO, opts: Opts, [id]: string[]): Promis
   await withStore(io, opts, async (store, out) => {
     const account = presentAccount(store, await mustGetAccount(store, accountId(id, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
-    if (out.json) return out.printJson({ ...account, keys });
+    const email = (await loginOf(store, account.user_id))?.email ?? null;
+    if (out.json) return out.printJson({ ...account, email, keys });
     out.fields([
-      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['created_at', account.created_at],
+      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['email', email ?? '(no cabinet sign-in)'], ['created_at', account.created_at],
       ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
     ]);
   });

@@ -65,7 +65,7 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
 <section class="card" aria-labelledby="events-title">
   <h2 id="events-title">Events</h2>
   ${feed.events.length === 0 ? html`<p class="empty">No events yet. Payments to and from watched addresses appear here.</p>` : html`<div class="table-wrap"><table id="events-table">
-  <thead><tr><th scope="col">Type</th><th scope="col">Network</th><th scope="col">Address</th><th scope="col" class="num">Amount</th><th scope="col">Block</th><th scope="col">Transaction</th><th scope="col">Seen</th></tr></thead>
+  <thead><tr><th scope="col">Type</th><th scope="col">Network</th><th scope="col">Address</th><th scope="col" class="num">Amount <span class="muted small">(base units)</span></th><th scope="col">Block</th><th scope="col">Transaction</th><th scope="col">Seen</th></tr></thead>
   <tbody>${feed.events.map((e) => html`<tr>
     <td>${badge(String(e.type), typeTone(String(e.type)))}</td>
     <td>${String(e.network)}</td>
