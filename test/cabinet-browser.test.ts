@@ -127,6 +127,7 @@ describe('API keys', () => {
     await page.goto(`${base}/keys`);
     const html = await page.content();
     expect(html).not.toContain(secret);
+    expect(html).not.toContain(apiKey);
     expect(await page.locator(`tr[data-key="${prefix}"] .prefix`).textContent()).toBe(`${prefix}…`);
     expect(await page.locator(`tr[data-key="${prefix}"]`).textContent()).toContain('never');
   });

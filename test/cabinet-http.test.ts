@@ -130,6 +130,17 @@ describe('sign-in', () => {
     expect(rows.map((r) => r.token_hash)).not.toContain(fresh.token);
   });
 
+  it('a session ends 24 hours after sign-in however active it is', async () => {
+    const { cookie } = await session();
+    expect((await get('/', { cookie })).status).toBe(200);
+    const { sha256 } = await import('../src/cabinet/credentials.js');
+    await t.store.db.updateTable('cabinet_sessions').set({ created_at: Date.now() - 24 * 3600_000 - 1000 })
+      .where('id_hash', '=', sha256(cookie.split('=')[1]!)).execute();
+    const res = await get('/', { cookie });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/login?expired=1&next=%2F');
+  });
+
   it('sessions are stored by hash only', async () => {
     const { cookie } = await session();
     const id = cookie.split('=')[1]!;

@@ -71,10 +71,14 @@ export async function findActiveKey(store: Store, id: string): Promise<ActiveKey
   return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[] };
 }
 
-/** One key of one account (the cabinet's view): another account's key is as absent as none. */
-export async function getAccountKey(store: Store, accountId: number, id: string): Promise<ApiKeyInfo | undefined> {
-  const row = await store.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-  return row && keyInfo(row);
+/**
+ * A live key of one account by its prefix (the cabinet shows nothing more of a key after
+ * creation); undefined when none, or when two of the account's keys share the prefix.
+ */
+export async function getAccountKeyByPrefix(store: Store, accountId: number, prefix: string): Promise<ApiKeyInfo | undefined> {
+  const rows = await store.db.selectFrom('api_keys').selectAll()
+    .where('account_id', '=', accountId).where('prefix', '=', prefix).where('revoked_at', 'is', null).limit(2).execute();
+  return rows.length === 1 ? keyInfo(rows[0]!) : undefined;
 }
 
 export async function setKeyAllowedIps(store: Store, accountId: number, id: string, ips: string[]): Promise<ApiKeyInfo | undefined> {

@@ -1,6 +1,6 @@
 import { allowedIpsBody } from '../../api/schemas.js';
 import { validate } from '../../api/invoke.js';
-import { createApiKey, getAccountKey, listApiKeys, revokeAccountKey, setKeyAllowedIps, type ApiKeyInfo } from '../../store/index.js';
+import { createApiKey, getAccountKeyByPrefix, listApiKeys, revokeAccountKey, setKeyAllowedIps, type ApiKeyInfo } from '../../store/index.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
 import { attempt, badge, copyable, csrfField, errorBox, pageHeader, splitList, time } from './ui.js';
@@ -48,7 +48,7 @@ PUBLIC_API_SECRET=… npx rpcctl endpoints list</code></pre></details>
     <td>${time(lastUsed(ctx, k))}</td>
     <td>
       <details class="inline-edit"><summary>${k.allowed_ips.length ? k.allowed_ips.join(', ') : html`<span class="muted">any address</span>`}</summary>
-        <form method="post" action="/keys/${k.api_key}/allowlist" class="stack">
+        <form method="post" action="/keys/${k.prefix}/allowlist" class="stack">
           ${csrfField(ctx)}
           <label>Allowed client IPs <span class="muted small">(one per line; empty allows any)</span>
             <textarea name="allowed_ips" rows="3">${k.allowed_ips.join('\n')}</textarea></label>
@@ -56,7 +56,7 @@ PUBLIC_API_SECRET=… npx rpcctl endpoints list</code></pre></details>
         </form>
       </details>
     </td>
-    <td class="actions"><a class="button danger small" href="/keys/${k.api_key}/revoke">Revoke</a></td>
+    <td class="actions"><a class="button danger small" href="/keys/${k.prefix}/revoke">Revoke</a></td>
   </tr>`)}</tbody></table></div>`}
 </section>
 <section class="card" aria-labelledby="create-key-title">
@@ -73,8 +73,8 @@ PUBLIC_API_SECRET=… npx rpcctl endpoints list</code></pre></details>
 }
 
 async function ownKey(ctx: PageContext): Promise<ApiKeyInfo> {
-  const key = await getAccountKey(ctx.core.store, ctx.account.id, ctx.params.id!);
-  if (!key || key.revoked_at) throw new HttpError(404, 'Key not found');
+  const key = await getAccountKeyByPrefix(ctx.core.store, ctx.account.id, ctx.params.prefix!);
+  if (!key) throw new HttpError(404, 'Key not found');
   return key;
 }
 
@@ -97,17 +97,17 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{id}/allowlist',
+    method: 'POST', path: '/keys/{prefix}/allowlist',
     async handler(ctx) {
-      await ownKey(ctx);
+      const key = await ownKey(ctx);
       const result = await attempt(async () => parseAllowlist(ctx.form.get('allowed_ips')));
       if (!result.ok) return renderKeys(ctx, { error: `Allowed IPs: ${result.error}`, status: 400 });
-      const key = await setKeyAllowedIps(ctx.core.store, ctx.account.id, ctx.params.id!, result.value);
-      ctx.redirect('/keys', `Allowlist of ${key?.prefix ?? 'the key'}… saved (applies within a second).`);
+      await setKeyAllowedIps(ctx.core.store, ctx.account.id, key.api_key, result.value);
+      ctx.redirect('/keys', `Allowlist of ${key.prefix}… saved (applies within a second).`);
     },
   },
   {
-    method: 'GET', path: '/keys/{id}/revoke',
+    method: 'GET', path: '/keys/{prefix}/revoke',
     async handler(ctx) {
       const key = await ownKey(ctx);
       ctx.page({
@@ -115,7 +115,7 @@ export const keyRoutes: PageRoute[] = [
         body: html`<section class="card narrow" aria-labelledby="revoke-title">
   <h1 id="revoke-title">Revoke key ${key.prefix}…?</h1>
   <p>Requests signed with ${key.name ? html`<strong>${key.name}</strong>` : 'this key'} will be refused within a second. This cannot be undone.</p>
-  <form method="post" action="/keys/${key.api_key}/revoke" class="actions-row">
+  <form method="post" action="/keys/${key.prefix}/revoke" class="actions-row">
     ${csrfField(ctx)}
     <button type="submit" class="danger">Revoke key</button>
     <a class="button" href="/keys">Cancel</a>
@@ -125,7 +125,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{id}/revoke',
+    method: 'POST', path: '/keys/{prefix}/revoke',
     async handler(ctx) {
       const key = await ownKey(ctx);
       await revokeAccountKey(ctx.core.store, ctx.account.id, key.api_key);
