@@ -50,11 +50,12 @@ __rpcctl_subs() {
     'watch rm') echo '' ;;
     'watch status') echo '' ;;
     'events') echo '' ;;
-    'webhook') echo 'get set test deliveries listen' ;;
+    'webhook') echo 'get set test deliveries redeliver listen' ;;
     'webhook get') echo '' ;;
     'webhook set') echo '' ;;
     'webhook test') echo '' ;;
     'webhook deliveries') echo '' ;;
+    'webhook redeliver') echo '' ;;
     'webhook listen') echo '' ;;
     'rpc') echo '' ;;
     'api') echo '' ;;
@@ -138,6 +139,7 @@ __rpcctl_valopts() {
     'webhook set') echo '--url --payment --payout --block --profile -p --base-url' ;;
     'webhook test') echo '--type --network --profile -p --base-url' ;;
     'webhook deliveries') echo '--limit -n --status --event --before --profile -p --base-url' ;;
+    'webhook redeliver') echo '--profile -p --base-url' ;;
     'webhook listen') echo '--port --host --forward-to --profile -p --base-url' ;;
     'rpc') echo '--profile -p --base-url' ;;
     'api') echo '--data -d --input --profile -p --base-url' ;;
@@ -221,6 +223,7 @@ __rpcctl_opts() {
     'webhook set') echo '--url --enable --disable --payment --no-payment --payout --no-payout --block --no-block --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'webhook test') echo '--type --network --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'webhook deliveries') echo '--limit -n --status --event --before --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'webhook redeliver') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'webhook listen') echo '--port --host --forward-to --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
