@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { axeViolations, launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
@@ -309,6 +309,29 @@ describe('CSRF', () => {
     const row = await t.store.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', userA).executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+});
+
+describe('accessibility', () => {
+  it('every page passes axe-core\'s WCAG 2.1 A/AA rules, in light and dark, on a desktop and a phone', async () => {
+    const found: string[] = [];
+    for (const [colorScheme, viewport] of [['light', { width: 1280, height: 900 }], ['dark', { width: 390, height: 844 }]] as const) {
+      const c = await browser.context({ colorScheme, viewport, bypassCSP: true });
+      const p = await c.newPage();
+      openPages.push(p);
+      await p.goto(`${base}/login`);
+      for (const v of await axeViolations(p)) found.push(`${colorScheme} /login: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      await signIn(p, 'merchant@example.com', PASSWORD);
+      await p.getByRole('heading', { name: 'Overview' }).waitFor();
+      const endpointId = (await t.store.db.selectFrom('endpoints').select('id').where('account_id', '=', userA).executeTakeFirst())?.id
+        ?? (await signedCall(base, ...(await freshKey()), 'POST', '/v1/endpoints', JSON.stringify({ name: 'a11y', network_environment_id: 1 }))).body.endpoint.id;
+      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook']) {
+        await p.goto(`${base}${path}`);
+        for (const v of await axeViolations(p)) found.push(`${colorScheme} ${path}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      }
+      await c.close();
+    }
+    expect(found).toEqual([]);
+  });
 });
 
 describe('sign-out and expiry', () => {

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -16,7 +17,7 @@ export const TEST_OUTPUT = process.env.RPCCTL_TEST_OUTPUT ?? join(process.cwd(),
 export interface TestBrowser {
   browser: Browser;
   /** A fresh context (own cookies) whose pages are screenshotted if the running test fails. */
-  context(opts?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } }): Promise<BrowserContext>;
+  context(opts?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; bypassCSP?: boolean }): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -27,7 +28,9 @@ export async function launchBrowser(): Promise<TestBrowser> {
   return {
     browser,
     async context(opts = {}) {
-      const ctx = await browser.newContext({ colorScheme: opts.colorScheme ?? 'light', viewport: opts.viewport ?? { width: 1280, height: 900 } });
+      const ctx = await browser.newContext({
+        colorScheme: opts.colorScheme ?? 'light', viewport: opts.viewport ?? { width: 1280, height: 900 }, bypassCSP: opts.bypassCSP ?? false,
+      });
       ctx.setDefaultTimeout(15_000);
       contexts.push(ctx);
       return ctx;
@@ -51,4 +54,21 @@ export async function screenshotAll(pages: Page[], suite: string, testName: stri
     saved.push(file);
   }
   return saved;
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[]; html: string }>;
+}
+
+/**
+ * axe-core's WCAG 2 A/AA rules on the page as it is now. The page's context must bypass CSP:
+ * the engine is injected as a script of its own.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+  const result = await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })`) as { violations: AxeViolation[] };
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) }));
 }

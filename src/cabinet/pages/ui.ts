@@ -25,7 +25,7 @@ export function errorBox(message: string | undefined): Html | string {
 
 export function copyable(value: string, label: string, opts: { secret?: boolean; id?: string } = {}): Html {
   return html`<div class="copy-row${opts.secret ? ' secret' : ''}">
-  <code${opts.id ? html` id="${opts.id}"` : ''} class="copy-value">${value}</code>
+  <code${opts.id ? html` id="${opts.id}"` : ''} class="copy-value" tabindex="0">${value}</code>
   <button type="button" class="small" data-copy="${value}" aria-label="Copy ${label}">Copy</button>
 </div>`;
 }
