@@ -324,14 +324,14 @@ describe('accessibility', () => {
       await p.getByRole('heading', { name: 'Overview' }).waitFor();
       const endpointId = (await t.store.db.selectFrom('endpoints').select('id').where('account_id', '=', userA).executeTakeFirst())?.id
         ?? (await signedCall(base, ...(await freshKey()), 'POST', '/v1/endpoints', JSON.stringify({ name: 'a11y', network_environment_id: 1 }))).body.endpoint.id;
-      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook']) {
+      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook', '/account']) {
         await p.goto(`${base}${path}`);
         for (const v of await axeViolations(p)) found.push(`${colorScheme} ${path}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
       }
       await c.close();
     }
     expect(found).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('sign-out and expiry', () => {
@@ -353,5 +353,39 @@ describe('sign-out and expiry', () => {
     await t.store.db.updateTable('cabinet_sessions').set({ last_seen_at: Date.now() - 3 * 3600_000 }).where('account_id', '=', userA).execute();
     await page.goto(`${base}/keys`);
     await page.getByText('Your session has ended. Sign in again.').waitFor();
+  });
+});
+
+describe('account settings', () => {
+  it('signs out the other sessions, then changes the password (which ends this one too)', async () => {
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const elsewhere = await (await browser.context()).newPage();
+    openPages.push(elsewhere);
+    await signIn(elsewhere, 'merchant@example.com', PASSWORD);
+    await elsewhere.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    await page.getByRole('link', { name: 'merchant@example.com' }).click();
+    await page.getByRole('heading', { name: 'Account', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page.getByText(/Signed out \d+ other sessions?\./).waitFor();
+    await elsewhere.reload();
+    await expect.poll(() => new URL(elsewhere.url()).pathname).toBe('/login');
+
+    await page.getByLabel('Current password').fill('not the password');
+    await page.locator('input[name=password]').fill('a brand new password');
+    await page.getByLabel('New password again').fill('a brand new password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The current password is wrong.').waitFor();
+
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.locator('input[name=password]').fill('a brand new password');
+    await page.getByLabel('New password again').fill('a brand new password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed. Sign in with the new one.').waitFor();
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByText('Wrong e-mail or password.').waitFor();
+    await signIn(page, 'merchant@example.com', 'a brand new password');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
   });
 });

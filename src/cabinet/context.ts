@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js';
 import type { AccountRow, Store } from '../store/index.js';
 import type { Assets } from './assets.js';
 import type { Html } from './html.js';
-import type { Session } from './sessions.js';
+import type { Session, Sessions } from './sessions.js';
 
 /** What every signed-in page handler gets. */
 export interface PageContext {
@@ -38,6 +38,9 @@ export interface CabinetCore {
   app: AppContext;
   assets: Assets;
   keyUse: KeyUseRecorder;
+  sessions: Sessions;
+  /** Counts a password check against `key` (per-minute limit); seconds to wait, or 0. */
+  throttlePassword(key: string): number;
 }
 
 export type PageHandler = (ctx: PageContext) => Promise<void>;

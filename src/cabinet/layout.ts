@@ -47,7 +47,7 @@ export function layout(opts: {
     </ul>
   </nav>
   <div class="who">
-    <span class="email" title="Signed in as ${opts.email}">${opts.email}</span>
+    <a class="email" href="/account" title="Account settings (signed in as ${opts.email})"${opts.active === 'account' ? html` aria-current="page"` : ''}>${opts.email}</a>
     <form method="post" action="/logout">
       <input type="hidden" name="_csrf" value="${opts.csrf}">
       <button class="link" type="submit">Sign out</button>

@@ -18,6 +18,7 @@ import { endpointRoutes } from './pages/endpoints.js';
 import { overviewRoutes } from './pages/overview.js';
 import { watchRoutes } from './pages/watch.js';
 import { webhookRoutes } from './pages/webhook.js';
+import { accountRoutes } from './pages/account.js';
 import {
   clearedSessionCookie, DEFAULT_SESSION_LIMITS, readCookie, SESSION_COOKIE, sessionCookie, Sessions, tokensEqual,
   type Session, type SessionLimits,
@@ -107,18 +108,21 @@ function crossSite(req: IncomingMessage): boolean {
 
 export function createCabinet(opts: CabinetOptions): Cabinet {
   const assets = new Assets();
-  const core: CabinetCore = { store: opts.store, config: opts.config, router: opts.router, app: opts.app, assets, keyUse: opts.keyUse };
   const sessions = new Sessions(opts.store, { ...DEFAULT_SESSION_LIMITS, ...opts.sessions });
   const log = opts.log ?? (() => {});
   const sections = opts.sections ?? [];
   const nav: NavItem[] = [...BUILTIN_NAV, ...sections.map((s) => s.nav)];
   const table = compile([
-    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...watchRoutes, ...webhookRoutes, ...sections.flatMap((s) => s.routes),
+    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...watchRoutes, ...webhookRoutes, ...accountRoutes, ...sections.flatMap((s) => s.routes),
   ]);
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
   const signInLimiter = new FixedWindowLimiter(60_000);
   const perIpLimit = opts.signIn?.perIpPerMinute ?? 30;
   const perEmailLimit = opts.signIn?.perEmailPerMinute ?? 10;
+  const core: CabinetCore = {
+    store: opts.store, config: opts.config, router: opts.router, app: opts.app, assets, keyUse: opts.keyUse, sessions,
+    throttlePassword: (key) => signInLimiter.take(`pw:${key}`, perEmailLimit),
+  };
   /** Served over https: TLS here, or a trusted proxy that says so. */
   const isSecure = (req: IncomingMessage): boolean => {
     if ((req.socket as { encrypted?: boolean }).encrypted) return true;
@@ -180,7 +184,9 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
         redirect(res, safeNext(url.searchParams.get('next') ?? '/'));
         return true;
       }
-      loginPage(res, { next: url.searchParams.get('next') ?? '/', notice: url.searchParams.get('expired') ? 'Your session has ended. Sign in again.' : undefined });
+      const notice = url.searchParams.get('changed') ? 'Password changed. Sign in with the new one.'
+        : url.searchParams.get('expired') ? 'Your session has ended. Sign in again.' : undefined;
+      loginPage(res, { next: url.searchParams.get('next') ?? '/', notice });
       return true;
     }
     if (path === '/login' && method === 'POST') {

@@ -67,6 +67,17 @@ export class Sessions {
     return { idHash, accountId: row.account_id, csrfToken: row.csrf_token, createdAt, lastSeenAt };
   }
 
+  /** Every session of the account but `keep`; returns how many ended. */
+  async endOthers(accountId: number, keep: string): Promise<number> {
+    const res = await this.#store.db.deleteFrom('cabinet_sessions').where('account_id', '=', accountId).where('id_hash', '!=', keep).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  async count(accountId: number): Promise<number> {
+    const row = await this.#store.db.selectFrom('cabinet_sessions').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async end(idHash: string): Promise<void> {
     await this.#store.db.deleteFrom('cabinet_sessions').where('id_hash', '=', idHash).execute();
   }
