@@ -38,7 +38,3 @@ export function raw(text: string): Html {
   return new Html(text);
 }
 
-/** JSON for a `<script type="application/json">` block: `<` escaped so it cannot close the tag. */
-export function jsonData(value: unknown): Html {
-  return new Html(JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026'));
-}

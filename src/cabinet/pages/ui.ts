@@ -1,7 +1,7 @@
 import { HttpError } from '../../api/http.js';
 import type { Usage } from '../../client/types.js';
 import type { PageContext } from '../context.js';
-import { html, jsonData, type Html } from '../html.js';
+import { html, type Html } from '../html.js';
 
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.session.csrfToken}">`;
 
@@ -33,8 +33,8 @@ export function copyable(value: string, label: string, opts: { secret?: boolean;
 /** A bar chart of requests and credits per day, drawn by cabinet.js (uPlot) from the JSON beside it. */
 export function usageChart(usage: Usage, label: string): Html {
   const data = { dates: usage.series.map((p) => p.date), requests: usage.series.map((p) => p.requests), credits: usage.series.map((p) => p.credits) };
-  return html`<figure class="chart" data-chart>
-  <script type="application/json">${jsonData(data)}</script>
+  // Data in an attribute, not a JSON <script>: htmx drops script tags from swapped content.
+  return html`<figure class="chart" data-chart="${JSON.stringify(data)}">
   <figcaption class="sr-only">${label}: ${num(usage.total_requests)} requests and ${num(usage.total_credits)} credits over ${usage.days} days</figcaption>
   <noscript><p class="muted">Charts need JavaScript; the totals are in the table.</p></noscript>
 </figure>`;

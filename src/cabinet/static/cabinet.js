@@ -43,10 +43,8 @@
     if (typeof uPlot === 'undefined') return;
     root.querySelectorAll('[data-chart]').forEach(function (figure) {
       if (figure.dataset.drawn) return;
-      var script = figure.querySelector('script[type="application/json"]');
-      if (!script) return;
       figure.dataset.drawn = '1';
-      var d = JSON.parse(script.textContent);
+      var d = JSON.parse(figure.getAttribute('data-chart'));
       var xs = d.dates.map(function (s) { return Date.parse(s + 'T00:00:00Z') / 1000; });
       var accent = css('--accent') || '#4f46e5';
       var muted = css('--muted') || '#667085';
