@@ -71,6 +71,17 @@ describe('headers and assets', () => {
     expect((await get('/static/htmx.min.js')).status).toBe(404);
   });
 
+  it('vendored files are exactly those of the installed packages (update both together)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { createRequire } = await import('node:module');
+    const req = createRequire(import.meta.url);
+    for (const [vendored, pkgFile] of [
+      ['htmx.min.js', 'htmx.org/dist/htmx.min.js'], ['uplot.min.js', 'uplot/dist/uPlot.iife.min.js'], ['uplot.min.css', 'uplot/dist/uPlot.min.css'],
+    ]) {
+      expect(readFileSync(new URL(`../src/cabinet/static/${vendored}`, import.meta.url)).equals(readFileSync(req.resolve(pkgFile))), vendored).toBe(true);
+    }
+  });
+
   it('/v1 stays the JSON API; unknown cabinet paths are an HTML 404', async () => {
     const api = await get('/v1/nope');
     expect(api.status).toBe(404);
