@@ -75,9 +75,10 @@ describe('headers and assets', () => {
     const { readFileSync } = await import('node:fs');
     const { createRequire } = await import('node:module');
     const req = createRequire(import.meta.url);
-    for (const [vendored, pkgFile] of [
+    const pairs: Array<[string, string]> = [
       ['htmx.min.js', 'htmx.org/dist/htmx.min.js'], ['uplot.min.js', 'uplot/dist/uPlot.iife.min.js'], ['uplot.min.css', 'uplot/dist/uPlot.min.css'],
-    ]) {
+    ];
+    for (const [vendored, pkgFile] of pairs) {
       expect(readFileSync(new URL(`../src/cabinet/static/${vendored}`, import.meta.url)).equals(readFileSync(req.resolve(pkgFile))), vendored).toBe(true);
     }
   });

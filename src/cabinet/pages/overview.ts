@@ -25,6 +25,14 @@ export const overviewRoutes: PageRoute[] = [
       ctx.page({
         title: 'Overview', nav: 'overview',
         body: html`${pageHeader('Overview', html`Account ${account.user_id} · ${plan ? html`<strong>${plan.name}</strong> plan` : 'no plan'}`)}
+${endpoints.length === 0 ? html`<section class="card start" aria-labelledby="start-title">
+  <h2 id="start-title">Get started</h2>
+  <ol class="steps">
+    <li><a href="/endpoints">Create an endpoint</a> on a network of your plan and send JSON-RPC to its URL — no key needed, the URL is the credential.</li>
+    <li><a href="/keys">Create an API key</a> to manage endpoints, usage and Address Watch from code or with <code>npx rpcctl init</code>.</li>
+    <li><a href="/webhook">Set up a webhook</a> and <a href="/watch">watch addresses</a> to be told about payments as they land.</li>
+  </ol>
+</section>` : ''}
 <section class="grid stats" aria-label="This month">
   <div class="card stat"><h2>Credits used</h2><p class="big">${num(u.credits_used)}</p><p class="muted">of ${num(u.credits_included)} included in ${u.period}</p>
     <progress max="100" value="${share}" aria-label="Share of included credits used">${share}%</progress></div>
