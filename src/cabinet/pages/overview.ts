@@ -39,7 +39,7 @@ ${endpoints.length === 0 ? html`<section class="card start" aria-labelledby="sta
   <div class="card stat"><h2>Credits remaining</h2><p class="big">${num(u.credits_remaining)}</p><p class="muted">until the end of the month (UTC)</p></div>
   <div class="card stat"><h2>Requests</h2><p class="big">${num(u.requests)}</p><p class="muted">this month</p></div>
   <div class="card stat"><h2>Plan</h2><p class="big">${plan?.name ?? '—'}</p>
-    <p class="muted">${plan ? html`${num(plan.rps_limit)} req/s · ${endpoints.length}/${plan.endpoints_limit} endpoints · ${plan.webhook_address_slots} watch slots` : ''}</p></div>
+    <p class="muted">${plan ? html`${num(plan.rps_limit)} req/s · ${endpoints.length}/${plan.endpoints_limit} endpoints · ${num(plan.webhook_address_slots)} watch slots` : ''}</p></div>
 </section>
 <section class="card" id="usage" aria-labelledby="usage-title">
   <div class="card-head"><h2 id="usage-title">Usage</h2>${daysPicker('/', days, 'usage')}</div>
