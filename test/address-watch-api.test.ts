@@ -371,7 +371,7 @@ describe('SSRF at delivery time and openapi.json', () => {
     const doc = (await rawCall(t.baseUrl, 'GET', '/v1/openapi.json')).body;
     expect(Object.keys(doc.paths).filter((p: string) => p.startsWith('/v1/address-watch'))).toEqual([
       '/v1/address-watch/account', '/v1/address-watch/addresses', '/v1/address-watch/events', '/v1/address-watch/webhook',
-      '/v1/address-watch/webhook/test', '/v1/address-watch/deliveries',
+      '/v1/address-watch/webhook/test', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries/{delivery_id}/redeliver',
     ]);
     expect(Object.keys(doc.paths['/v1/address-watch/addresses'])).toEqual(['get', 'post', 'delete']);
   });

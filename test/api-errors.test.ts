@@ -14,9 +14,14 @@ afterAll(() => t.stop());
 
 describe('error envelope', () => {
   it('unknown route: 404 {ok:false,error:"Not found"}', async () => {
-    for (const path of ['/', '/v1', '/v1/nope', '/api/v1/account', '/v1/endpoints/1/nope']) {
+    for (const path of ['/v1', '/v1/nope', '/v1/endpoints/1/nope']) {
       expect(await rawCall(t.baseUrl, 'GET', path)).toMatchObject({ status: 404, body: { ok: false, error: 'Not found' } });
     }
+    // Paths outside /v1 are the web cabinet's (decisions.md): its sign-in and its HTML 404.
+    expect(await rawCall(t.baseUrl, 'GET', '/')).toMatchObject({ status: 303, headers: { location: '/login?next=%2F' } });
+    const other = await rawCall(t.baseUrl, 'GET', '/api/v1/account');
+    expect(other.status).toBe(404);
+    expect(other.headers['content-type']).toContain('text/html');
   });
 
   it('a malformed %-escape in a path parameter is a 404, not a server error', async () => {

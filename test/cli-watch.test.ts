@@ -174,6 +174,13 @@ describe('webhook settings, test, deliveries', () => {
     expect(json).toEqual([expect.objectContaining({ webhook_id: id, test: true, status: 'delivered' })]);
     expect((await as(['webhook', 'deliveries', '--limit', '0'])).code).toBe(2);
     expect((await as(['webhook', 'test', '--type', 'coin', '--network', 'eth'])).code).toBe(2);
+
+    // Redeliver: the same webhook id again, as attempt 2.
+    const again = await as(['webhook', 'redeliver', rows[0]![0]!]);
+    expect(again.code, again.stderr).toBe(0);
+    await app.waitFor((all) => all.some((r) => r.headers['x-webhook-id'] === id && r.headers['x-webhook-attempt'] === '2'));
+    expect((await as(['webhook', 'redeliver', 'x'])).code).toBe(2);
+    expect((await as(['webhook', 'redeliver', '999999'])).code).toBe(1);
   });
 });
 

@@ -1,9 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
-import { formatIssues } from '../util/zod.js';
 import { Authenticator } from './auth.js';
 import { HttpError, sendError, sendJson } from './http.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
@@ -12,6 +10,8 @@ import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
+import { KeyUseRecorder } from './key-use.js';
+import { validate } from './invoke.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -20,12 +20,19 @@ export interface ApiServerOptions {
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
+  /** Serves every path outside /v1, /metrics and /health (the web cabinet). */
+  pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** How often key last-use times are written (default 15 s). */
+  keyUseFlushMs?: number;
 }
 
 export interface ApiServer {
   server: Server;
   router: Router;
   authenticator: Authenticator;
+  /** The services route handlers get; the cabinet calls the same handlers with them. */
+  app: AppContext;
+  keyUse: KeyUseRecorder;
 }
 
 export const RATE_LIMITED = 'Rate limit exceeded';
@@ -40,6 +47,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const trusted = new IpAllowlist(config.api.trusted_proxies);
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
+  const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
@@ -47,6 +55,10 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const path = q === -1 ? url : url.slice(0, q);
     const ip = clientIp(req, trusted);
     const method = req.method ?? 'GET';
+
+    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
+      return opts.pages(req, res);
+    }
 
     const ipWait = perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
     if (ipWait > 0) {
@@ -74,6 +86,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const body = await readBody(req, config.api.max_body_bytes);
     const key = await authenticator.authenticate({ method, path, headers: req.headers, body, clientIp: ip });
     const account = key.account;
+    keyUse.touch(key.id);
 
     const accountWait = perAccount.take(String(account.id), config.limits.api_rpm_per_account);
     if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
@@ -116,12 +129,5 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const text = JSON.stringify({ ok: false, error: 'Bad request' });
     socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
   });
-  return { server, router, authenticator };
-}
-
-function validate(schema: z.ZodType | undefined, value: unknown): unknown {
-  if (!schema) return value;
-  const result = schema.safeParse(value);
-  if (!result.success) throw new HttpError(400, formatIssues(result.error.issues));
-  return result.data;
+  return { server, router, authenticator, app, keyUse };
 }

@@ -5,6 +5,10 @@ import {
 } from '../store/index.js';
 import { isValidIp } from '../util/ip.js';
 import { CliError, usageError, type CliIO } from './io.js';
+import {
+  checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
+} from '../cabinet/credentials.js';
+import { readSecret } from './prompts.js';
 import { Output } from './output.js';
 import type { AdminOptions } from './admin.js';
 
@@ -39,11 +43,36 @@ function presentAccount(store: Store, a: AccountRow) {
   return { user_id: a.id, name: a.name, plan: plan?.slug ?? null, plan_id: a.plan_id, created_at: a.created_at };
 }
 
+/** Credential mistakes are the caller's: exit 2 with the message. */
+function credentialsUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof CredentialError) throw usageError(err.message);
+    throw err;
+  }
+}
+
+async function readPassword(io: CliIO): Promise<string> {
+  const password = await readSecret(io, 'Cabinet password', 'give the password on stdin (or run on a terminal to be asked)');
+  credentialsUsage(() => checkPassword(password));
+  return password;
+}
+
 export async function accountsCreate(io: CliIO, opts: Opts): Promise<void> {
+  const email = opts.email === undefined ? undefined : credentialsUsage(() => normalizeEmail(String(opts.email)));
+  if (opts.password === false && email === undefined) throw usageError('--no-password goes with --email');
+  // Asked before anything is written, so a bad password leaves no half-made account.
+  const password = email !== undefined && opts.password !== false ? await readPassword(io) : undefined;
   await withStore(io, opts, async (store, out) => {
-    const plan = store.catalog.planBySlug(String(opts.plan));
+    const plan = opts.plan === undefined ? store.catalog.plans[0] : store.catalog.planBySlug(String(opts.plan));
     if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
-    const account = presentAccount(store, await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null }));
+    if (email !== undefined && (await store.db.selectFrom('cabinet_logins').select('account_id').where('email', '=', email).executeTakeFirst())) {
+      throw usageError(`${email} already signs in to another account`);
+    }
+    const row = await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null });
+    if (email !== undefined) await setLogin(store, row.id, { email, password });
+    const account = { ...presentAccount(store, row), ...(email !== undefined ? { email } : {}) };
     if (out.json) return out.printJson(account);
     out.print(String(account.user_id));
     out.note(`Created account ${account.user_id} on the ${plan.name} plan. Next: rpcctl admin keys create --account ${account.user_id}`);
@@ -67,9 +96,10 @@ export async function accountsGet(io: CliIO, opts: Opts, [id]: string[]): Promis
   await withStore(io, opts, async (store, out) => {
     const account = presentAccount(store, await mustGetAccount(store, accountId(id, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
-    if (out.json) return out.printJson({ ...account, keys });
+    const email = (await loginOf(store, account.user_id))?.email ?? null;
+    if (out.json) return out.printJson({ ...account, email, keys });
     out.fields([
-      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['created_at', account.created_at],
+      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['email', email ?? '(no cabinet sign-in)'], ['created_at', account.created_at],
       ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
     ]);
   });
@@ -162,4 +192,43 @@ export async function networksList(io: CliIO, opts: Opts): Promise<void> {
       { header: 'UPSTREAMS', value: (r) => r.upstreams.join(' ') },
     ]);
   });
+}
+
+export async function accountsSetPassword(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
+  const userId = accountId(id, 'user_id');
+  const email = opts.email === undefined ? undefined : credentialsUsage(() => normalizeEmail(String(opts.email)));
+  const password = await readPassword(io);
+  await withStore(io, opts, async (store, out) => {
+    await mustGetAccount(store, userId);
+    if (email === undefined && !(await loginOf(store, userId))) throw usageError(`account ${userId} has no sign-in e-mail yet; add --email`);
+    try {
+      await setLogin(store, userId, { email, password });
+    } catch (err) {
+      if (err instanceof CredentialError) throw usageError(err.message);
+      throw err;
+    }
+    const login = await loginOf(store, userId);
+    if (out.json) return out.printJson({ user_id: userId, email: login?.email ?? null });
+    out.note(`Password of ${login?.email ?? `account ${userId}`} set; its cabinet sessions were ended.`);
+  });
+}
+
+export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
+    if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
+    const { token, expiresAt } = await createLoginLink(store, account.id);
+    const url = `${base}/login/link/${token}`;
+    const expires_at = new Date(expiresAt).toISOString();
+    if (out.json) return out.printJson({ user_id: account.id, url, expires_at });
+    out.print(url);
+    out.note(`Valid for ${LOGIN_LINK_TTL_MS / 60_000} minutes, once. Send it to the merchant over a private channel.`);
+  });
+}
+
+function defaultCabinetBase(store: Store, opts: Opts): string {
+  const config = loadConfig(findConfigFile(store.dataDir, opts.config));
+  const host = config.api.host === '0.0.0.0' || config.api.host === '::' ? '127.0.0.1' : config.api.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.api.port}`;
 }

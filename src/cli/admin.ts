@@ -26,13 +26,24 @@ export function registerAdmin(program: Command, io: CliIO): void {
 
   const accounts = admin.command('accounts').description('merchant accounts');
   accounts.command('create').description('create an account')
-    .requiredOption('--plan <slug>', 'plan slug (see: rpcctl admin plans list)')
+    .option('--plan <slug>', 'plan slug (see: rpcctl admin plans list; default: the first plan)')
     .option('--name <name>', 'a label for operators')
+    .option('--email <email>', 'sign-in e-mail for the web cabinet; the password is read from a prompt or stdin')
+    .option('--no-password', 'with --email: no password; sign in with links from rpcctl admin login-link')
     .action(act('accountsCreate'));
   accounts.command('list').alias('ls').description('list accounts').action(act('accountsList'));
   accounts.command('get').description('show one account').argument('<user_id>').action(act('accountsGet'));
   accounts.command('set-plan').description('move an account to another plan').argument('<user_id>')
     .requiredOption('--plan <slug>', 'plan slug').action(act('accountsSetPlan'));
+  accounts.command('set-password').description('set the cabinet sign-in password (from a prompt or stdin); ends the account\'s sessions')
+    .argument('<user_id>')
+    .option('--email <email>', 'also set (or change) the sign-in e-mail')
+    .action(act('accountsSetPassword'));
+
+  admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
+    .requiredOption('--account <user_id>', 'account id')
+    .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
+    .action(act('loginLink'));
 
   const keys = admin.command('keys').description('Public API keys (the secret is shown once, at creation)');
   keys.command('create').description('create an API key for an account')

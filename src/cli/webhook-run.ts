@@ -85,6 +85,15 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
   });
 };
 
+export const redeliver: CommandImpl = (io, opts, [id = '']) => {
+  positiveInt('delivery_id', id);
+  return withWatch(io, opts, async ({ watch, out }) => {
+    const { delivery } = await watch.redeliver(id);
+    if (out.json) return out.printJson(delivery);
+    out.note(`Delivery ${delivery.delivery_id} (${delivery.webhook_id}) queued again. See: rpcctl webhook deliveries`);
+  });
+};
+
 export const listen: CommandImpl<{ port: string; host: string; forwardTo?: string }> = async (io, opts) => {
   const port = Number(opts.port);
   if (!/^\d+$/.test(opts.port) || port > 65535) throw usageError(`--port must be 0-65535, got "${opts.port}"`);

@@ -68,6 +68,8 @@ export interface WebhookAttempt {
   duration_ms: number;
   error: string | null;
   next_retry_at: string | null;
+  /** The first bytes of the receiver's answer (text), for debugging a failing receiver. */
+  response_excerpt: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
@@ -138,5 +140,9 @@ export class AddressWatchClient {
   }
   deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null }>> {
     return this.#api.request('GET', '/v1/address-watch/deliveries', { query: q });
+  }
+  /** Sends a delivery again now: same X-Webhook-Id, next attempt number (our extension). */
+  redeliver(deliveryId: string): Promise<Ok<{ delivery: WebhookDelivery }>> {
+    return this.#api.request('POST', `/v1/address-watch/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
   }
 }

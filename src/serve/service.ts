@@ -5,6 +5,8 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import type { KeyUseRecorder } from '../api/key-use.js';
+import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -13,6 +15,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
+  /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
+  cabinet?: Pick<CabinetOptions, 'sessions' | 'sections' | 'signIn'>;
 }
 
 export interface RunningService {
@@ -23,6 +27,8 @@ export interface RunningService {
   gatewayUrl: string;
   gateway: Gateway;
   addressWatch: AddressWatch;
+  /** Last-use times of API keys, written in batches. */
+  keyUse: KeyUseRecorder;
   stop(): Promise<void>;
 }
 
@@ -38,20 +44,26 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
+  let keyUse: KeyUseRecorder | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
     const gw = gateway;
+    let cabinet: Cabinet | undefined;
     const api = createApiServer({
       store, config, log,
       routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
+      pages: (req, res) => cabinet!.handle(req, res),
     });
+    cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
+    keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host);
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await keyUse?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -59,10 +71,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   }
   const gw = gateway;
   const watch = addressWatch;
+  const keys = keyUse!;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -70,6 +83,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes.
         await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await keyUse?.stop();
         await watch.stop();
         await gw.stop();
         await store.close();

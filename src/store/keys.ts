@@ -10,6 +10,7 @@ export interface ApiKeyInfo {
   allowed_ips: string[];
   created_at: string;
   revoked_at: string | null;
+  last_used_at: string | null;
 }
 
 /** A key as the authenticator needs it: the secret decrypted, the allowlist parsed. */
@@ -26,6 +27,7 @@ export function keyInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
     api_key: row.id, prefix: row.prefix, account_id: row.account_id, name: row.name,
     allowed_ips: JSON.parse(row.allowed_ips) as string[], created_at: row.created_at, revoked_at: row.revoked_at,
+    last_used_at: row.last_used_at ?? null,
   };
 }
 
@@ -39,7 +41,7 @@ export async function createApiKey(
   const row: ApiKeyRow = {
     id, account_id: input.accountId, prefix: id.slice(0, 8), secret: store.secrets.seal(secret, aad(id)),
     name: input.name ?? null, allowed_ips: JSON.stringify(input.allowedIps ?? []),
-    created_at: new Date().toISOString(), revoked_at: null,
+    created_at: new Date().toISOString(), revoked_at: null, last_used_at: null,
   };
   await store.db.insertInto('api_keys').values(row).execute();
   return { ...keyInfo(row), secret };
@@ -67,4 +69,41 @@ export async function findActiveKey(store: Store, id: string): Promise<ActiveKey
     .where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
   if (!row) return undefined;
   return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[] };
+}
+
+/**
+ * A live key of one account by its prefix (the cabinet shows nothing more of a key after
+ * creation); undefined when none, or when two of the account's keys share the prefix.
+ */
+export async function getAccountKeyByPrefix(store: Store, accountId: number, prefix: string): Promise<ApiKeyInfo | undefined> {
+  const rows = await store.db.selectFrom('api_keys').selectAll()
+    .where('account_id', '=', accountId).where('prefix', '=', prefix).where('revoked_at', 'is', null).limit(2).execute();
+  return rows.length === 1 ? keyInfo(rows[0]!) : undefined;
+}
+
+export async function setKeyAllowedIps(store: Store, accountId: number, id: string, ips: string[]): Promise<ApiKeyInfo | undefined> {
+  const row = await store.db.updateTable('api_keys').set({ allowed_ips: JSON.stringify(ips) })
+    .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
+    .returningAll().executeTakeFirst();
+  return row && keyInfo(row);
+}
+
+export async function revokeAccountKey(store: Store, accountId: number, id: string): Promise<ApiKeyInfo | undefined> {
+  const row = await store.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
+    .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
+    .returningAll().executeTakeFirst();
+  return row && keyInfo(row);
+}
+
+/** Writes the last-use times gathered since the previous flush, one statement per key. */
+export async function recordKeyUse(store: Store, lastUse: ReadonlyMap<string, number>): Promise<void> {
+  if (lastUse.size === 0) return;
+  await store.db.transaction().execute(async (trx) => {
+    for (const [id, ms] of lastUse) {
+      const at = new Date(ms).toISOString();
+      // Never move it back: another instance may have flushed a later use.
+      await trx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)])).execute();
+    }
+  });
 }

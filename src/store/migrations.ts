@@ -173,6 +173,35 @@ export const migrations: Record<string, Migration> = {
       await sql`CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id)`.execute(db);
     },
   },
+  '0013_cabinet': {
+    async up(db: Kysely<any>) {
+      // Sign-in for the web cabinet: one login per account, the password as a scrypt hash.
+      await db.schema.createTable('cabinet_logins')
+        .addColumn('account_id', 'integer', (c) => c.primaryKey().references('accounts.id'))
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // Only the SHA-256 of a session id is stored: a copy of the store cannot sign anybody in.
+      await db.schema.createTable('cabinet_sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('user_agent', 'text')
+        .execute();
+      await db.schema.createIndex('cabinet_sessions_account').on('cabinet_sessions').column('account_id').execute();
+      await db.schema.createTable('cabinet_login_links')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .execute();
+      await db.schema.alterTable('api_keys').addColumn('last_used_at', 'text').execute();
+      await db.schema.alterTable('webhook_attempts').addColumn('response_excerpt', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

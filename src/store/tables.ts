@@ -17,6 +17,9 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   scanner_cursors: ScannerCursorsTable;
   scanner_blocks: ScannerBlocksTable;
+  cabinet_logins: CabinetLoginsTable;
+  cabinet_sessions: CabinetSessionsTable;
+  cabinet_login_links: CabinetLoginLinksTable;
 }
 
 export interface PlansTable {
@@ -69,6 +72,8 @@ export interface ApiKeysTable {
   allowed_ips: string;
   created_at: string;
   revoked_at: string | null;
+  /** Coalesced: written in batches by the API, not per request. */
+  last_used_at: string | null;
 }
 
 export interface EndpointsTable {
@@ -174,6 +179,31 @@ export interface ScannerBlocksTable {
   network_environment_id: number;
   height: number;
   hash: string;
+}
+
+export interface CabinetLoginsTable {
+  account_id: number;
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`; null until a password is set (sign-in by link only). */
+  password_hash: string | null;
+  updated_at: string;
+}
+
+/** Times in Unix ms: expiry is arithmetic on them. */
+export interface CabinetSessionsTable {
+  id_hash: string;
+  account_id: number;
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+  user_agent: string | null;
+}
+
+export interface CabinetLoginLinksTable {
+  token_hash: string;
+  account_id: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -36,3 +36,17 @@ export async function latestEventId(store: Store, accountId: number): Promise<st
     .where('account_id', '=', accountId).executeTakeFirst();
   return row?.id == null ? null : String(row.id);
 }
+
+/** Newest first, for reading rather than following (the cabinet); `before` pages back. */
+export async function recentEvents(
+  store: Store, q: { accountId: number; limit: number; before?: number },
+): Promise<{ events: Array<Record<string, unknown>>; next_before: string | null }> {
+  let query = store.db.selectFrom('watch_events').select(['id', 'body', 'created_at'])
+    .where('account_id', '=', q.accountId).where('removed', '=', 0);
+  if (q.before !== undefined) query = query.where('id', '<', q.before);
+  const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
+  return {
+    events: rows.map((r) => JSON.parse(eventJson(r.id, JSON.parse(r.body) as object, r.created_at)) as Record<string, unknown>),
+    next_before: rows.length === q.limit ? String(rows[rows.length - 1]!.id) : null,
+  };
+}

@@ -57,3 +57,38 @@ function present(r: WebhookDeliveryRow, attempts: WebhookAttempt[]): WebhookDeli
     last_status_code: r.last_status_code, last_error: r.last_error, created_at: r.created_at, delivered_at: r.delivered_at, attempts,
   };
 }
+
+export class RedeliverError extends Error {
+  readonly code: 'E_NOT_FOUND' | 'E_IN_FLIGHT' | 'E_ORPHANED';
+  constructor(code: RedeliverError['code'], message: string) {
+    super(message);
+    this.name = 'RedeliverError';
+    this.code = code;
+  }
+}
+
+/**
+ * Sends a delivery once more, now, with the same X-Webhook-Id (receivers dedupe on it) and
+ * the next attempt number. A delivery that was already delivered was billed then: its resend
+ * is free. One whose event left the chain is never sent.
+ */
+export async function redeliver(store: Store, accountId: number, deliveryId: number, nowMs = Date.now()): Promise<WebhookDelivery> {
+  const row = await store.db.selectFrom('webhook_deliveries').selectAll()
+    .where('account_id', '=', accountId).where('id', '=', deliveryId).executeTakeFirst();
+  if (!row) throw new RedeliverError('E_NOT_FOUND', 'Delivery not found');
+  if (row.status === 'pending' && row.lease_until !== null && Number(row.lease_until) > nowMs) {
+    throw new RedeliverError('E_IN_FLIGHT', 'The delivery is being sent right now; try again when this attempt is recorded');
+  }
+  if (row.event_id !== null) {
+    const event = await store.db.selectFrom('watch_events').select('removed').where('id', '=', row.event_id).executeTakeFirst();
+    if (event?.removed === 1) throw new RedeliverError('E_ORPHANED', 'The event\'s block left the chain (reorg); it is not sent again');
+  }
+  await store.db.updateTable('webhook_deliveries')
+    .set({
+      status: 'pending', next_attempt_at: nowMs, lease_owner: null, lease_until: null, delivered_at: null,
+      ...(row.status === 'delivered' ? { credits: 0 } : {}),
+    })
+    .where('id', '=', row.id).where('status', '=', row.status).where('attempts', '=', row.attempts).execute();
+  const { deliveries } = await listDeliveries(store, { accountId, limit: 1, before: row.id + 1 });
+  return deliveries[0]!;
+}

@@ -34,6 +34,28 @@ interface Outcome {
   error: string | null;
   durationMs: number;
   startedAt: string;
+  /** The start of the receiver's answer, shown with the attempt. */
+  excerpt?: string | null;
+}
+
+const EXCERPT_BYTES = 512;
+
+/** Keeps the first bytes of a response for the attempt log and drains (at most 64 KiB of) the rest. */
+async function readExcerpt(body: AsyncIterable<Buffer> & { dump(o: { limit: number }): Promise<void> }): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= EXCERPT_BYTES) break;
+    }
+  } catch {
+    // A receiver that hangs up mid-answer still answered with its status.
+  }
+  await body.dump({ limit: 64 * 1024 }).catch(() => {});
+  if (size === 0) return null;
+  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
 }
 
 const TARGET_TTL_MS = 2000;
@@ -201,8 +223,8 @@ export class DeliveryWorker {
         bodyTimeout: timeout,
         signal: AbortSignal.timeout(timeout),
       });
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-      return { status: res.statusCode, error: null, durationMs: elapsed(), startedAt };
+      const excerpt = await readExcerpt(res.body);
+      return { status: res.statusCode, error: null, durationMs: elapsed(), startedAt, excerpt };
     } catch (err) {
       const e = err as Error & { code?: string; cause?: Error & { code?: string } };
       const name = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' ? `timed out after ${timeout} ms` : (e.cause?.message ?? e.message);
@@ -220,7 +242,7 @@ export class DeliveryWorker {
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('webhook_attempts').values({
         delivery_id: row.id, attempt, started_at: o.startedAt, status_code: o.status, duration_ms: o.durationMs,
-        error, next_retry_at: nextAt === null ? null : new Date(nextAt).toISOString(),
+        error, next_retry_at: nextAt === null ? null : new Date(nextAt).toISOString(), response_excerpt: o.excerpt ?? null,
       }).execute();
       // Orphaned while in flight: whatever the receiver answered, no retry and no bill.
       const event = row.event_id === null ? undefined

@@ -95,6 +95,7 @@ export const deliveriesQuery = z.object({
 const attemptSchema = z.object({
   attempt: z.number().int(), started_at: z.string(), status_code: z.number().int().nullable(),
   duration_ms: z.number().int(), error: z.string().nullable(), next_retry_at: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
 });
 
 export const deliverySchema = z.object({

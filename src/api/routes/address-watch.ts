@@ -4,11 +4,11 @@ import { latestEventId, listEvents } from '../../watch/events.js';
 import type { WatchRegistry } from '../../watch/registry.js';
 import { addWatch, countWatches, deleteWatch, listWatches, presentWatch, SlotLimitError } from '../../watch/watches.js';
 import { getWebhook, presentWebhook, putWebhook } from '../../webhooks/config.js';
-import { enqueueTestDelivery, listDeliveries } from '../../webhooks/deliveries.js';
+import { enqueueTestDelivery, listDeliveries, redeliver, RedeliverError } from '../../webhooks/deliveries.js';
 import { DEFAULT_FILTERS, mergeFilters, unknownFilterNetwork } from '../../webhooks/filters.js';
 import { BlockedDestinationError, checkWebhookUrl } from '../../webhooks/ssrf.js';
 import type { DeliveryWorker } from '../../webhooks/worker.js';
-import { badRequest, notFound } from '../http.js';
+import { badRequest, HttpError, notFound } from '../http.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import { okSchema } from '../schemas.js';
 import {
@@ -185,6 +185,24 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
           status: query.status, eventId: query.event_id === undefined ? undefined : Number(query.event_id),
         });
         return { ok: true, ...result };
+      },
+    }),
+    route({
+      method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', tag: TAG,
+      summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
+      params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
+      response: okSchema.extend({ delivery: deliverySchema }),
+      async handler({ account, app, params }) {
+        try {
+          const delivery = await redeliver(app.store, account.id, Number(params.delivery_id));
+          deps.worker.kick();
+          return { ok: true, delivery };
+        } catch (err) {
+          if (err instanceof RedeliverError) {
+            throw err.code === 'E_NOT_FOUND' ? notFound(err.message) : new HttpError(err.code === 'E_IN_FLIGHT' ? 409 : 400, err.message);
+          }
+          throw err;
+        }
       },
     }),
   ];

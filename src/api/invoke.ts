@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import type { AccountRow } from '../store/index.js';
+import { formatIssues } from '../util/zod.js';
+import { HttpError } from './http.js';
+import type { AppContext, Router } from './router.js';
+
+export function validate(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!schema) return value;
+  const result = schema.safeParse(value);
+  if (!result.success) throw new HttpError(400, formatIssues(result.error.issues));
+  return result.data;
+}
+
+/**
+ * Runs a Public API route for an account that is already authenticated some other way (a
+ * cabinet session): the same schemas, limits and handler as a signed request, so the two
+ * front ends cannot disagree. Failures are thrown as HttpError with the API's message.
+ */
+export async function invokeRoute<T = Record<string, unknown>>(
+  router: Router,
+  app: AppContext,
+  account: AccountRow,
+  req: IncomingMessage,
+  method: string,
+  path: string,
+  input: { query?: Record<string, string>; body?: unknown } = {},
+): Promise<T> {
+  const match = router.match(method, path);
+  if (match.kind !== 'found') throw new HttpError(404, 'Not found');
+  const def = match.def;
+  const params = validate(def.params, match.params);
+  const query = validate(def.query, input.query ?? {});
+  const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
+  // No API key took part; handlers act on the account alone.
+  const key = { id: '', accountId: account.id, secret: '', allowedIps: [] };
+  return (await def.handler({ params, query, body, key, account, req, app })) as T;
+}

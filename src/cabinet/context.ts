@@ -1,0 +1,62 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AppContext, Router } from '../api/router.js';
+import type { KeyUseRecorder } from '../api/key-use.js';
+import type { Config } from '../config/index.js';
+import type { AccountRow, Store } from '../store/index.js';
+import type { Assets } from './assets.js';
+import type { Html } from './html.js';
+import type { Session, Sessions } from './sessions.js';
+
+/** What every signed-in page handler gets. */
+export interface PageContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  /** The submitted form of a POST (urlencoded); empty for GET. */
+  form: URLSearchParams;
+  account: AccountRow;
+  email: string;
+  session: Session;
+  core: CabinetCore;
+  /** Runs a Public API route as this account: the API's validation, limits and messages. */
+  api<T = Record<string, unknown>>(method: string, path: string, input?: { query?: Record<string, string>; body?: unknown }): Promise<T>;
+  /** Sends a full page inside the layout. */
+  page(opts: { title: string; nav: string; body: Html; status?: number }): void;
+  /** After a successful POST: 303 to a page that shows `flash` once. */
+  redirect(to: string, flash?: string): void;
+  /** A piece of markup for htmx to swap in. */
+  fragment(body: Html, status?: number): void;
+  /** The message shown once after a redirect, if any. */
+  flash: string | undefined;
+}
+
+export interface CabinetCore {
+  store: Store;
+  config: Config;
+  router: Router;
+  app: AppContext;
+  assets: Assets;
+  keyUse: KeyUseRecorder;
+  sessions: Sessions;
+  /** Counts a password check against `key` (per-minute limit); seconds to wait, or 0. */
+  throttlePassword(key: string): number;
+}
+
+export type PageHandler = (ctx: PageContext) => Promise<void>;
+
+export interface PageRoute {
+  method: 'GET' | 'POST';
+  /** `/endpoints/{id}`: a `{name}` segment captures one path segment. */
+  path: string;
+  handler: PageHandler;
+}
+
+/**
+ * A part of the product that adds pages to the cabinet (Payments, when it lands): a nav entry
+ * and its routes, served with the same session, CSRF checks and layout as the built-in pages.
+ */
+export interface CabinetSection {
+  nav: { href: string; label: string; id: string };
+  routes: PageRoute[];
+}

@@ -1,0 +1,80 @@
+import { checkLogin, CredentialError, MIN_PASSWORD_LENGTH, setLogin } from '../credentials.js';
+import type { PageContext, PageRoute } from '../context.js';
+import { html } from '../html.js';
+import { csrfField, errorBox, num, pageHeader, time } from './ui.js';
+
+async function render(ctx: PageContext, opts: { error?: string; status?: number } = {}) {
+  const plan = ctx.core.store.catalog.plan(ctx.account.plan_id);
+  const sessions = await ctx.core.sessions.count(ctx.account.id);
+  ctx.page({
+    title: 'Account', nav: 'account', status: opts.status,
+    body: html`${pageHeader('Account', `Account ${ctx.account.id}`)}
+<div class="grid two">
+<section class="card" aria-labelledby="profile-title">
+  <h2 id="profile-title">Profile</h2>
+  <dl class="kv">
+    <dt>E-mail</dt><dd>${ctx.email}</dd>
+    <dt>Account id</dt><dd><code>${ctx.account.id}</code></dd>
+    <dt>Plan</dt><dd>${plan ? html`${plan.name} · ${num(plan.included_credits)} credits a month` : 'none'}</dd>
+    <dt>Customer since</dt><dd>${time(ctx.account.created_at)}</dd>
+  </dl>
+  <p class="muted small">To change the e-mail or the plan, contact your operator.</p>
+</section>
+<section class="card" aria-labelledby="password-title">
+  <h2 id="password-title">Change password</h2>
+  ${errorBox(opts.error)}
+  <form method="post" action="/account/password" class="stack">
+    ${csrfField(ctx)}
+    <input type="email" name="username" autocomplete="username" value="${ctx.email}" hidden>
+    <label>Current password <input type="password" name="current" autocomplete="current-password" required></label>
+    <label>New password <span class="muted small">(at least ${MIN_PASSWORD_LENGTH} characters)</span>
+      <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"></label>
+    <label>New password again <input type="password" name="confirm" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"></label>
+    <button type="submit" class="primary">Change password</button>
+  </form>
+  <p class="muted small">Changing it signs you out everywhere, here too.</p>
+</section>
+</div>
+<section class="card" aria-labelledby="sessions-title">
+  <h2 id="sessions-title">Sessions</h2>
+  <p>You are signed in ${sessions === 1 ? 'here only' : html`in <strong>${sessions}</strong> places (browsers or devices)`}.
+    Sessions end after 2 hours without use and 24 hours after sign-in.</p>
+  <form method="post" action="/account/sessions/others">
+    ${csrfField(ctx)}
+    <button type="submit"${sessions <= 1 ? html` disabled` : ''}>Sign out everywhere else</button>
+  </form>
+</section>`,
+  });
+}
+
+export const accountRoutes: PageRoute[] = [
+  { method: 'GET', path: '/account', handler: (ctx) => render(ctx) },
+  {
+    method: 'POST', path: '/account/password',
+    async handler(ctx) {
+      const wait = ctx.core.throttlePassword(`account:${ctx.account.id}`);
+      if (wait > 0) return render(ctx, { error: `Too many attempts. Try again in ${wait} s.`, status: 429 });
+      const current = ctx.form.get('current') ?? '';
+      const password = ctx.form.get('password') ?? '';
+      if ((await checkLogin(ctx.core.store, ctx.email, current)) !== ctx.account.id) {
+        return render(ctx, { error: 'The current password is wrong.', status: 400 });
+      }
+      if (password !== ctx.form.get('confirm')) return render(ctx, { error: 'The new passwords differ.', status: 400 });
+      try {
+        // Ends every session of the account, this one included.
+        await setLogin(ctx.core.store, ctx.account.id, { password });
+      } catch (err) {
+        if (err instanceof CredentialError) return render(ctx, { error: `New password: ${err.message}`, status: 400 });
+        throw err;
+      }
+      ctx.res.writeHead(303, { location: '/login?changed=1', 'cache-control': 'no-store' }).end();
+    },
+  },
+  {
+    method: 'POST', path: '/account/sessions/others',
+    async handler(ctx) {
+      const n = await ctx.core.sessions.endOthers(ctx.account.id, ctx.session.idHash);
+      ctx.redirect('/account', n === 1 ? 'Signed out 1 other session.' : `Signed out ${n} other sessions.`);
+    },
+  },
+];

@@ -1,0 +1,410 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import type { BrowserContext, Page } from 'playwright-core';
+import { axeViolations, launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { cli } from './helpers/cli.js';
+import { FakeUpstream } from './helpers/fake-upstream.js';
+import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
+import { signedCall, startTestService, type TestService } from './helpers/service.js';
+
+// The cabinet in a real Chromium against a real service: every flow of issue 13.
+
+let t: TestService;
+let eth: FakeUpstream;
+let receiver: Receiver;
+let browser: TestBrowser;
+let ctx: BrowserContext;
+let page: Page;
+let base: string;
+let userA: number;
+const openPages: Page[] = [];
+/** Script errors and CSP violations seen by the main page: the cabinet must cause none. */
+const pageProblems: string[] = [];
+const PASSWORD = 'correct horse battery staple';
+
+beforeAll(async () => {
+  eth = await new FakeUpstream().start();
+  receiver = await startReceiver();
+  t = await startTestService({
+    networks: [
+      { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }],
+        credits: { default: 20, methods: { eth_blockNumber: 10 } } },
+    ],
+    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 10, network_limit: null }],
+    webhooks: { allow_private_urls: true },
+  }, { watch: { delivery: { pollMs: 100 } } });
+  base = t.baseUrl;
+  // Account A the way an operator makes it: the admin command, password on stdin.
+  const made = await cli(['admin', 'accounts', 'create', '--plan', 'pro', '--email', 'Merchant@Example.com', '--data-dir', t.dataDir, '--json'], { stdin: `${PASSWORD}\n` });
+  expect(made.code, made.stderr).toBe(0);
+  userA = JSON.parse(made.stdout).user_id;
+  browser = await launchBrowser();
+  ctx = await browser.context();
+  page = await ctx.newPage();
+  openPages.push(page);
+  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) pageProblems.push(`console: ${msg.text()}`);
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+  await receiver?.close();
+  await eth?.stop();
+});
+
+beforeEach((c) => {
+  c.onTestFailed(async () => {
+    const files = await screenshotAll(openPages, 'cabinet', c.task.name);
+    console.error(`screenshots: ${files.join(', ')}`);
+  });
+});
+
+async function signIn(p: Page, email: string, password: string) {
+  await p.goto(`${base}/login`);
+  await p.getByLabel('E-mail').fill(email);
+  await p.getByLabel('Password').fill(password);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+}
+
+async function rpc(uuid: string, method = 'eth_blockNumber') {
+  const res = await request(`${t.gatewayUrl}/${uuid}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
+  });
+  return { status: res.statusCode, body: await res.body.json() as { error?: { message: string } } };
+}
+
+describe('sign-in', () => {
+  it('refuses a wrong password, then signs in and shows the plan', async () => {
+    await page.goto(`${base}/`);
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/login');
+    await signIn(page, 'merchant@example.com', 'wrong password!!');
+    await page.getByText('Wrong e-mail or password.').waitFor();
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(await page.locator('.page-head').textContent()).toContain('Pro');
+    // The cookie: HttpOnly, SameSite=Lax, never readable by the page's scripts.
+    const cookie = (await ctx.cookies()).find((c) => c.name === 'rpcctl_session')!;
+    expect(cookie.httpOnly).toBe(true);
+    expect(cookie.sameSite).toBe('Lax');
+    expect(await page.evaluate('document.cookie')).not.toContain('rpcctl_session');
+  });
+
+  it('a one-time link from rpcctl admin login-link signs in once', async () => {
+    const made = await cli(['admin', 'login-link', '--account', String(userA), '--base-url', base, '--data-dir', t.dataDir, '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    const { url } = JSON.parse(made.stdout) as { url: string };
+    const other = await (await browser.context()).newPage();
+    openPages.push(other);
+    await other.goto(url);
+    // Opening it only asks; a mail scanner's prefetch cannot use it up.
+    await other.getByRole('button', { name: 'Continue' }).click();
+    await other.getByRole('heading', { name: 'Overview' }).waitFor();
+    const again = await (await browser.context()).newPage();
+    openPages.push(again);
+    const res = await again.goto(url);
+    expect(res?.status()).toBe(410);
+    await again.getByText('expired or was used already').waitFor();
+  });
+});
+
+describe('API keys', () => {
+  let prefix = '';
+  let apiKey = '';
+  let secret = '';
+
+  it('shows the secret once, then only the prefix', async () => {
+    await page.goto(`${base}/keys`);
+    await page.getByLabel('Name').fill('backend');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    secret = (await page.locator('#new-secret').textContent())!;
+    expect(secret).toMatch(/^sk_/);
+    apiKey = (await page.locator('#new-key .copy-value').first().textContent())!;
+    prefix = apiKey.slice(0, 8);
+    // Copy puts the value on the clipboard (loopback is a secure context).
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+
+    await page.goto(`${base}/keys`);
+    const html = await page.content();
+    expect(html).not.toContain(secret);
+    expect(html).not.toContain(apiKey);
+    expect(await page.locator(`tr[data-key="${prefix}"] .prefix`).textContent()).toBe(`${prefix}…`);
+    expect(await page.locator(`tr[data-key="${prefix}"]`).textContent()).toContain('never');
+  });
+
+  it('records last use, edits the allowlist, and revokes after confirmation', async () => {
+    const ok = await signedCall(base, apiKey, secret, 'GET', '/v1/account');
+    expect(ok.status).toBe(200);
+    await page.goto(`${base}/keys`);
+    const row = page.locator(`tr[data-key="${prefix}"]`);
+    expect(await row.locator('td').nth(3).textContent()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+
+    await row.locator('summary').click();
+    await row.getByLabel(/Allowed client IPs/).fill('203.0.113.7');
+    await row.getByRole('button', { name: 'Save allowlist' }).click();
+    await page.getByText('saved').waitFor();
+    expect(await page.locator(`tr[data-key="${prefix}"]`).textContent()).toContain('203.0.113.7');
+    await expect.poll(async () => (await signedCall(base, apiKey, secret, 'GET', '/v1/account')).status, { timeout: 5000 }).toBe(403);
+
+    await page.locator(`tr[data-key="${prefix}"]`).getByRole('link', { name: 'Revoke' }).click();
+    await page.getByRole('heading', { name: `Revoke key ${prefix}…?` }).waitFor();
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText(`Key ${prefix}… revoked.`).waitFor();
+    expect(await page.locator(`tr[data-key="${prefix}"]`).count()).toBe(0);
+    await expect.poll(async () => (await signedCall(base, apiKey, secret, 'GET', '/v1/account')).status, { timeout: 5000 }).toBe(401);
+  });
+});
+
+describe('endpoints', () => {
+  let uuid = '';
+  let endpointPath = '';
+
+  it('creates an endpoint, calls it through the gateway, and shows the call in its usage', async () => {
+    await page.goto(`${base}/endpoints`);
+    await page.getByLabel('Name').fill('main');
+    await page.getByLabel('Network').selectOption('eth:mainnet');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByText('Endpoint main created.').waitFor();
+    endpointPath = new URL(page.url()).pathname;
+    const url = (await page.locator('#endpoint-url').textContent())!;
+    uuid = url.slice(url.lastIndexOf('/') + 1);
+    expect(url).toMatch(/^http:\/\/rpc-eth-mainnet\./);
+
+    expect((await rpc(uuid)).status).toBe(200);
+    await expect.poll(async () => {
+      await page.goto(`${base}${endpointPath}?days=7`);
+      return page.locator('#usage-totals').textContent();
+    }, { timeout: 10_000 }).toContain('1 requests · 10 credits');
+    expect(await page.locator('table.methods').textContent()).toContain('eth_blockNumber');
+    // The chart is drawn (uPlot from our own files, under the CSP), and the period switch
+    // swaps the usage card in place (htmx) and keeps the URL in step.
+    await page.locator('#usage canvas').first().waitFor();
+    await page.getByRole('link', { name: '90 days' }).click();
+    await page.getByText('in the last 90 days').waitFor();
+    await expect.poll(() => new URL(page.url()).searchParams.get('days')).toBe('90');
+    await page.locator('#usage canvas').first().waitFor();
+  });
+
+  it('pause makes the gateway refuse; resume serves again', async () => {
+    await page.goto(`${base}${endpointPath}`);
+    await page.getByRole('button', { name: 'Pause endpoint' }).click();
+    await page.getByText('Endpoint paused.').waitFor();
+    const refused = await rpc(uuid);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error?.message).toBe('endpoint paused');
+    await page.getByRole('button', { name: 'Resume endpoint' }).click();
+    await page.getByText('Endpoint resumed.').waitFor();
+    expect((await rpc(uuid)).status).toBe(200);
+  });
+
+  it('a bad allowlist entry is refused with the API\'s message', async () => {
+    await page.goto(`${base}${endpointPath}`);
+    await page.getByLabel(/Client IPs allowed/).fill('not-an-ip');
+    await page.getByRole('button', { name: 'Save allowlist' }).click();
+    await page.getByText('must be an IPv4 or IPv6 address').waitFor();
+  });
+
+  it('another account\'s endpoint id in the URL is 404', async () => {
+    const other = await t.merchant({ plan: 'pro' });
+    const theirs = await other.call('POST', '/v1/endpoints', JSON.stringify({ name: 'theirs', network_environment_id: 1 }));
+    const res = await page.goto(`${base}/endpoints/${theirs.body.endpoint.id}`);
+    expect(res?.status()).toBe(404);
+    expect(await page.content()).not.toContain('theirs');
+    await page.goto(`${base}/endpoints`);
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    // A real form post from the signed-in page, token and all: still not theirs to change.
+    const pause = await page.evaluate(async ([id, token]) => (await fetch(`/endpoints/${id}/status`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ status: 'paused', _csrf: token! }),
+    })).status, [String(theirs.body.endpoint.id), csrf]);
+    expect(pause).toBe(404);
+    expect((await other.call('GET', `/v1/endpoints/${theirs.body.endpoint.id}`)).body.endpoint.status).toBe('active');
+  });
+});
+
+describe('Address Watch and webhooks', () => {
+  it('adds and removes a watched address', async () => {
+    await page.goto(`${base}/watch`);
+    await page.getByRole('textbox', { name: 'Address' }).fill('0x52908400098527886E0F7030069857D2E4169EE7');
+    await page.getByRole('button', { name: 'Watch', exact: true }).click();
+    await page.getByText('Watching 0x5290').waitFor();
+    expect(await page.locator('#watch-table').textContent()).toContain('0x52908400098527886E0F7030069857D2E4169EE7');
+    await page.getByRole('button', { name: /Stop watching/ }).click();
+    await page.getByText('Address removed').waitFor();
+    expect(await page.locator('#watch-table').count()).toBe(0);
+  });
+
+  it('Test delivers a signed webhook to the receiver; it shows in the attempts; Redeliver sends it again', async () => {
+    await page.goto(`${base}/webhook`);
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook saved.').waitFor();
+
+    await page.getByRole('button', { name: 'Reveal secret' }).click();
+    const whsec = (await page.locator('#signing-secret').textContent())!;
+    expect(whsec).toMatch(/^whsec_/);
+
+    await page.getByLabel('Event').selectOption('payment');
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await page.getByText('Queued test delivery').waitFor();
+    await receiver.waitFor((all) => all.length >= 1);
+    const first = receiver.received[0]!;
+    expect(signatureValid(whsec, first)).toBe(true);
+    expect(JSON.parse(first.body)).toMatchObject({ type: 'payment', test: true });
+    expect(first.headers['x-webhook-attempt']).toBe('1');
+
+    // The list refreshes by itself (htmx) until the attempt is recorded.
+    const delivery = page.locator('li.delivery').first();
+    await delivery.getByText('delivered').waitFor();
+    expect(await delivery.locator('table.attempts').textContent()).toMatch(/HTTP 200[\s\S]*\d+ ms[\s\S]*ok/);
+
+    await delivery.getByRole('button', { name: 'Redeliver' }).click();
+    await receiver.waitFor((all) => all.length >= 2);
+    const second = receiver.received[1]!;
+    expect(second.headers['x-webhook-id']).toBe(first.headers['x-webhook-id']);
+    expect(second.headers['x-webhook-attempt']).toBe('2');
+    expect(signatureValid(whsec, second)).toBe(true);
+    await expect.poll(() => page.locator('li.delivery').first().locator('table.attempts tbody tr').count(), { timeout: 10_000 }).toBe(2);
+    // Tests are never charged: the month holds only the two gateway calls (10 credits each).
+    const { body } = await signedCall(base, ...(await freshKey()), 'GET', '/v1/account');
+    expect(body.usage.credits_used).toBe(20);
+  });
+});
+
+async function freshKey(): Promise<[string, string]> {
+  const made = await cli(['admin', 'keys', 'create', '--account', String(userA), '--data-dir', t.dataDir, '--json']);
+  const k = JSON.parse(made.stdout) as { api_key: string; secret: string };
+  return [k.api_key, k.secret];
+}
+
+describe('CSRF', () => {
+  let evil: Server;
+  let evilUrl = '';
+
+  beforeAll(async () => {
+    // Another site (another origin: localhost vs 127.0.0.1, another port) that posts a form to the cabinet.
+    evil = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<form id="f" method="post" action="${base}/keys"><input name="name" value="evil"></form><script>document.getElementById('f').submit()</script>`);
+    });
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    evilUrl = `http://localhost:${(evil.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => new Promise<void>((r) => evil.close(() => r())));
+
+  it('a cross-site POST without the token is 403 and changes nothing', async () => {
+    const before = await keyCount();
+    const p = await ctx.newPage();
+    openPages.push(p);
+    const answered = p.waitForResponse((r) => r.url() === `${base}/keys` && r.request().method() === 'POST');
+    await p.goto(evilUrl);
+    expect((await answered).status()).toBe(403);
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('a same-site POST without the token is 403 too', async () => {
+    await page.goto(`${base}/keys`);
+    const before = await keyCount();
+    const status = await page.evaluate(async () => (await fetch('/keys', {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=no-token',
+    })).status);
+    expect(status).toBe(403);
+    expect(await keyCount()).toBe(before);
+  });
+
+  async function keyCount() {
+    const row = await t.store.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', userA).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+});
+
+describe('accessibility', () => {
+  it('every page passes axe-core\'s WCAG 2.1 A/AA rules, in light and dark, on a desktop and a phone', async () => {
+    const found: string[] = [];
+    for (const [colorScheme, viewport] of [['light', { width: 1280, height: 900 }], ['dark', { width: 390, height: 844 }]] as const) {
+      const c = await browser.context({ colorScheme, viewport, bypassCSP: true });
+      const p = await c.newPage();
+      openPages.push(p);
+      await p.goto(`${base}/login`);
+      for (const v of await axeViolations(p)) found.push(`${colorScheme} /login: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      await signIn(p, 'merchant@example.com', PASSWORD);
+      await p.getByRole('heading', { name: 'Overview' }).waitFor();
+      const endpointId = (await t.store.db.selectFrom('endpoints').select('id').where('account_id', '=', userA).executeTakeFirst())?.id
+        ?? (await signedCall(base, ...(await freshKey()), 'POST', '/v1/endpoints', JSON.stringify({ name: 'a11y', network_environment_id: 1 }))).body.endpoint.id;
+      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook', '/account']) {
+        await p.goto(`${base}${path}`);
+        for (const v of await axeViolations(p)) found.push(`${colorScheme} ${path}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      }
+      await c.close();
+    }
+    expect(found).toEqual([]);
+  }, 120_000);
+});
+
+describe('sign-out and expiry', () => {
+  it('sign-out ends the session: the old cookie no longer works', async () => {
+    await page.goto(`${base}/`);
+    const cookie = (await ctx.cookies()).find((c) => c.name === 'rpcctl_session')!;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/login');
+    // Replaying the old cookie from elsewhere gets the sign-in page, not the account.
+    const replay = await request(`${base}/`, { headers: { cookie: `rpcctl_session=${cookie.value}` } });
+    expect(replay.statusCode).toBe(303);
+    expect(replay.headers.location).toMatch(/^\/login/);
+    await replay.body.dump();
+  });
+
+  it('an idle session expires', async () => {
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await t.store.db.updateTable('cabinet_sessions').set({ last_seen_at: Date.now() - 3 * 3600_000 }).where('account_id', '=', userA).execute();
+    await page.goto(`${base}/keys`);
+    await page.getByText('Your session has ended. Sign in again.').waitFor();
+  });
+});
+
+describe('account settings', () => {
+  it('signs out the other sessions, then changes the password (which ends this one too)', async () => {
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const elsewhere = await (await browser.context()).newPage();
+    openPages.push(elsewhere);
+    await signIn(elsewhere, 'merchant@example.com', PASSWORD);
+    await elsewhere.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    await page.getByRole('link', { name: 'merchant@example.com' }).click();
+    await page.getByRole('heading', { name: 'Account', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page.getByText(/Signed out \d+ other sessions?\./).waitFor();
+    await elsewhere.reload();
+    await expect.poll(() => new URL(elsewhere.url()).pathname).toBe('/login');
+
+    await page.getByLabel('Current password').fill('not the password');
+    await page.locator('input[name=password]').fill('a brand new password');
+    await page.getByLabel('New password again').fill('a brand new password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The current password is wrong.').waitFor();
+
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.locator('input[name=password]').fill('a brand new password');
+    await page.getByLabel('New password again').fill('a brand new password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed. Sign in with the new one.').waitFor();
+    await signIn(page, 'merchant@example.com', PASSWORD);
+    await page.getByText('Wrong e-mail or password.').waitFor();
+    await signIn(page, 'merchant@example.com', 'a brand new password');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  });
+});
+
+describe('the pages themselves', () => {
+  it('caused no script errors and no CSP violations in the whole run', () => {
+    expect(pageProblems).toEqual([]);
+  });
+});
