@@ -100,7 +100,13 @@ func main() {
 		deliveries <- delivery{webhookID: r.Header.Get("X-Webhook-Id"), event: event.Raw, wrongSecretRefused: wrong != nil}
 	})}
 	go server.Serve(listener)
-	defer server.Close()
+	// Shutdown, not Close: the handler signals before its 200 is on the wire, and Close would
+	// cut that answer off, so the service would record a failed attempt and retry.
+	defer func() {
+		stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		server.Shutdown(stop)
+	}()
 
 	url := fmt.Sprintf("http://%s/hooks", listener.Addr())
 	_, err = client.AddressWatch.SetWebhook(ctx, rpcctl.SetWebhookInput{URL: url, Enabled: true})
