@@ -37,6 +37,7 @@ export interface RawResponse {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+const REPLAYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class ApiClient {
@@ -45,6 +46,8 @@ export class ApiClient {
   readonly #secret: string;
   readonly #opts: ApiClientOptions;
   readonly #dispatcher: Dispatcher;
+  #second = 0;
+  readonly #signatures = new Set<string>();
 
   constructor(opts: ApiClientOptions) {
     if (!opts.baseUrl) throw new RpcctlClientError('E_CONFIG', 'base URL is required');
@@ -83,11 +86,18 @@ export class ApiClient {
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new AbortedError();
+      let nowMs = this.#opts.now?.() ?? Date.now();
+      let auth = signatureHeaders({ apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body, timestamp: Math.floor(nowMs / 1000) });
+      // The server takes a mutating signature once: the same request again in the same second
+      // (a retry, or a script repeating itself) waits for the next second's signature.
+      if (!REPLAYABLE.has(upper) && this.#sentThisSecond(auth['x-signature']!, nowMs)) {
+        await wait(1000 - (nowMs % 1000) + 5);
+        nowMs = this.#opts.now?.() ?? Date.now();
+        auth = signatureHeaders({ apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body, timestamp: Math.floor(nowMs / 1000) });
+        this.#sentThisSecond(auth['x-signature']!, nowMs);
+      }
       const headers: Record<string, string> = {
-        ...signatureHeaders({
-          apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body,
-          timestamp: Math.floor((this.#opts.now?.() ?? Date.now()) / 1000),
-        }),
+        ...auth,
         accept: 'application/json',
         'user-agent': this.#opts.userAgent ?? 'rpcctl',
       };
@@ -122,6 +132,18 @@ export class ApiClient {
       }
       return res;
     }
+  }
+
+  /** Records a mutating signature; true when it was already sent in this second. */
+  #sentThisSecond(signature: string, nowMs: number): boolean {
+    const second = Math.floor(nowMs / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#signatures.clear();
+    }
+    if (this.#signatures.has(signature)) return true;
+    this.#signatures.add(signature);
+    return false;
   }
 
   account(): Promise<{ ok: true } & Account> {
