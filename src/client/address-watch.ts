@@ -130,7 +130,8 @@ export class AddressWatchClient {
     return this.#api.request('GET', '/v1/address-watch/webhook');
   }
   /** `events` keys given replace, keys left out keep their value; omit it to keep all filters. */
-  setWebhook(input: { url: string; enabled: boolean; events?: Partial<WebhookEventFilters> }): Promise<Ok<WebhookSettings>> {
+  /** Answers the saved configuration; `egress_ips` comes with webhook() (GET) only. */
+  setWebhook(input: { url: string; enabled: boolean; events?: Partial<WebhookEventFilters> }): Promise<Ok<Omit<WebhookSettings, 'egress_ips'>>> {
     return this.#api.request('PUT', '/v1/address-watch/webhook', { body: input });
   }
   testWebhook(type: WatchEventType, network: string): Promise<Ok<{ queued: true; webhook_id: string; body: string }>> {

@@ -84,6 +84,7 @@ export class ApiClient {
       await Promise.race([sleep(ms), abortPromise(signal)]);
     };
 
+    let resigned = false;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new AbortedError();
       let nowMs = this.#opts.now?.() ?? Date.now();
@@ -122,6 +123,13 @@ export class ApiClient {
           continue;
         }
         throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
+      }
+      // A second process (another CLI run) may have sent this very request in this second: the
+      // server took that signature and refuses it again. A fresh second's signature settles it.
+      if (res.status === 401 && !REPLAYABLE.has(upper) && !resigned && (res.json as { error?: unknown } | undefined)?.error === 'Invalid signature.') {
+        resigned = true;
+        await wait(1000 - ((this.#opts.now?.() ?? Date.now()) % 1000) + 5);
+        continue;
       }
       if (res.status === 429 && attempt < maxRetries) {
         const seconds = retryAfterSeconds(res.headers['retry-after']) ?? 1;

@@ -1,3 +1,4 @@
+import { hasControlChars } from '../../webhooks/ssrf.js';
 import { z } from 'zod';
 import { okSchema } from '../schemas.js';
 
@@ -60,6 +61,8 @@ export const filtersSchema = z.object({
 
 export const putWebhookBody = z.object({
   url: z.string({ error: 'is required and must be a string' }).max(2048, 'must be at most 2048 characters')
+    // URL parsing drops CR, LF and TAB silently; the stored text would still hold them.
+    .refine((v) => !hasControlChars(v), { message: 'must not contain control characters (CR, LF, TAB...)', abort: true })
     .refine((v) => {
       try {
         const u = new URL(v);
@@ -72,10 +75,14 @@ export const putWebhookBody = z.object({
   events: filtersInput.optional().meta({ description: 'omitted: keep the current filters; given keys replace, missing keys keep' }),
 });
 
-export const webhookSchema = okSchema.extend({
+/** What PUT answers: the configuration. GET adds `egress_ips` (the spec: "returned by GET only"). */
+export const webhookPutSchema = okSchema.extend({
   url: z.string().nullable(),
   enabled: z.boolean(),
   events: filtersSchema,
+}).meta({ id: 'WebhookConfigSet' });
+
+export const webhookSchema = webhookPutSchema.extend({
   egress_ips: z.array(z.string()),
 }).meta({ id: 'WebhookConfig' });
 

@@ -13,7 +13,7 @@ import { route, type AppContext, type RouteDef } from '../router.js';
 import { okSchema } from '../schemas.js';
 import {
   addWatchBody, deleteWatchBody, deliveriesQuery, deliverySchema, eventSchema, eventsQuery, listWatchQuery,
-  putWebhookBody, testWebhookBody, watchSchema, webhookSchema,
+  putWebhookBody, testWebhookBody, watchSchema, webhookPutSchema, webhookSchema,
 } from './address-watch-schemas.js';
 import { z } from 'zod';
 
@@ -136,7 +136,7 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
     route({
       method: 'PUT', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
       body: putWebhookBody, errors: [400],
-      response: webhookSchema,
+      response: webhookPutSchema,
       async handler({ account, app, body }) {
         const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
         if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
@@ -157,7 +157,8 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
         const saved = await putWebhook(app.store, account.id, { url: body.url, enabled: body.enabled, filters });
         deps.worker.invalidate(account.id);
         void deps.reconcile();
-        return { ok: true, ...presentWebhook(saved, app.config.webhooks.egress_ips) };
+        const { egress_ips: _onlyOnGet, ...config } = presentWebhook(saved, app.config.webhooks.egress_ips);
+        return { ok: true, ...config };
       },
     }),
     route({
