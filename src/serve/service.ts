@@ -68,15 +68,26 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     stop() {
       stopping ??= (async () => {
         // Stop taking requests and let in-flight ones finish; then the workers record what
-        // they have (blocks, deliveries, usage) before the store closes.
-        await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
-        await watch.stop();
-        await gw.stop();
+        // they have (blocks, deliveries, usage) before the store closes. A step that takes
+        // a while says what it waits for.
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), closeServer(gatewayServer)]));
+        await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
+        await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Awaits `work`; if it takes longer than a moment, says what the process is waiting for. */
+async function waitingFor<T>(log: (line: string) => void, what: string, work: Promise<T>, afterMs = 500): Promise<T> {
+  const timer = setTimeout(() => log(`shutdown: waiting for ${what}`), afterMs);
+  try {
+    return await work;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
