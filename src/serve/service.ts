@@ -5,6 +5,7 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { RetentionJob, retentionPolicy } from '../retention/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -38,6 +39,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
+  let retention: RetentionJob | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
@@ -49,9 +51,12 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       onEndpointChanged: (id) => gw.registry.refresh(id),
     });
     apiServer = await listen(api.server, config.api.port, config.api.host);
+    retention = new RetentionJob(store, retentionPolicy(config), log);
+    retention.start(config.retention.interval_ms);
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await retention?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -71,6 +76,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
         await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), closeServer(gatewayServer)]));
+        await retention?.stop();
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();

@@ -35,7 +35,7 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
     ...overrides,
     api: { host: '127.0.0.1', port: 0, ...overrides.api },
     gateway: { host: '127.0.0.1', port: 0, ...overrides.gateway },
-    limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, ...overrides.limits },
+    limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, webhook_tests_per_minute: 100_000, ...overrides.limits },
   };
 }
 
