@@ -83,7 +83,7 @@ describe('openapi.json', () => {
     expect(ips.required).toEqual(['allowed_ips']);
     expect(ips.properties.allowed_ips.maxItems).toBe(50);
     const days = doc.paths['/v1/endpoints/usage'].get.parameters.find((p: { name: string }) => p.name === 'days');
-    expect(days).toMatchObject({ in: 'query', required: false, schema: { enum: ['7', '30', '90'] } });
+    expect(days).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', enum: [7, 30, 90] } });
     expect(doc.components.securitySchemes).toHaveProperty('signature');
   });
 });

@@ -111,11 +111,36 @@ export const deliverySchema = z.object({
   delivered_at: z.string().nullable(), attempts: z.array(attemptSchema),
 }).meta({ id: 'WebhookDelivery' });
 
-/** Events are open objects: the spec's fields plus id and created_at, and per-kind extras. */
-export const eventSchema = z.looseObject({
+/** A wallet hit on a watched address: payment (in), payout (out) or other. */
+const walletEventSchema = z.looseObject({
   id: z.string(),
-  type: z.string(),
+  type: z.enum(['payment', 'payout', 'other']),
+  watch_id: z.string(),
+  network: z.string().meta({ description: 'network slug' }),
+  address: z.string(),
+  tx_hash: z.string(),
+  direction: z.enum(['in', 'out']).nullable().meta({ description: '`in` or `out` for wallet hits' }),
+  block_height: z.number().int(),
+  block_hash: z.string(),
+  from: z.string().nullable().optional(),
+  to: z.string().nullable().optional(),
+  token: z.string().nullable().optional().meta({ description: 'token contract or asset; null for the native coin' }),
+  amount: z.string().nullable().optional(),
+  log_index: z.number().int().nullable().optional(),
+  created_at: z.string(),
+}).meta({ id: 'WalletEvent' });
+
+/** A new block on a network the account subscribed to. */
+const blockEventSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('block'),
   network: z.string(),
   block_height: z.number().int(),
+  block_hash: z.string(),
+  tx_count: z.number().int(),
+  transactions: z.array(z.string()),
   created_at: z.string(),
-}).meta({ id: 'WatchEvent' });
+}).meta({ id: 'BlockEvent' });
+
+/** Feed items and webhook bodies share these fields (open objects: more may be added). */
+export const eventSchema = z.union([walletEventSchema, blockEventSchema]).meta({ id: 'WatchEvent' });
