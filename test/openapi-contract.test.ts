@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { execa } from 'execa';
+import openapiTS from 'openapi-typescript';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
@@ -47,6 +52,34 @@ describe('openapi.json', () => {
     }
     expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['ok', 'error'] });
   });
+
+  it('generates client types with openapi-typescript that compile and take numbers for integer parameters', async () => {
+    const types = await openapiTS(structuredClone(doc));
+    const dir = mkdtempSync(join(tmpdir(), 'rpcctl-openapi-'));
+    try {
+      writeFileSync(join(dir, 'api.ts'), types);
+      writeFileSync(join(dir, 'use.ts'), `import type { components, paths } from './api.js';
+type UsageQuery = NonNullable<paths['/v1/endpoints/{id}/usage']['get']['parameters']['query']>;
+type EndpointPath = paths['/v1/endpoints/{id}']['get']['parameters']['path'];
+type ListQuery = NonNullable<paths['/v1/address-watch/addresses']['get']['parameters']['query']>;
+export const q: UsageQuery = { days: 90 };
+// @ts-expect-error days is 7 | 30 | 90
+export const bad: UsageQuery = { days: 5 };
+export const p: EndpointPath = { id: 12 };
+export const l: ListQuery = { page: 2, per_page: 50 };
+export const e: components['schemas']['Error'] = { ok: false, error: 'x' };
+export function kind(ev: components['schemas']['WatchEvent']): string {
+  return ev.type === 'block' ? String(ev.tx_count) : ev.tx_hash;
+}
+`);
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', target: 'es2022', skipLibCheck: true }, files: ['use.ts'] }));
+      const tsc = new URL('../node_modules/.bin/tsc', import.meta.url).pathname;
+      const r = await execa(tsc, ['-p', join(dir, 'tsconfig.json')], { reject: false });
+      expect(r.exitCode, `${r.stdout}\n${types.slice(0, 2000)}`).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('declares integer parameters as integers', () => {
     const param = (path: string, method: string, name: string) => doc.paths[path][method].parameters.find((p: { name: string }) => p.name === name);
