@@ -123,7 +123,7 @@ export class AddressWatchClient {
   events(
     q: { after?: string; limit?: number; network?: string; type?: WatchEventType; watch_id?: string } = {},
     opts: { signal?: AbortSignal } = {},
-  ): Promise<Ok<{ events: WatchEvent[]; next_after: string | null }>> {
+  ): Promise<Ok<{ events: WatchEvent[]; next_after: string | null; retention_days: number | null }>> {
     return this.#api.request('GET', '/v1/address-watch/events', { query: q, signal: opts.signal });
   }
   webhook(): Promise<Ok<WebhookSettings>> {
@@ -137,7 +137,7 @@ export class AddressWatchClient {
   testWebhook(type: WatchEventType, network: string): Promise<Ok<{ queued: true; webhook_id: string; body: string }>> {
     return this.#api.request('POST', '/v1/address-watch/webhook/test', { body: { type, network } });
   }
-  deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null }>> {
+  deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null; retention_days: number | null }>> {
     return this.#api.request('GET', '/v1/address-watch/deliveries', { query: q });
   }
 }
