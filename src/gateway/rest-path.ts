@@ -66,7 +66,11 @@ function checkSegment(raw: string): void {
 }
 
 function isDotSegment(s: string): boolean {
-  // `.`/`..` and what some servers trim to them (`. `, `..%00` after decoding is caught above).
+  // `.`/`..`, what some servers trim to them (`.. `), and what Unicode normalisation turns
+  // into them (fullwidth `．．`, one-dot leaders).
   const t = s.trimEnd();
-  return t === '.' || t === '..';
+  if (t === '.' || t === '..') return true;
+  if (t.length > 2 * 4 || t.charCodeAt(0) < 128) return false;
+  const n = t.normalize('NFKC').trimEnd();
+  return n === '.' || n === '..';
 }
