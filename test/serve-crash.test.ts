@@ -33,8 +33,6 @@ async function startServe(): Promise<Serve> {
     });
     void proc.then(() => reject(new Error(`serve exited early:\n${output}`)));
   });
-  // Signal handlers are in place a moment after the banner.
-  await new Promise((r) => setTimeout(r, 200));
   return { proc, ...urls, output: () => output };
 }
 

@@ -33,7 +33,7 @@ describe('start-up on a fresh data dir, several processes at once', () => {
       const ids = results.map((r) => (JSON.parse(r.stdout) as { user_id: number }).user_id);
       expect(new Set(ids).size).toBe(3);
       await ready;
-      await new Promise((r) => setTimeout(r, 300));
+      // At once after the banner: the signal handlers are in place before it is printed.
       serve.kill('SIGINT');
       const done = await serve;
       expect(done.exitCode, `${done.signal} ${done.all}`).toBe(0);
