@@ -148,6 +148,13 @@ describe('bodies: checked before they are read, capped while they are', () => {
     expect((await rawHttp(t.baseUrl, 'POST /v1/endpoints HTTP/1.1\r\nhost: x\r\ncontent-length: 999999\r\n\r\n', 3000)).status).toBe(413);
   });
 
+  it('gateway: a refusal does not wait for a large body it would only read for the id', async () => {
+    // Body never sent: only an answer given without it can arrive.
+    const r = await rawHttp(t.gatewayUrl, 'POST /00000000-0000-4000-8000-000000000000 HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n', 3000);
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body)).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'endpoint not found' }, id: null });
+  });
+
   it('a body slower than body_timeout_ms: 408 on both listeners', async () => {
     const now = Math.floor(Date.now() / 1000);
     const api = await rawHttp(t.baseUrl, `POST /v1/endpoints HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\nx-api-key: ${m.apiKey}\r\nx-timestamp: ${now}\r\nx-signature: ab\r\n\r\n{"na`, 5000);

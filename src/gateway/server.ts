@@ -24,6 +24,8 @@ export interface GatewayDeps {
 const UUID_LENGTH = 36;
 /** Larger request heads get 431. */
 const MAX_HEADER_BYTES = 16 * 1024;
+/** Refused requests' bodies are read only up to this size, to echo their ids. */
+const REFUSAL_READ_BYTES = 64 * 1024;
 const HEADERS_TOO_LARGE = JSON.stringify(rpcError(-32600, 'request headers too large'));
 const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
 const CORS_PREFLIGHT = {
@@ -172,8 +174,15 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     }
   }
 
-  /** A refusal that echoes the request's id(s) when they can be read (within the same caps). */
+  /**
+   * A refusal that echoes the request's id(s) when they can be read: a body of a declared,
+   * call-sized length is read (within the same caps) for them; a larger or chunked one is not.
+   */
   async function refuse(req: IncomingMessage, res: ServerResponse, status: number, kind: RpcErrorKind, ip = clientIp(req, trusted)): Promise<void> {
+    if (!(Number(req.headers['content-length'] ?? 0) <= REFUSAL_READ_BYTES) || req.headers['transfer-encoding'] !== undefined) {
+      req.resume();
+      return send(res, status, kind);
+    }
     const body = await readCapped(req, res, ip);
     if (!body) return;
     const text = refusalBody(kind, body);
