@@ -110,7 +110,7 @@ describe('Address Watch against a real chain (anvil)', () => {
     expect(feed.events).toEqual(got);
     expect(feed.next_after).toBe(got[4]!.id);
     const empty = (await m.call('GET', `/v1/address-watch/events?after=${feed.next_after}`)).body;
-    expect(empty).toEqual({ ok: true, events: [], next_after: feed.next_after });
+    expect(empty).toEqual({ ok: true, events: [], next_after: feed.next_after, retention_days: 90 });
     const onlyB = (await m.call('GET', `/v1/address-watch/events?watch_id=${got[2]!.watch_id}&type=payment`)).body.events;
     expect(onlyB).toEqual([got[2]]);
     const paged = (await m.call('GET', `/v1/address-watch/events?limit=2&after=${got[1]!.id}`)).body;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';
+import { signatureHeaders } from '../src/client/signing.js';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 let t: TestService;
@@ -32,16 +33,19 @@ describe('error envelope', () => {
   it('wrong method on a known path: 405 with Allow', async () => {
     const r = await rawCall(t.baseUrl, 'DELETE', '/v1/account');
     expect(r).toMatchObject({ status: 405, body: { ok: false } });
-    expect(r.headers.allow).toBe('GET');
+    expect(r.headers.allow).toBe('GET, HEAD');
   });
 
   it('an over-large body: 413 in the envelope, signed or not', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(4096), network_environment_id: 1 });
     const r = await m.call('POST', '/v1/endpoints', big);
     expect(r).toMatchObject({ status: 413, body: { ok: false, error: 'Request body too large (limit 2048 bytes)' } });
-    // Without a Content-Length, the limit still applies while streaming.
+    expect(await rawCall(t.baseUrl, 'POST', '/v1/endpoints', big)).toMatchObject({ status: 413 });
+    // Without a Content-Length, the limit still applies while streaming (once the key is known).
+    const chunkedBody = Buffer.alloc(5120, 97);
     const chunked = await request(`${t.baseUrl}/v1/endpoints`, {
-      method: 'POST', body: Readable.from((function* () { for (let i = 0; i < 10; i++) yield Buffer.alloc(512, 97); })()),
+      method: 'POST', headers: signatureHeaders({ apiKey: m.apiKey, secret: m.secret, method: 'POST', path: '/v1/endpoints', body: chunkedBody.toString() }),
+      body: Readable.from((function* () { for (let i = 0; i < 10; i++) yield chunkedBody.subarray(i * 512, (i + 1) * 512); })()),
     });
     expect(chunked.statusCode).toBe(413);
     expect(await chunked.body.json()).toEqual({ ok: false, error: 'Request body too large (limit 2048 bytes)' });
@@ -84,7 +88,7 @@ describe('openapi.json', () => {
     expect(ips.required).toEqual(['allowed_ips']);
     expect(ips.properties.allowed_ips.maxItems).toBe(50);
     const days = doc.paths['/v1/endpoints/usage'].get.parameters.find((p: { name: string }) => p.name === 'days');
-    expect(days).toMatchObject({ in: 'query', required: false, schema: { enum: ['7', '30', '90'] } });
+    expect(days).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', enum: [7, 30, 90] } });
     expect(doc.components.securitySchemes).toHaveProperty('signature');
   });
 });

@@ -46,7 +46,7 @@ describe('GET /v1/address-watch/events?after=latest', () => {
 
   it('returns no events and the newest id (null on an empty feed); anything else is a 400', async () => {
     const m = await t.merchant({ plan: 'pro' });
-    expect((await m.call('GET', '/v1/address-watch/events?after=latest')).body).toEqual({ ok: true, events: [], next_after: null });
+    expect((await m.call('GET', '/v1/address-watch/events?after=latest')).body).toEqual({ ok: true, events: [], next_after: null, retention_days: 90 });
     const bad = await m.call('GET', '/v1/address-watch/events?after=newest');
     expect(bad).toMatchObject({ status: 400, body: { error: 'after: must be an event id or "latest"' } });
     expect((await m.call('GET', '/v1/address-watch/events?after=99999999999999999')).status).toBe(400);

@@ -11,7 +11,10 @@ describe('config', () => {
     const c = loadConfig(undefined);
     expect(c.api.port).toBe(8080);
     expect(c.gateway).toMatchObject({ port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http' });
-    expect(c.limits).toEqual({ api_rps_per_ip: 30, api_rpm_per_account: 100 });
+    expect(c.limits).toEqual({ api_rps_per_ip: 30, api_rpm_per_account: 100, webhook_tests_per_minute: 10 });
+    expect(c.retention).toEqual({ events_days: 90, deliveries_days: 30, batch_size: 500, interval_ms: 60_000 });
+    expect(c.gateway).toMatchObject({ usage_flush_ms: 250, body_timeout_ms: 10_000, max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024 });
+    expect(c.api).toMatchObject({ body_timeout_ms: 10_000, max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024 });
     expect(c.networks.map((n) => n.slug)).toContain('eth');
     expect(c.plans.find((p) => p.slug === 'free')!.webhook_address_slots).toBe(0);
     expect(c.webhooks).toEqual({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false });
@@ -32,6 +35,9 @@ describe('config', () => {
     const c = loadConfig(file);
     expect(c.networks[0]!.environments[0]!.confirmations).toBe(1);
     expect(c.gateway.max_body_bytes).toBe(1024 * 1024);
+    // Sections given in part get the rest of their defaults.
+    expect(c.gateway.usage_flush_ms).toBe(250);
+    expect(c.api.body_timeout_ms).toBe(10_000);
     expect(c.plans).toHaveLength(1);
   });
 

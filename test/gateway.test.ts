@@ -95,7 +95,7 @@ describe('routing and forwarding', () => {
     expect((await rpc(e.uuid, body, { host: 'gateway.internal' })).status).toBe(200);
     const wrong = await rpc(e.uuid, body, { host: 'rpc-polygon-mainnet.localhost:8545' });
     expect(wrong.status).toBe(404);
-    expect(JSON.parse(wrong.text)).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'endpoint not found' }, id: null });
+    expect(JSON.parse(wrong.text)).toEqual({ jsonrpc: '2.0', error: { code: -32001, message: 'endpoint not found' }, id: 1 });
     // The URL the API hands out has exactly this form.
     expect(e.url).toBe(`http://rpc-eth-mainnet.localhost:8545/${e.uuid}`);
   });
@@ -227,18 +227,41 @@ describe('limits and access', () => {
     expect(usage.total_requests).toBe(6);
   });
 
-  it('RPS: a batch counts each element and is rejected whole when it does not fit', async () => {
+  it('RPS: a batch counts each element; what does not fit is answered in place with -32005 and its id', async () => {
     const small = await t.merchant({ plan: 'small' });
     const e = await endpoint(small, 1);
-    const batch = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_blockNumber' })));
+    const batch = (n: number, from = 0) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: from + i, method: 'eth_blockNumber' })));
     await atSecondStart();
     expect((await rpc(e.uuid, batch(3))).status).toBe(200);
-    const rejected = await rpc(e.uuid, batch(3));
-    expect(rejected.status).toBe(429);
-    expect(rejected.text).toBe(RPS_BODY);
-    // The rejected batch took nothing: two calls still fit this second.
-    expect((await rpc(e.uuid, batch(2))).status).toBe(200);
-    expect((await rpc(e.uuid, batch(1))).status).toBe(429);
+    // Two of three fit what is left of the window (5): one array, HTTP 200.
+    const partial = await rpc(e.uuid, batch(3, 10));
+    expect(partial.status).toBe(200);
+    const answers = (JSON.parse(partial.text) as Array<{ id: number; result?: string; error?: { code: number; message: string } }>).sort((a, b) => a.id - b.id);
+    expect(answers.map((a) => a.id)).toEqual([10, 11, 12]);
+    expect(answers.slice(0, 2).every((a) => a.result === '0x1234')).toBe(true);
+    expect(answers[2]).toEqual({ jsonrpc: '2.0', id: 12, error: { code: -32005, message: 'rps limit exceeded' } });
+    // Nothing fits: 429, every element answered with its id.
+    const none = await rpc(e.uuid, batch(2, 20));
+    expect(none.status).toBe(429);
+    expect(JSON.parse(none.text)).toEqual([20, 21].map((id) => ({ jsonrpc: '2.0', id, error: { code: -32005, message: 'rps limit exceeded' } })));
+    // A single call keeps the spec's exact body.
+    const single = await rpc(e.uuid, '{"jsonrpc":"2.0","id":7,"method":"eth_blockNumber"}');
+    expect(single.status).toBe(429);
+    expect(single.text).toBe(RPS_BODY);
+    // Only the admitted elements were metered.
+    expect((await usageOf(small, e.id)).total_requests).toBe(5);
+  });
+
+  it('RPS: a batch larger than rps_limit still gets its first elements through', async () => {
+    const small = await t.merchant({ plan: 'small' });
+    const e = await endpoint(small, 1);
+    await atSecondStart();
+    const r = await rpc(e.uuid, JSON.stringify(Array.from({ length: 8 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_blockNumber' }))));
+    expect(r.status).toBe(200);
+    const answers = JSON.parse(r.text) as Array<{ result?: string; error?: { code: number } }>;
+    expect(answers).toHaveLength(8);
+    expect(answers.filter((a) => a.result).length).toBe(5);
+    expect(answers.filter((a) => a.error?.code === -32005).length).toBe(3);
   });
 
   it('RPS: a request that was reading its body during a refresh counts against the same window', async () => {
@@ -274,7 +297,7 @@ describe('limits and access', () => {
     await m.call('PATCH', `/v1/endpoints/${e.id}/status`, '{"status":"paused"}');
     const paused = await rpc(e.uuid, call);
     expect(paused.status).toBe(403);
-    expect(JSON.parse(paused.text)).toEqual({ jsonrpc: '2.0', error: { code: -32002, message: 'endpoint paused' }, id: null });
+    expect(JSON.parse(paused.text)).toEqual({ jsonrpc: '2.0', error: { code: -32002, message: 'endpoint paused' }, id: 1 });
     await m.call('PATCH', `/v1/endpoints/${e.id}/status`, '{"status":"active"}');
     expect((await rpc(e.uuid, call)).status).toBe(200);
     expect((await usageOf(m, e.id)).total_requests).toBe(1);
@@ -286,7 +309,7 @@ describe('limits and access', () => {
     await m.call('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '{"allowed_ips":["203.0.113.9","2001:db8::1"]}');
     const denied = await rpc(e.uuid, call);
     expect(denied.status).toBe(403);
-    expect(JSON.parse(denied.text)).toEqual({ jsonrpc: '2.0', error: { code: -32003, message: 'ip address not allowed' }, id: null });
+    expect(JSON.parse(denied.text)).toEqual({ jsonrpc: '2.0', error: { code: -32012, message: 'ip address not allowed' }, id: 1 });
     await m.call('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '{"allowed_ips":["2001:db8::1","127.0.0.1"]}');
     expect((await rpc(e.uuid, call)).status).toBe(200);
     // IPv4-mapped IPv6 in the list matches the IPv4 client.

@@ -3,6 +3,7 @@ import { safeEqualHex } from '../client/signing.js';
 import { findActiveKey, getAccount, type AccountRow, type ActiveKey, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
 import { HttpError } from './http.js';
+import { MemoryReplayCache, type ReplayCache } from './replay.js';
 
 export const AUTH_ERRORS = {
   missingKey: 'Missing X-Api-Key',
@@ -28,6 +29,16 @@ export interface AuthenticatedKey extends ActiveKey {
   account: AccountRow;
 }
 
+/** A request whose headers and key passed; the body is still to be read and verified. */
+export interface PendingAuth {
+  key: AuthenticatedKey;
+  ts: string;
+  signature: string;
+}
+
+/** Reads may be repeated; anything that changes state may not. */
+const REPLAYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 interface CachedKey {
   key: AuthenticatedKey | null;
   expires: number;
@@ -45,32 +56,51 @@ export class Authenticator {
   readonly #skewSeconds: number;
   readonly #ttlMs: number;
   readonly #cache = new Map<string, CachedKey>();
+  readonly #replay: ReplayCache;
 
-  constructor(store: Store, opts: { skewSeconds?: number; cacheTtlMs?: number } = {}) {
+  constructor(store: Store, opts: { skewSeconds?: number; cacheTtlMs?: number; replay?: ReplayCache } = {}) {
     this.#store = store;
+    this.#replay = opts.replay ?? new MemoryReplayCache();
     this.#skewSeconds = opts.skewSeconds ?? 300;
     this.#ttlMs = opts.cacheTtlMs ?? 1000;
   }
 
-  async authenticate(req: AuthRequest, nowMs = Date.now()): Promise<AuthenticatedKey> {
-    const apiKey = header(req.headers, 'x-api-key');
+  /**
+   * Everything that can be judged without the body: the headers, the timestamp and the key.
+   * Runs before a single body byte is read, so a request without a valid key costs nothing.
+   */
+  async precheck(headers: AuthRequest['headers'], nowMs = Date.now()): Promise<PendingAuth> {
+    const apiKey = header(headers, 'x-api-key');
     if (!apiKey) throw new HttpError(401, AUTH_ERRORS.missingKey);
-    const ts = header(req.headers, 'x-timestamp');
+    const ts = header(headers, 'x-timestamp');
     if (!ts || !/^\d{1,12}$/.test(ts) || Math.abs(Math.floor(nowMs / 1000) - Number(ts)) > this.#skewSeconds) {
       throw new HttpError(401, AUTH_ERRORS.badTimestamp);
     }
-    const signature = header(req.headers, 'x-signature');
+    const signature = header(headers, 'x-signature');
     if (!signature) throw new HttpError(401, AUTH_ERRORS.missingSignature);
-
     const key = await this.#lookup(apiKey, nowMs);
     if (!key) throw new HttpError(401, AUTH_ERRORS.invalidKey);
+    return { key, ts, signature: signature.toLowerCase() };
+  }
 
+  /** The signature over the body, a replay of a mutating request, then the key's IP allowlist. */
+  async verify(pending: PendingAuth, req: Omit<AuthRequest, 'headers'>, nowMs = Date.now()): Promise<AuthenticatedKey> {
+    const { key, ts, signature } = pending;
     const bodyHash = req.body.length === 0 ? EMPTY_SHA256 : createHash('sha256').update(req.body).digest('hex');
     const expected = createHmac('sha256', key.secret).update(`${ts}\n${req.method}\n${req.path}\n${bodyHash}`).digest('hex');
-    if (!safeEqualHex(expected, signature.toLowerCase())) throw new HttpError(401, AUTH_ERRORS.badSignature);
-
+    if (!safeEqualHex(expected, signature)) throw new HttpError(401, AUTH_ERRORS.badSignature);
+    // A signature is valid for the whole skew window; a mutating one is good for one use.
+    // Remembered until no clock could still accept its timestamp.
+    if (!REPLAYABLE.has(req.method)) {
+      const fresh = await this.#replay.claim(`${key.id}:${signature}`, nowMs + (2 * this.#skewSeconds + 1) * 1000, nowMs);
+      if (!fresh) throw new HttpError(401, AUTH_ERRORS.badSignature);
+    }
     if (!key.allowlist.allows(req.clientIp)) throw new HttpError(403, AUTH_ERRORS.ipNotAllowed);
     return key;
+  }
+
+  async authenticate(req: AuthRequest, nowMs = Date.now()): Promise<AuthenticatedKey> {
+    return this.verify(await this.precheck(req.headers, nowMs), req, nowMs);
   }
 
   async #lookup(id: string, nowMs: number): Promise<CachedKey['key']> {

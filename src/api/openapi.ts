@@ -9,6 +9,25 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limit exceeded (see Retry-After)', 500: 'Server error',
 };
 
+/**
+ * Query and path values arrive as text and are validated as digits; the document declares
+ * what a client sends: integers (an enum of integers for `days`), so generated clients take
+ * numbers.
+ */
+function asIntegerParam(schema: Record<string, unknown>): Record<string, unknown> {
+  const { type, pattern, enum: values, ...rest } = schema;
+  if (Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string' && /^-?\d+$/.test(v))) {
+    return { ...rest, type: 'integer', enum: values.map(Number) };
+  }
+  if (type === 'string' && typeof pattern === 'string') {
+    const re = new RegExp(pattern);
+    if (re.test('1') && re.test('42') && !re.test('a') && !re.test('-1') && !re.test('1.5')) {
+      return { ...rest, type: 'integer', minimum: re.test('0') ? 0 : 1 };
+    }
+  }
+  return schema;
+}
+
 /** The OpenAPI 3.1 document of the routes as implemented, from the schemas that validate them. */
 export function buildOpenApi(routes: RouteDef[], config: Config): object {
   const components: Record<string, unknown> = {};
@@ -30,7 +49,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       if (!schema) continue;
       const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>;
       for (const [name, field] of Object.entries(shape)) {
-        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: toSchema(field, 'input') });
+        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: asIntegerParam(toSchema(field, 'input')) });
       }
     }
     const responses: Record<string, unknown> = {
@@ -52,7 +71,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     summary: 'This document', tags: ['Meta'], security: [],
     responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
   };
-  components.Error = toSchema(errorSchema, 'output');
+  // The schema has a meta id: generating it files it under components itself (as Error).
+  toSchema(errorSchema, 'output');
 
   return {
     openapi: '3.1.0',

@@ -4,7 +4,9 @@ import type { Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
 import { Authenticator } from './auth.js';
 import { HttpError, sendError, sendJson } from './http.js';
-import { BodyTooLargeError, readBody } from '../util/body.js';
+import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
+import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
+import { parseJsonBody } from './json-body.js';
 import { FixedWindowLimiter } from './rate-limit.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
@@ -36,6 +38,8 @@ export interface ApiServer {
 }
 
 export const RATE_LIMITED = 'Rate limit exceeded';
+/** Larger request heads get 431. */
+const MAX_HEADER_BYTES = 16 * 1024;
 
 export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store, config } = opts;
@@ -55,6 +59,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const path = q === -1 ? url : url.slice(0, q);
     const ip = clientIp(req, trusted);
     const method = req.method ?? 'GET';
+    // HEAD is GET without the body (Node leaves the body out of the answer).
+    const routeMethod = method === 'HEAD' ? 'GET' : method;
 
     if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
       return opts.pages(req, res);
@@ -65,26 +71,40 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       req.resume();
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
     }
+    if (hasDuplicateHost(req)) {
+      req.resume();
+      return sendError(res, 400, 'More than one Host header');
+    }
 
-    if (path === '/v1/openapi.json' && method === 'GET') {
+    if (path === '/v1/openapi.json' && routeMethod === 'GET') {
       openapi ??= JSON.stringify(buildOpenApi(router.routes, config));
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
       return;
     }
 
-    const match = router.match(method, path);
+    const match = router.match(routeMethod, path);
     if (match.kind === 'not-found') {
       req.resume();
       return sendError(res, 404, 'Not found');
     }
     if (match.kind === 'method-not-allowed') {
       req.resume();
-      return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: match.allow.join(', ') });
+      const allow = match.allow.includes('GET') ? [...match.allow, 'HEAD'] : match.allow;
+      return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: allow.join(', ') });
     }
 
-    const body = await readBody(req, config.api.max_body_bytes);
-    const key = await authenticator.authenticate({ method, path, headers: req.headers, body, clientIp: ip });
+    // Declared size, key and timestamp are judged before a byte of the body is read.
+    if (Number(req.headers['content-length'] ?? 0) > config.api.max_body_bytes) {
+      req.resume();
+      throw new BodyTooLargeError(config.api.max_body_bytes);
+    }
+    const pending = await authenticator.precheck(req.headers).catch((err: unknown) => {
+      req.resume();
+      throw err;
+    });
+    const body = await readBody(req, config.api.max_body_bytes, { timeoutMs: config.api.body_timeout_ms, lease: budget.lease(ip, res) });
+    const key = await authenticator.verify(pending, { method, path, body, clientIp: ip });
     const account = key.account;
     keyUse.touch(key.id);
 
@@ -97,19 +117,14 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     let input: unknown = undefined;
     if (def.body) {
       if (body.length === 0) throw new HttpError(400, 'Request body is required (JSON)');
-      try {
-        input = JSON.parse(body.toString('utf8'));
-      } catch {
-        throw new HttpError(400, 'Malformed JSON body');
-      }
-      if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new HttpError(400, 'Request body must be a JSON object');
-      input = validate(def.body, input);
+      input = validate(def.body, parseJsonBody(body));
     }
     const result = await def.handler({ params, query, body: input, key, account, req, app });
     sendJson(res, 200, result);
   }
 
-  const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 30_000 }, (req, res) => {
+  const budget = new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes);
+  const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 30_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
@@ -117,6 +132,12 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
       if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
       if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
+      if (err instanceof BodyBudgetError) return sendError(res, 429, RATE_LIMITED, { 'retry-after': '1' });
+      if (err instanceof BodyTimeoutError) {
+        // The rest of a slow body is not worth waiting for: close once answered.
+        res.once('finish', () => req.destroy());
+        return sendError(res, 408, 'Request body not received in time', { connection: 'close' });
+      }
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
@@ -125,9 +146,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   });
   // A malformed request line or header never reaches the handler; answer in the envelope anyway.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
-    const text = JSON.stringify({ ok: false, error: 'Bad request' });
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
+    answerClientError(err, socket, (status) => JSON.stringify({ ok: false, error: status === 431 ? 'Request headers too large' : status === 408 ? 'Request timeout' : 'Bad request' }));
   });
   return { server, router, authenticator, app, keyUse };
 }

@@ -24,9 +24,9 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
       `  rpcctl admin keys create --account 1${dd}${cf}`,
     );
   }
-  io.stdout.write(`${lines.join('\n')}\n`);
-
-  await new Promise<void>((resolve) => {
+  // Handlers first, then the banner: whoever reads "ready" may signal at once, and a signal
+  // that arrived before the handlers would kill the process instead of stopping it cleanly.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
@@ -41,5 +41,7 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
   });
+  io.stdout.write(`${lines.join('\n')}\n`);
+  await stopped;
   log('stopped');
 }

@@ -39,7 +39,8 @@ function filterText(on: boolean, networks: string[]): string {
   return networks.length ? `on: ${networks.join(',')}` : 'on: all networks';
 }
 
-export function renderWebhook(out: Output, w: WebhookSettings): void {
+/** `egress_ips` comes with GET only (the spec); after a PUT the table shows the rest. */
+export function renderWebhook(out: Output, w: Omit<WebhookSettings, 'egress_ips'> & { egress_ips?: string[] }): void {
   if (out.json) return out.printJson(w);
   const f: WebhookEventFilters = w.events;
   out.fields([
@@ -48,6 +49,6 @@ export function renderWebhook(out: Output, w: WebhookSettings): void {
     ['payment', filterText(f.payment, f.payment_networks)],
     ['payout', filterText(f.payout, f.payout_networks)],
     ['block', filterText(f.block, f.block_networks)],
-    ['egress ips', w.egress_ips.length ? w.egress_ips.join(out.isTTY ? ', ' : ',') : 'not configured'],
+    ...(w.egress_ips === undefined ? [] : [['egress ips', w.egress_ips.length ? w.egress_ips.join(out.isTTY ? ', ' : ',') : 'not configured'] as [string, string]]),
   ]);
 }

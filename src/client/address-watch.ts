@@ -125,20 +125,21 @@ export class AddressWatchClient {
   events(
     q: { after?: string; limit?: number; network?: string; type?: WatchEventType; watch_id?: string } = {},
     opts: { signal?: AbortSignal } = {},
-  ): Promise<Ok<{ events: WatchEvent[]; next_after: string | null }>> {
+  ): Promise<Ok<{ events: WatchEvent[]; next_after: string | null; retention_days: number | null }>> {
     return this.#api.request('GET', '/v1/address-watch/events', { query: q, signal: opts.signal });
   }
   webhook(): Promise<Ok<WebhookSettings>> {
     return this.#api.request('GET', '/v1/address-watch/webhook');
   }
   /** `events` keys given replace, keys left out keep their value; omit it to keep all filters. */
-  setWebhook(input: { url: string; enabled: boolean; events?: Partial<WebhookEventFilters> }): Promise<Ok<WebhookSettings>> {
+  /** Answers the saved configuration; `egress_ips` comes with webhook() (GET) only. */
+  setWebhook(input: { url: string; enabled: boolean; events?: Partial<WebhookEventFilters> }): Promise<Ok<Omit<WebhookSettings, 'egress_ips'>>> {
     return this.#api.request('PUT', '/v1/address-watch/webhook', { body: input });
   }
   testWebhook(type: WatchEventType, network: string): Promise<Ok<{ queued: true; webhook_id: string; body: string }>> {
     return this.#api.request('POST', '/v1/address-watch/webhook/test', { body: { type, network } });
   }
-  deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null }>> {
+  deliveries(q: { limit?: number; before?: string; status?: DeliveryStatus; event_id?: string } = {}): Promise<Ok<{ deliveries: WebhookDelivery[]; next_before: string | null; retention_days: number | null }>> {
     return this.#api.request('GET', '/v1/address-watch/deliveries', { query: q });
   }
   /** Sends a delivery again now: same X-Webhook-Id, next attempt number (our extension). */

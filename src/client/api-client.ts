@@ -37,6 +37,7 @@ export interface RawResponse {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+const REPLAYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class ApiClient {
@@ -45,6 +46,8 @@ export class ApiClient {
   readonly #secret: string;
   readonly #opts: ApiClientOptions;
   readonly #dispatcher: Dispatcher;
+  #second = 0;
+  readonly #signatures = new Set<string>();
 
   constructor(opts: ApiClientOptions) {
     if (!opts.baseUrl) throw new RpcctlClientError('E_CONFIG', 'base URL is required');
@@ -81,13 +84,21 @@ export class ApiClient {
       await Promise.race([sleep(ms), abortPromise(signal)]);
     };
 
+    let resigned = false;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new AbortedError();
+      let nowMs = this.#opts.now?.() ?? Date.now();
+      let auth = signatureHeaders({ apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body, timestamp: Math.floor(nowMs / 1000) });
+      // The server takes a mutating signature once: the same request again in the same second
+      // (a retry, or a script repeating itself) waits for the next second's signature.
+      if (!REPLAYABLE.has(upper) && this.#sentThisSecond(auth['x-signature']!, nowMs)) {
+        await wait(1000 - (nowMs % 1000) + 5);
+        nowMs = this.#opts.now?.() ?? Date.now();
+        auth = signatureHeaders({ apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body, timestamp: Math.floor(nowMs / 1000) });
+        this.#sentThisSecond(auth['x-signature']!, nowMs);
+      }
       const headers: Record<string, string> = {
-        ...signatureHeaders({
-          apiKey: this.#apiKey, secret: this.#secret, method: upper, path: signed, body,
-          timestamp: Math.floor((this.#opts.now?.() ?? Date.now()) / 1000),
-        }),
+        ...auth,
         accept: 'application/json',
         'user-agent': this.#opts.userAgent ?? 'rpcctl',
       };
@@ -113,6 +124,13 @@ export class ApiClient {
         }
         throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
       }
+      // A second process (another CLI run) may have sent this very request in this second: the
+      // server took that signature and refuses it again. A fresh second's signature settles it.
+      if (res.status === 401 && !REPLAYABLE.has(upper) && !resigned && (res.json as { error?: unknown } | undefined)?.error === 'Invalid signature.') {
+        resigned = true;
+        await wait(1000 - ((this.#opts.now?.() ?? Date.now()) % 1000) + 5);
+        continue;
+      }
       if (res.status === 429 && attempt < maxRetries) {
         const seconds = retryAfterSeconds(res.headers['retry-after']) ?? 1;
         if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
@@ -122,6 +140,18 @@ export class ApiClient {
       }
       return res;
     }
+  }
+
+  /** Records a mutating signature; true when it was already sent in this second. */
+  #sentThisSecond(signature: string, nowMs: number): boolean {
+    const second = Math.floor(nowMs / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#signatures.clear();
+    }
+    if (this.#signatures.has(signature)) return true;
+    this.#signatures.add(signature);
+    return false;
   }
 
   account(): Promise<{ ok: true } & Account> {

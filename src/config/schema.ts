@@ -38,6 +38,14 @@ export const planSchema = z.strictObject({
   allowed_network_slugs: z.array(slug).default([]),
 });
 
+/** Request bodies held in memory: per client address and in total, and how long one may take to arrive. */
+const bodyLimits = {
+  max_inflight_bytes_per_ip: z.number().int().min(1024).default(8 * 1024 * 1024),
+  max_inflight_bytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+  body_timeout_ms: z.number().int().min(100).default(10_000),
+};
+const BODY_LIMIT_DEFAULTS = { max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024, body_timeout_ms: 10_000 };
+
 export const configSchema = z.strictObject({
   api: z.strictObject({
     host: z.string().default('127.0.0.1'),
@@ -45,7 +53,8 @@ export const configSchema = z.strictObject({
     /** Socket addresses whose X-Forwarded-For is believed. */
     trusted_proxies: z.array(address).default([]),
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
-  }).default({ host: '127.0.0.1', port: 8080, trusted_proxies: [], max_body_bytes: 1024 * 1024 }),
+    ...bodyLimits,
+  }).default({ host: '127.0.0.1', port: 8080, trusted_proxies: [], max_body_bytes: 1024 * 1024, ...BODY_LIMIT_DEFAULTS }),
   gateway: z.strictObject({
     host: z.string().default('127.0.0.1'),
     port: port.default(8545),
@@ -60,15 +69,26 @@ export const configSchema = z.strictObject({
     probe_interval_ms: z.number().int().min(100).default(15_000),
     /** How often the gateway re-reads every endpoint, for changes made by other processes. */
     registry_reload_ms: z.number().int().min(100).default(5000),
+    /** How often counted usage is written; a crash loses at most about this much (see operations.md). */
+    usage_flush_ms: z.number().int().min(50).max(60_000).default(250),
+    ...bodyLimits,
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
-    registry_reload_ms: 5000,
+    registry_reload_ms: 5000, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
   }),
   limits: z.strictObject({
     api_rps_per_ip: z.number().int().min(1).default(30),
     api_rpm_per_account: z.number().int().min(1).default(100),
-  }).default({ api_rps_per_ip: 30, api_rpm_per_account: 100 }),
+    webhook_tests_per_minute: z.number().int().min(1).default(10),
+  }).default({ api_rps_per_ip: 30, api_rpm_per_account: 100, webhook_tests_per_minute: 10 }),
+  /** Old rows pruned in small batches by a background job (0 days: keep for ever). */
+  retention: z.strictObject({
+    events_days: z.number().int().min(0).default(90),
+    deliveries_days: z.number().int().min(0).default(30),
+    batch_size: z.number().int().min(1).max(10_000).default(500),
+    interval_ms: z.number().int().min(100).default(60_000),
+  }).default({ events_days: 90, deliveries_days: 30, batch_size: 500, interval_ms: 60_000 }),
   webhooks: z.strictObject({
     egress_ips: z.array(z.string()).default([]),
     timeout_ms: z.number().int().min(100).max(60_000).default(5000),

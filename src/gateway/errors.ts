@@ -1,5 +1,8 @@
 /**
- * Gateway answers that are not the upstream's. Bodies with `id: null` are built once: the hot
+ * Gateway answers that are not the upstream's. Codes are the JSON-RPC 2.0 ones, EIP-1474's
+ * where its meaning is ours (-32001 resource not found, -32002 resource unavailable, -32005
+ * limit exceeded), and otherwise codes no EIP assigns (-32010..-32012), so client libraries
+ * never map a refusal to an unrelated error class. Bodies with `id: null` are built once: the hot
  * path writes a ready Buffer.
  */
 export const RPC_ERRORS = {
@@ -7,13 +10,18 @@ export const RPC_ERRORS = {
   invalidRequest: { code: -32600, message: 'invalid request' },
   notFound: { code: -32001, message: 'endpoint not found' },
   paused: { code: -32002, message: 'endpoint paused' },
-  ipNotAllowed: { code: -32003, message: 'ip address not allowed' },
+  // Not -32003: EIP-1474 gives it to "transaction rejected", and viem throws TransactionRejectedRpcError.
+  ipNotAllowed: { code: -32012, message: 'ip address not allowed' },
   rps: { code: -32005, message: 'rps limit exceeded' },
   upstreamFailed: { code: -32010, message: 'upstream failed' },
   upstreamTimeout: { code: -32011, message: 'upstream timed out' },
   bodyTooLarge: { code: -32600, message: 'request body too large' },
   batchTooLarge: { code: -32600, message: 'batch too large' },
   methodNotAllowed: { code: -32600, message: 'use POST with a JSON-RPC body' },
+  invalidPath: { code: -32600, message: 'invalid path' },
+  badHost: { code: -32600, message: 'more than one Host header' },
+  bodyBudget: { code: -32005, message: 'too many request bytes in flight' },
+  bodyTimeout: { code: -32600, message: 'request body timed out' },
 } as const;
 
 export type RpcErrorKind = keyof typeof RPC_ERRORS;

@@ -25,7 +25,7 @@ export async function createGateway(store: Store, config: Config, log: (line: st
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
   const meter = new UsageMeter(store, log);
-  meter.start();
+  meter.start(config.gateway.usage_flush_ms);
   const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);

@@ -1,6 +1,10 @@
+import { idOf } from './refusals.js';
+
 /** One valid element of a request: what metering needs. */
 export interface RpcCall {
   method: string;
+  /** For answering this element ourselves (refused for RPS). */
+  id: string | number | null;
 }
 
 export type ParsedRpc =
@@ -30,7 +34,7 @@ export function parseRpc(body: Buffer): ParsedRpc {
     return { kind: 'parse-error' };
   }
   if (!Array.isArray(value)) {
-    if (isCall(value)) return { kind: 'single', call: { method: value.method } };
+    if (isCall(value)) return { kind: 'single', call: { method: value.method, id: idOf(value) } };
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
     return { kind: 'invalid', id };
   }
@@ -41,7 +45,7 @@ export function parseRpc(body: Buffer): ParsedRpc {
   for (const el of value) {
     if (isCall(el)) {
       valid.push(el);
-      calls.push({ method: el.method });
+      calls.push({ method: el.method, id: idOf(el) });
     } else {
       const id = typeof el === 'object' && el !== null ? (el as { id?: unknown }).id ?? null : null;
       rejected.push({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid request' }, id });

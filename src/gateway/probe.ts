@@ -13,6 +13,8 @@ export class NodeProbe {
   readonly #log: (line: string) => void;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
+  readonly #abort = new AbortController();
 
   constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {}) {
     this.#store = store;
@@ -31,10 +33,12 @@ export class NodeProbe {
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    this.#abort.abort();
     await this.#running;
   }
 
   async probeAll(): Promise<void> {
+    if (this.#abort.signal.aborted) return;
     const rows = await this.#store.db.selectFrom('endpoints').select('network_environment_id').distinct().execute();
     await Promise.all(rows.map(async ({ network_environment_id: envId }) => {
       const env = this.#store.catalog.environment(envId);
@@ -46,6 +50,7 @@ export class NodeProbe {
           .where('network_environment_id', '=', envId)
           .execute();
       } catch (err) {
+        if (this.#abort.signal.aborted) return;
         this.#log(`gateway: probe of ${env.network.slug}-${env.slug} failed: ${(err as Error).message}`);
       }
     }));
@@ -54,7 +59,7 @@ export class NodeProbe {
   async probe(env: Environment): Promise<ProbeResult> {
     const set = this.#upstreams.for(env.id, env.upstreams);
     if (env.network.family === 'stellar') {
-      const res = await set.send({ method: 'GET', path: '/', body: undefined, contentType: undefined });
+      const res = await set.send({ method: 'GET', path: '/', body: undefined, contentType: undefined, signal: this.#abort.signal });
       const root = JSON.parse(await res.body.text()) as { horizon_version?: string; core_version?: string; history_latest_ledger?: number };
       return { version: root.horizon_version ?? root.core_version ?? null, blockHeight: root.history_latest_ledger ?? null };
     }
@@ -62,7 +67,7 @@ export class NodeProbe {
       { jsonrpc: '2.0', id: 1, method: 'web3_clientVersion', params: [] },
       { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },
     ]));
-    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' });
+    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', signal: this.#abort.signal });
     const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: unknown }>;
     if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
     const version = answers.find((a) => a.id === 1)?.result;

@@ -2,8 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { pipeline } from 'node:stream';
 import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
-import { BodyTooLargeError, readBody } from '../util/body.js';
-import { ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
+import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
+import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
+import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from './errors.js';
+import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-path.js';
+import { refusalBody } from './refusals.js';
 import { parseRpc } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
@@ -19,6 +22,11 @@ export interface GatewayDeps {
 }
 
 const UUID_LENGTH = 36;
+/** Larger request heads get 431. */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** Refused requests' bodies are read only up to this size, to echo their ids. */
+const REFUSAL_READ_BYTES = 64 * 1024;
+const HEADERS_TOO_LARGE = JSON.stringify(rpcError(-32600, 'request headers too large'));
 const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': '*',
@@ -59,92 +67,127 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       return;
     }
     if (url === '/health') {
-      sendJson(res, 200, { ok: true, endpoints: registry.size });
+      // Nothing about the fleet (how many endpoints) to whoever asks.
+      sendJson(res, 200, { ok: true });
       return;
+    }
+    if (hasDuplicateHost(req)) {
+      req.resume();
+      return send(res, 400, 'badHost');
     }
 
     const afterUuid = url.length > UUID_LENGTH ? url.charCodeAt(UUID_LENGTH + 1) : NaN;
     const uuid = url.slice(1, UUID_LENGTH + 1);
     const ep = url.length === UUID_LENGTH + 1 || afterUuid === 47 /* / */ || afterUuid === 63 /* ? */ ? registry.get(uuid) : undefined;
-    if (!ep || !ep.env || !hostMatches(req.headers.host, ep)) {
-      req.resume();
-      return send(res, 404, 'notFound');
-    }
-    if (ep.paused) {
-      req.resume();
-      return send(res, 403, 'paused');
-    }
-    if (ep.allowlist.size > 0 && !ep.allowlist.allows(clientIp(req, trusted))) {
-      req.resume();
-      return send(res, 403, 'ipNotAllowed');
-    }
-    if (ep.env.network.family === 'stellar') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1) || '/');
+    if (!ep || !ep.env || !hostMatches(req.headers.host, ep)) return refuse(req, res, 404, 'notFound');
+    if (ep.paused) return refuse(req, res, 403, 'paused');
+    const ip = clientIp(req, trusted);
+    if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) return refuse(req, res, 403, 'ipNotAllowed', ip);
+    if (ep.env.network.family === 'stellar') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1), ip);
 
     const rest = url.slice(UUID_LENGTH + 1);
     if (method !== 'POST' || !(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
       req.resume();
       return send(res, 405, 'methodNotAllowed');
     }
-    let body: Buffer;
-    try {
-      body = await readBody(req, g.max_body_bytes);
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) return send(res, 413, 'bodyTooLarge');
-      throw err;
-    }
+    const body = await readCapped(req, res, ip);
+    if (!body) return;
     const parsed = parseRpc(body);
     if (parsed.kind === 'parse-error') return send(res, 400, 'parse');
     if (parsed.kind === 'invalid') {
       return parsed.id === null ? send(res, 400, 'invalidRequest') : sendJson(res, 400, rpcError(-32600, 'invalid request', parsed.id));
     }
-    if (parsed.kind === 'batch') {
-      if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
-      if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
+    const network = ep.env.network;
+    if (parsed.kind === 'single') {
+      // The spec's exact body, `id` null, for a single call over the window.
+      if (takeWindow(ep, 1) === 0) return send(res, 429, 'rps');
+      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json' });
+      if (!upstream) return;
+      if (upstream.status >= 200 && upstream.status < 300) {
+        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
+      }
+      return relay(res, upstream);
     }
-    const cost = parsed.kind === 'single' ? 1 : parsed.calls.length;
-    if (!takeWindow(ep, cost)) return send(res, 429, 'rps');
 
-    const forwardBody = parsed.kind === 'batch' && parsed.rejected.length > 0 ? Buffer.from(JSON.stringify(parsed.valid)) : body;
+    if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
+    if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
+    // A batch takes what is left of the window; the elements over it are answered in place.
+    const admitted = takeWindow(ep, parsed.calls.length);
+    const overWindow = parsed.calls.slice(admitted).map((c) => rpcError(RPC_ERRORS.rps.code, RPC_ERRORS.rps.message, c.id));
+    const ours = overWindow.length === 0 ? parsed.rejected : [...parsed.rejected, ...overWindow];
+    if (admitted === 0) return sendJson(res, 429, ours);
+    const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(parsed.valid.slice(0, admitted))) : body;
     const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' });
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
-      const network = ep.env!.network;
-      if (parsed.kind === 'single') {
-        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
-      } else {
-        for (const call of parsed.calls) meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method));
+      for (let i = 0; i < admitted; i++) {
+        const call = parsed.calls[i]!;
+        meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method));
       }
     }
-    if (parsed.kind === 'batch' && parsed.rejected.length > 0) return mergeBatch(res, upstream, parsed.rejected);
+    if (ours.length > 0) return mergeBatch(res, upstream, ours);
     relay(res, upstream);
   }
 
-  async function handleRest(req: IncomingMessage, res: ServerResponse, ep: EndpointState, pathAndQuery: string): Promise<void> {
+  async function handleRest(req: IncomingMessage, res: ServerResponse, ep: EndpointState, pathAndQuery: string, ip: string): Promise<void> {
     const method = req.method ?? 'GET';
+    let target: RestTarget;
+    try {
+      // One form of the path, decided before anything else looks at it: checked, priced and forwarded.
+      target = normaliseRestPath(pathAndQuery);
+    } catch (err) {
+      if (!(err instanceof InvalidPathError)) throw err;
+      req.resume();
+      return send(res, 400, 'invalidPath');
+    }
     let body: Buffer | undefined;
     if (method !== 'GET' && method !== 'HEAD') {
-      try {
-        body = await readBody(req, g.max_body_bytes);
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) return send(res, 413, 'bodyTooLarge');
-        throw err;
-      }
+      body = await readCapped(req, res, ip);
+      if (!body) return;
     } else {
       req.resume();
     }
-    const q = pathAndQuery.indexOf('?');
-    const path = q === -1 ? pathAndQuery : pathAndQuery.slice(0, q);
-    // `..` would climb out of the upstream URL's own path (which may hold a provider key).
-    if (hasDotSegment(path)) return sendJson(res, 400, rpcError(-32600, 'invalid path'));
-    if (!takeWindow(ep, 1)) return send(res, 429, 'rps');
+    if (takeWindow(ep, 1) === 0) return send(res, 429, 'rps');
     const ct = req.headers['content-type'];
-    const upstream = await forward(res, ep, { method, path: pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`, body, contentType: ct });
+    const upstream = await forward(res, ep, { method, path: target.path + target.query, body, contentType: ct });
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
-      const price = priceRest(ep.env!.network, method, path.startsWith('/') ? path : `/${path}`);
+      const price = priceRest(ep.env!.network, method, target.path);
       meter.record(ep.id, ep.accountId, price.method, price.credits);
     }
     relay(res, upstream);
+  }
+
+  /** The body within the size, time and in-flight caps; undefined when it was refused (and answered). */
+  async function readCapped(req: IncomingMessage, res: ServerResponse, ip: string): Promise<Buffer | undefined> {
+    try {
+      return await readBody(req, g.max_body_bytes, { timeoutMs: g.body_timeout_ms, lease: budget.lease(ip, res) });
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) send(res, 413, 'bodyTooLarge');
+      else if (err instanceof BodyBudgetError) send(res, 429, 'bodyBudget');
+      else if (err instanceof BodyTimeoutError) {
+        // The rest of a slow body is not worth waiting for: close once answered.
+        res.once('finish', () => req.destroy());
+        send(res, 408, 'bodyTimeout');
+      } else throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * A refusal that echoes the request's id(s) when they can be read: a body of a declared,
+   * call-sized length is read (within the same caps) for them; a larger or chunked one is not.
+   */
+  async function refuse(req: IncomingMessage, res: ServerResponse, status: number, kind: RpcErrorKind, ip = clientIp(req, trusted)): Promise<void> {
+    if (!(Number(req.headers['content-length'] ?? 0) <= REFUSAL_READ_BYTES) || req.headers['transfer-encoding'] !== undefined) {
+      req.resume();
+      return send(res, status, kind);
+    }
+    const body = await readCapped(req, res, ip);
+    if (!body) return;
+    const text = refusalBody(kind, body);
+    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
   }
 
   function hostMatches(host: string | undefined, ep: EndpointState): boolean {
@@ -193,7 +236,8 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     sendJson(res, upstream.status, merged);
   }
 
-  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000 }, (req, res) => {
+  const budget = new BodyBudget(g.max_inflight_bytes_per_ip, g.max_inflight_bytes);
+  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       // A client that hung up mid-request is not a gateway failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') {
@@ -206,37 +250,24 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     });
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
-    const body = ERROR_BODIES.invalidRequest;
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`);
+    answerClientError(err, socket, (status) => (status === 431 ? HEADERS_TOO_LARGE : ERROR_BODIES.invalidRequest.toString()));
   });
   return server;
 }
 
-/** The fixed window of the endpoint's current Unix second; a batch takes all its elements or nothing. */
-function takeWindow(ep: EndpointState, cost: number): boolean {
+/**
+ * The fixed window of the endpoint's current Unix second: takes up to `cost` requests from
+ * what is left and returns how many it took (a batch is admitted as far as it fits).
+ */
+function takeWindow(ep: EndpointState, cost: number): number {
   const second = Math.floor(Date.now() / 1000);
   if (ep.windowSecond !== second) {
     ep.windowSecond = second;
     ep.windowCount = 0;
   }
-  if (ep.windowCount + cost > ep.rpsLimit) return false;
-  ep.windowCount += cost;
-  return true;
+  const taken = Math.min(cost, Math.max(0, ep.rpsLimit - ep.windowCount));
+  ep.windowCount += taken;
+  return taken;
 }
 
 
-function hasDotSegment(path: string): boolean {
-  for (const raw of path.split('/')) {
-    let segment = raw;
-    if (segment.includes('%')) {
-      try {
-        segment = decodeURIComponent(segment);
-      } catch {
-        return true;
-      }
-    }
-    if (segment === '.' || segment === '..') return true;
-  }
-  return false;
-}

@@ -21,6 +21,8 @@ export interface UpstreamRequest {
   path: string;
   body: Buffer | undefined;
   contentType: string | undefined;
+  /** Ends the call at once (shutdown); an aborted call does not count against the upstream. */
+  signal?: AbortSignal;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -85,6 +87,7 @@ export class UpstreamSet {
           path: up.basePath + (req.path || (up.basePath ? '' : '/')),
           headers: req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' },
           body: req.body,
+          signal: req.signal,
         });
         if (res.statusCode >= 500 && i < order.length - 1) {
           res.body.resume();
@@ -101,6 +104,7 @@ export class UpstreamSet {
         const ct = res.headers['content-type'];
         return { status: res.statusCode, contentType: Array.isArray(ct) ? ct[0] : ct, body: res.body };
       } catch (err) {
+        if (req.signal?.aborted) throw err;
         up.markFailed();
         lastError = new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
       }

@@ -7,6 +7,7 @@ import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
+import { RetentionJob, retentionPolicy } from '../retention/index.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -45,6 +46,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   let keyUse: KeyUseRecorder | undefined;
+  let retention: RetentionJob | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
@@ -60,10 +62,13 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
     keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host);
+    retention = new RetentionJob(store, retentionPolicy(config), log);
+    retention.start(config.retention.interval_ms);
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await keyUse?.stop();
+    await retention?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -81,16 +86,28 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     stop() {
       stopping ??= (async () => {
         // Stop taking requests and let in-flight ones finish; then the workers record what
-        // they have (blocks, deliveries, usage) before the store closes.
-        await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        // they have (blocks, deliveries, usage) before the store closes. A step that takes
+        // a while says what it waits for.
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), closeServer(gatewayServer)]));
         await keyUse?.stop();
-        await watch.stop();
-        await gw.stop();
+        await retention?.stop();
+        await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
+        await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Awaits `work`; if it takes longer than a moment, says what the process is waiting for. */
+async function waitingFor<T>(log: (line: string) => void, what: string, work: Promise<T>, afterMs = 500): Promise<T> {
+  const timer = setTimeout(() => log(`shutdown: waiting for ${what}`), afterMs);
+  try {
+    return await work;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {

@@ -1,6 +1,9 @@
 import { chmodSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteDialectConfig,
+  type SqliteStatement,
+} from 'kysely';
 
 /**
  * Kysely's SqliteDialect speaks the better-sqlite3 interface; node:sqlite differs only in
@@ -49,14 +52,61 @@ class NodeSqliteDatabase implements SqliteDatabase {
   }
 }
 
+/**
+ * Write transactions take the write lock when they begin (`BEGIN IMMEDIATE`), so they wait
+ * their turn under busy_timeout. A deferred `BEGIN` that reads first and writes later fails at
+ * once with SQLITE_BUSY when another process wrote in between, busy_timeout or not.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class NodeSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+/** How long a process waits for another one's lock: start-up migrations, a long write. */
+const BUSY_TIMEOUT_MS = 5000;
+
 export function openSqlite(file: string): { dialect: SqliteDialect; raw: DatabaseSync } {
   const raw = new DatabaseSync(file);
+  // First, before anything that locks (switching to WAL does): `serve` and `rpcctl admin` may
+  // open a fresh data dir at the same moment; wait for the lock instead of failing.
+  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Secrets in it are sealed, but the rest (accounts, usage) is nobody else's business either.
   chmodSync(file, 0o600);
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
-  // `rpcctl admin` writes to the same file while `serve` runs; wait for the lock instead of failing.
-  raw.exec('PRAGMA busy_timeout = 5000');
   raw.exec('PRAGMA foreign_keys = ON');
-  return { dialect: new SqliteDialect({ database: new NodeSqliteDatabase(raw) }), raw };
+  return { dialect: new NodeSqliteDialect({ database: new NodeSqliteDatabase(raw) }), raw };
+}
+
+/**
+ * Runs `fn` while holding an exclusive lock that other processes on the same data dir wait
+ * for: the start-up work (migrations, catalog sync) runs one process at a time. The lock is a
+ * second SQLite file held in an exclusive transaction, so the OS drops it if its holder dies.
+ */
+export async function withStartupLock<T>(file: string, fn: () => Promise<T>, waitMs = 60_000): Promise<T> {
+  const lock = new DatabaseSync(file);
+  try {
+    chmodSync(file, 0o600);
+    lock.exec(`PRAGMA busy_timeout = ${waitMs}`);
+    lock.exec('BEGIN EXCLUSIVE');
+    try {
+      return await fn();
+    } finally {
+      lock.exec('COMMIT');
+    }
+  } finally {
+    lock.close();
+  }
 }

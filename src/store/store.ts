@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Kysely, Migrator } from 'kysely';
 import type { DatabaseSync } from 'node:sqlite';
 import type { Config } from '../config/index.js';
-import { openSqlite } from './sqlite-dialect.js';
+import { openSqlite, withStartupLock } from './sqlite-dialect.js';
 import { migrationProvider } from './migrations.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 import { loadCatalog, syncCatalog, type Catalog } from './catalog.js';
@@ -40,13 +40,16 @@ export class Store {
     const db = new Kysely<Database>({ dialect });
     const store = new Store(db, raw, new SecretBox(loadMasterKey(opts.dataDir, opts.env)), opts.dataDir);
     try {
-      const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
-      if (error) {
-        const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-        throw new Error(`store migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`);
-      }
-      const empty = !(await db.selectFrom('plans').select('id').limit(1).executeTakeFirst());
-      if (opts.syncCatalog === 'always' || empty) await syncCatalog(db, opts.config);
+      // Every process on a fresh data dir migrates in turn, never two at once.
+      await withStartupLock(join(opts.dataDir, 'rpcctl.db.lock'), async () => {
+        const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+        if (error) {
+          const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+          throw new Error(`store migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`);
+        }
+        const empty = !(await db.selectFrom('plans').select('id').limit(1).executeTakeFirst());
+        if (opts.syncCatalog === 'always' || empty) await syncCatalog(db, opts.config);
+      });
       store.catalog = await loadCatalog(db);
     } catch (err) {
       await db.destroy();

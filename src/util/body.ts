@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export class BodyTooLargeError extends Error {
   readonly code = 'E_BODY_TOO_LARGE';
@@ -10,43 +10,151 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The body did not arrive within its time: the socket is closed after the answer. */
+export class BodyTimeoutError extends Error {
+  readonly code = 'E_BODY_TIMEOUT';
+  constructor(ms: number) {
+    super(`request body not received within ${ms} ms`);
+    this.name = 'BodyTimeoutError';
+  }
+}
+
+/** Too many body bytes are already in flight from this client, or from everyone. */
+export class BodyBudgetError extends Error {
+  readonly code = 'E_BODY_BUDGET';
+  constructor() {
+    super('too many request bytes in flight');
+    this.name = 'BodyBudgetError';
+  }
+}
+
+export interface ReadBodyOptions {
+  /** Whole-body time limit from the first call; a slow sender is cut off. */
+  timeoutMs?: number;
+  /** Bytes are charged to this lease (see BodyBudget) while they are read and held. */
+  lease?: BodyLease;
+}
+
 const EMPTY = Buffer.alloc(0);
 
-/** Reads a whole request body, refusing more than `limit` bytes without buffering them. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads a whole request body, refusing more than `limit` bytes without buffering them, more
+ * than the budget allows in flight, and a body slower than `timeoutMs`.
+ */
+export function readBody(req: IncomingMessage, limit: number, opts: ReadBodyOptions = {}): Promise<Buffer> {
   const length = req.headers['content-length'];
   // Most GETs have no body: skip the stream machinery for them.
   if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
     return Promise.resolve(EMPTY);
   }
-  if (length !== undefined && Number(length) > limit) {
+  const declared = length === undefined ? undefined : Number(length);
+  if (declared !== undefined && declared > limit) {
     req.resume();
     return Promise.reject(new BodyTooLargeError(limit));
+  }
+  const lease = opts.lease;
+  if (lease && declared !== undefined && !lease.take(declared)) {
+    req.resume();
+    return Promise.reject(new BodyBudgetError());
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    req.on('data', (chunk: Buffer) => {
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => fail(new BodyTimeoutError(opts.timeoutMs!)), opts.timeoutMs);
+    function fail(err: Error): void {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      chunks.length = 0;
+      req.off('data', onData);
+      req.resume();
+      reject(err);
+    }
+    function onData(chunk: Buffer): void {
       if (done) return;
       size += chunk.length;
-      if (size > limit) {
-        done = true;
-        req.resume();
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
+      if (size > limit) return fail(new BodyTooLargeError(limit));
+      // A chunked body is charged as it comes; a declared one was charged up front.
+      if (lease && declared === undefined && !lease.take(chunk.length)) return fail(new BodyBudgetError());
       chunks.push(chunk);
-    });
+    }
+    req.on('data', onData);
     req.on('end', () => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
-    req.on('error', (err) => {
-      if (done) return;
-      done = true;
-      reject(err);
-    });
+    req.on('error', (err) => fail(err));
   });
+}
+
+/**
+ * Caps the request-body bytes held in memory, per client address and in total. A request's
+ * bytes stay charged until its answer is finished (the body is held that long), then return.
+ */
+export class BodyBudget {
+  readonly perClient: number;
+  readonly total: number;
+  #used = 0;
+  readonly #byClient = new Map<string, number>();
+
+  constructor(perClient: number, total: number) {
+    this.perClient = perClient;
+    this.total = total;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** A lease for one request; everything it took is given back when its answer is over (sent or aborted). */
+  lease(client: string, res: ServerResponse): BodyLease {
+    const lease = new BodyLease(this, client);
+    res.once('close', () => lease.release());
+    return lease;
+  }
+
+  /** @internal */
+  tryTake(client: string, bytes: number): boolean {
+    const mine = this.#byClient.get(client) ?? 0;
+    if (this.#used + bytes > this.total || mine + bytes > this.perClient) return false;
+    this.#used += bytes;
+    this.#byClient.set(client, mine + bytes);
+    return true;
+  }
+
+  /** @internal */
+  give(client: string, bytes: number): void {
+    this.#used -= bytes;
+    const left = (this.#byClient.get(client) ?? 0) - bytes;
+    if (left <= 0) this.#byClient.delete(client);
+    else this.#byClient.set(client, left);
+  }
+}
+
+export class BodyLease {
+  readonly #budget: BodyBudget;
+  readonly #client: string;
+  #held = 0;
+  #released = false;
+
+  constructor(budget: BodyBudget, client: string) {
+    this.#budget = budget;
+    this.#client = client;
+  }
+
+  take(bytes: number): boolean {
+    if (this.#released || !this.#budget.tryTake(this.#client, bytes)) return false;
+    this.#held += bytes;
+    return true;
+  }
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    if (this.#held > 0) this.#budget.give(this.#client, this.#held);
+    this.#held = 0;
+  }
 }

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ipv6Groups, normalizeIp } from '../util/ip.js';
 
 export class BlockedDestinationError extends Error {
@@ -19,13 +20,23 @@ unroutable.addSubnet('240.0.0.0', 4, 'ipv4');
 unroutable.addAddress('::', 'ipv6');
 unroutable.addSubnet('ff00::', 8, 'ipv6');
 
-// Loopback, private, carrier-grade NAT, link-local, unique-local and special-purpose ranges.
-const internal = new BlockList();
-for (const [net, bits] of [
-  ['127.0.0.0', 8], ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10],
-  ['169.254.0.0', 16], ['192.0.0.0', 24], ['192.0.2.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-] as const) internal.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::1', 128], ['fc00::', 7], ['fe80::', 10], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) internal.addSubnet(net, bits, 'ipv6');
+/**
+ * Special-purpose ranges come from ipaddr.js, which follows the IANA IPv4 and IPv6
+ * Special-Purpose Address Registries (Teredo, discard, benchmarking, documentation, AS112,
+ * ORCHID, the 6to4 relay anycast...). These of its range names are internal networks, which
+ * `allow_private_urls` opens for local development; every other name but `unicast` is refused.
+ */
+const INTERNAL_RANGES = new Set(['loopback', 'private', 'linkLocal', 'carrierGradeNat', 'uniqueLocal', 'deprecatedSiteLocal']);
+
+/** IANA allocates global unicast IPv6 only from 2000::/3; ipaddr.js calls the rest of the space `unicast` too. */
+const globalUnicastV6 = new BlockList();
+globalUnicastV6.addSubnet('2000::', 3, 'ipv6');
+
+function specialRange(ip: string, family: 4 | 6): string {
+  const range = ipaddr.parse(ip).range();
+  if (range === 'unicast' && family === 6 && !globalUnicastV6.check(ip, 'ipv6')) return 'reserved';
+  return range;
+}
 
 /**
  * The IPv4 address an IPv6 address carries in its last 32 bits (or bits 16..47 for 6to4),
@@ -47,22 +58,42 @@ function embeddedIpv4(ip: string): string | undefined {
   return compatible || mapped || translated || nat64 ? v4(g[6]!, g[7]!) : undefined;
 }
 
+function isNat64(ip: string): boolean {
+  const g = ipv6Groups(ip);
+  return g !== undefined && g[0] === 0x64 && g[1] === 0xff9b;
+}
+
 /** Why a resolved address may not receive webhooks, or undefined when it may. */
 export function blockedReason(address: string, allowPrivate: boolean): string | undefined {
   const ip = normalizeIp(address);
   const family = isIP(ip);
   if (family === 0) return 'not an IP address';
-  if (family === 6) {
-    // Judged as both: the IPv4 host it reaches, and the IPv6 prefix itself (NAT64 stays internal).
-    const v4 = embeddedIpv4(ip);
-    const reason = v4 === undefined ? undefined : blockedReason(v4, allowPrivate);
-    if (reason) return `${ip} (${reason})`;
-  }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (metadata.check(ip, type)) return `${ip} is a cloud metadata address`;
   if (unroutable.check(ip, type)) return `${ip} is not a routable unicast address`;
-  if (!allowPrivate && internal.check(ip, type)) return `${ip} is a loopback, private or link-local address`;
-  return undefined;
+  if (family === 6) {
+    // Judged as the IPv4 host it reaches; NAT64 is an internal translator besides.
+    const v4 = embeddedIpv4(ip);
+    if (v4 !== undefined) {
+      const reason = blockedReason(v4, allowPrivate);
+      if (reason) return `${ip} (${reason})`;
+      if (!allowPrivate && isNat64(ip)) return `${ip} is a loopback, private or link-local address (NAT64)`;
+      return undefined;
+    }
+  }
+  const range = specialRange(ip, family as 4 | 6);
+  if (range === 'unicast') return undefined;
+  if (INTERNAL_RANGES.has(range)) return allowPrivate ? undefined : `${ip} is a loopback, private or link-local address`;
+  return `${ip} is in a special-purpose range (${range}, IANA registry) and not a routable unicast address`;
+}
+
+/** Control characters (CR, LF, TAB...) in a URL: WHATWG parsing drops some silently, so we refuse them. */
+export function hasControlChars(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
 }
 
 /** Resolves the URL's host and refuses it when any of its addresses is blocked. */

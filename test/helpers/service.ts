@@ -35,7 +35,7 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
     ...overrides,
     api: { host: '127.0.0.1', port: 0, ...overrides.api },
     gateway: { host: '127.0.0.1', port: 0, ...overrides.gateway },
-    limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, ...overrides.limits },
+    limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, webhook_tests_per_minute: 100_000, ...overrides.limits },
   };
 }
 
@@ -73,10 +73,23 @@ export async function startTestService(
   };
 }
 
+/** Mutating signatures sent this second: the server refuses one used twice (replay). */
+const sentSignatures = new Map<string, number>();
+
 export async function signedCall(
   baseUrl: string, apiKey: string, secret: string, method: string, path: string, body = '', headers: Record<string, string> = {},
 ) {
-  const signed = signatureHeaders({ apiKey, secret, method, path, body });
+  let signed = signatureHeaders({ apiKey, secret, method, path, body });
+  if (method !== 'GET' && method !== 'HEAD' && !('x-signature' in headers)) {
+    const second = Math.floor(Date.now() / 1000);
+    for (const [sig, s] of sentSignatures) if (s < second) sentSignatures.delete(sig);
+    if (sentSignatures.has(signed['x-signature']!)) {
+      // The same request twice in one second: send the second with the next second's signature.
+      await new Promise((r) => setTimeout(r, 1005 - (Date.now() % 1000)));
+      signed = signatureHeaders({ apiKey, secret, method, path, body });
+    }
+    sentSignatures.set(signed['x-signature']!, Math.floor(Date.now() / 1000));
+  }
   return rawCall(baseUrl, method, path, body, { ...signed, ...(body ? { 'content-type': 'application/json' } : {}), ...headers });
 }
 

@@ -1,3 +1,4 @@
+import { hasControlChars } from '../../webhooks/ssrf.js';
 import { z } from 'zod';
 import { okSchema } from '../schemas.js';
 
@@ -60,6 +61,8 @@ export const filtersSchema = z.object({
 
 export const putWebhookBody = z.object({
   url: z.string({ error: 'is required and must be a string' }).max(2048, 'must be at most 2048 characters')
+    // URL parsing drops CR, LF and TAB silently; the stored text would still hold them.
+    .refine((v) => !hasControlChars(v), { message: 'must not contain control characters (CR, LF, TAB...)', abort: true })
     .refine((v) => {
       try {
         const u = new URL(v);
@@ -72,10 +75,14 @@ export const putWebhookBody = z.object({
   events: filtersInput.optional().meta({ description: 'omitted: keep the current filters; given keys replace, missing keys keep' }),
 });
 
-export const webhookSchema = okSchema.extend({
+/** What PUT answers: the configuration. GET adds `egress_ips` (the spec: "returned by GET only"). */
+export const webhookPutSchema = okSchema.extend({
   url: z.string().nullable(),
   enabled: z.boolean(),
   events: filtersSchema,
+}).meta({ id: 'WebhookConfigSet' });
+
+export const webhookSchema = webhookPutSchema.extend({
   egress_ips: z.array(z.string()),
 }).meta({ id: 'WebhookConfig' });
 
@@ -105,11 +112,36 @@ export const deliverySchema = z.object({
   delivered_at: z.string().nullable(), attempts: z.array(attemptSchema),
 }).meta({ id: 'WebhookDelivery' });
 
-/** Events are open objects: the spec's fields plus id and created_at, and per-kind extras. */
-export const eventSchema = z.looseObject({
+/** A wallet hit on a watched address: payment (in), payout (out) or other. */
+const walletEventSchema = z.looseObject({
   id: z.string(),
-  type: z.string(),
+  type: z.enum(['payment', 'payout', 'other']),
+  watch_id: z.string(),
+  network: z.string().meta({ description: 'network slug' }),
+  address: z.string(),
+  tx_hash: z.string(),
+  direction: z.enum(['in', 'out']).nullable().meta({ description: '`in` or `out` for wallet hits' }),
+  block_height: z.number().int(),
+  block_hash: z.string(),
+  from: z.string().nullable().optional(),
+  to: z.string().nullable().optional(),
+  token: z.string().nullable().optional().meta({ description: 'token contract or asset; null for the native coin' }),
+  amount: z.string().nullable().optional(),
+  log_index: z.number().int().nullable().optional(),
+  created_at: z.string(),
+}).meta({ id: 'WalletEvent' });
+
+/** A new block on a network the account subscribed to. */
+const blockEventSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('block'),
   network: z.string(),
   block_height: z.number().int(),
+  block_hash: z.string(),
+  tx_count: z.number().int(),
+  transactions: z.array(z.string()),
   created_at: z.string(),
-}).meta({ id: 'WatchEvent' });
+}).meta({ id: 'BlockEvent' });
+
+/** Feed items and webhook bodies share these fields (open objects: more may be added). */
+export const eventSchema = z.union([walletEventSchema, blockEventSchema]).meta({ id: 'WatchEvent' });

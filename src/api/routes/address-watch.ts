@@ -9,11 +9,12 @@ import { DEFAULT_FILTERS, mergeFilters, unknownFilterNetwork } from '../../webho
 import { BlockedDestinationError, checkWebhookUrl } from '../../webhooks/ssrf.js';
 import type { DeliveryWorker } from '../../webhooks/worker.js';
 import { badRequest, HttpError, notFound } from '../http.js';
+import { FixedWindowLimiter } from '../rate-limit.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import { okSchema } from '../schemas.js';
 import {
   addWatchBody, deleteWatchBody, deliveriesQuery, deliverySchema, eventSchema, eventsQuery, listWatchQuery,
-  putWebhookBody, testWebhookBody, watchSchema, webhookSchema,
+  putWebhookBody, testWebhookBody, watchSchema, webhookPutSchema, webhookSchema,
 } from './address-watch-schemas.js';
 import { z } from 'zod';
 
@@ -38,7 +39,12 @@ function looseKey(address: string): string {
   return s.startsWith('0x') || s.startsWith('0X') ? s.toLowerCase() : s.toUpperCase();
 }
 
+/** How far back a list goes: older rows are deleted by the retention job (null: kept for ever). */
+const retentionDays = z.number().int().nullable().meta({ description: 'days kept: older items are deleted (finished deliveries only); null: kept for ever' });
+const keptFor = (days: number) => (days === 0 ? null : days);
+
 export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
+  const testSends = new FixedWindowLimiter(60_000);
   return [
     route({
       method: 'GET', path: '/v1/address-watch/account', tag: TAG, summary: 'Watched-address slots and webhook flags',
@@ -115,15 +121,16 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
     route({
       method: 'GET', path: '/v1/address-watch/events', tag: TAG, summary: 'Event feed, oldest first; pass next_after back as after',
       query: eventsQuery, errors: [400],
-      response: okSchema.extend({ events: z.array(eventSchema), next_after: z.string().nullable() }),
+      response: okSchema.extend({ events: z.array(eventSchema), next_after: z.string().nullable(), retention_days: retentionDays }),
       async handler({ account, app, query }) {
         const envId = query.network === undefined ? undefined : resolveEnv(app, 'network', query.network).id;
-        if (query.after === 'latest') return { ok: true, events: [], next_after: await latestEventId(app.store, account.id) };
+        const retention_days = keptFor(app.config.retention.events_days);
+        if (query.after === 'latest') return { ok: true, events: [], next_after: await latestEventId(app.store, account.id), retention_days };
         const result = await listEvents(app.store, {
           accountId: account.id, after: query.after === undefined ? undefined : Number(query.after),
           limit: Number(query.limit ?? 100), envId, type: query.type, watchId: query.watch_id,
         });
-        return { ok: true, ...result };
+        return { ok: true, ...result, retention_days };
       },
     }),
     route({
@@ -136,7 +143,7 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
     route({
       method: 'PUT', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
       body: putWebhookBody, errors: [400],
-      response: webhookSchema,
+      response: webhookPutSchema,
       async handler({ account, app, body }) {
         const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
         if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
@@ -157,15 +164,19 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
         const saved = await putWebhook(app.store, account.id, { url: body.url, enabled: body.enabled, filters });
         deps.worker.invalidate(account.id);
         void deps.reconcile();
-        return { ok: true, ...presentWebhook(saved, app.config.webhooks.egress_ips) };
+        const { egress_ips: _onlyOnGet, ...config } = presentWebhook(saved, app.config.webhooks.egress_ips);
+        return { ok: true, ...config };
       },
     }),
     route({
       method: 'POST', path: '/v1/address-watch/webhook/test', tag: TAG,
       summary: 'Queue a sample delivery (type and network) through the real queue; answers at once; never billed',
-      body: testWebhookBody, errors: [400],
+      body: testWebhookBody, errors: [400, 429],
       response: okSchema.extend({ queued: z.literal(true), webhook_id: z.string(), body: z.string() }),
       async handler({ account, app, body }) {
+        // Test sends are free, so they are counted: each one is a delivery row and an outbound request.
+        const wait = testSends.take(String(account.id), app.config.limits.webhook_tests_per_minute);
+        if (wait > 0) throw new HttpError(429, `Too many test deliveries: at most ${app.config.limits.webhook_tests_per_minute} a minute`, { 'retry-after': String(wait) });
         const env = resolveEnv(app, 'network', body.network);
         if (!(await getWebhook(app.store, account.id))) throw badRequest('No webhook configured: set one with PUT /v1/address-watch/webhook first');
         const { rows } = await listWatches(app.store, { accountId: account.id, envId: env.id, page: 1, perPage: 1 });
@@ -178,13 +189,13 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
     route({
       method: 'GET', path: '/v1/address-watch/deliveries', tag: TAG, summary: 'Webhook deliveries, newest first, with every attempt',
       query: deliveriesQuery, errors: [400],
-      response: okSchema.extend({ deliveries: z.array(deliverySchema), next_before: z.string().nullable() }),
+      response: okSchema.extend({ deliveries: z.array(deliverySchema), next_before: z.string().nullable(), retention_days: retentionDays }),
       async handler({ account, app, query }) {
         const result = await listDeliveries(app.store, {
           accountId: account.id, limit: Number(query.limit ?? 50), before: query.before === undefined ? undefined : Number(query.before),
           status: query.status, eventId: query.event_id === undefined ? undefined : Number(query.event_id),
         });
-        return { ok: true, ...result };
+        return { ok: true, ...result, retention_days: keptFor(app.config.retention.deliveries_days) };
       },
     }),
     route({

@@ -1,0 +1,102 @@
+import type { Config } from '../config/index.js';
+import type { Store } from '../store/index.js';
+
+export interface RetentionPolicy {
+  /** Address Watch events older than this are deleted; 0 keeps them for ever. */
+  eventsDays: number;
+  /** Finished webhook deliveries (delivered, failed, cancelled) and their attempts; 0 keeps them. */
+  deliveriesDays: number;
+  batchSize: number;
+}
+
+export function retentionPolicy(config: Config): RetentionPolicy {
+  const r = config.retention;
+  return { eventsDays: r.events_days, deliveriesDays: r.deliveries_days, batchSize: r.batch_size };
+}
+
+export interface PruneResult { events: number; deliveries: number; attempts: number }
+
+const DAY_MS = 86_400_000;
+/** Batches per run: a backlog is worked off over several runs, never in one long burst. */
+const MAX_BATCHES_PER_RUN = 20;
+
+/**
+ * Deletes what is past its retention, in small batches of one short transaction each, with a
+ * turn of the event loop between them: the gateway and the API keep being answered while it
+ * runs. Pending deliveries are never deleted, however old.
+ */
+export async function pruneOnce(store: Store, policy: RetentionPolicy, nowMs = Date.now()): Promise<PruneResult> {
+  const result: PruneResult = { events: 0, deliveries: 0, attempts: 0 };
+  for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+    const [events, deliveries] = await Promise.all([
+      policy.eventsDays > 0 ? pruneEvents(store, new Date(nowMs - policy.eventsDays * DAY_MS).toISOString(), policy.batchSize) : 0,
+      policy.deliveriesDays > 0 ? pruneDeliveries(store, new Date(nowMs - policy.deliveriesDays * DAY_MS).toISOString(), policy.batchSize) : { deliveries: 0, attempts: 0 },
+    ]);
+    result.events += events;
+    result.deliveries += deliveries.deliveries;
+    result.attempts += deliveries.attempts;
+    if (events < policy.batchSize && deliveries.deliveries < policy.batchSize) break;
+    await new Promise((r) => setImmediate(r));
+  }
+  return result;
+}
+
+async function pruneEvents(store: Store, cutoff: string, limit: number): Promise<number> {
+  // Ids grow with time: the oldest rows come first in id order, so this stops early.
+  const rows = await store.db.selectFrom('watch_events').select('id').where('created_at', '<', cutoff).orderBy('id').limit(limit).execute();
+  if (rows.length === 0) return 0;
+  await store.db.deleteFrom('watch_events').where('id', 'in', rows.map((r) => r.id)).execute();
+  return rows.length;
+}
+
+async function pruneDeliveries(store: Store, cutoff: string, limit: number): Promise<{ deliveries: number; attempts: number }> {
+  const rows = await store.db.selectFrom('webhook_deliveries').select('id')
+    .where('created_at', '<', cutoff).where('status', 'in', ['delivered', 'failed', 'cancelled'])
+    .orderBy('id').limit(limit).execute();
+  if (rows.length === 0) return { deliveries: 0, attempts: 0 };
+  const ids = rows.map((r) => r.id);
+  return store.db.transaction().execute(async (trx) => {
+    const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst();
+    await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
+    return { deliveries: ids.length, attempts: Number(attempts.numDeletedRows) };
+  });
+}
+
+/** Runs pruneOnce every `intervalMs` in the background; stop() waits for a run in progress. */
+export class RetentionJob {
+  readonly #store: Store;
+  readonly #policy: RetentionPolicy;
+  readonly #log: (line: string) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(store: Store, policy: RetentionPolicy, log: (line: string) => void) {
+    this.#store = store;
+    this.#policy = policy;
+    this.#log = log;
+  }
+
+  start(intervalMs: number): void {
+    const tick = () => {
+      this.#running ??= this.run().finally(() => { this.#running = undefined; });
+    };
+    this.#timer = setInterval(tick, intervalMs);
+    this.#timer.unref();
+    setTimeout(tick, Math.min(intervalMs, 5000)).unref();
+  }
+
+  async run(): Promise<void> {
+    try {
+      const r = await pruneOnce(this.#store, this.#policy);
+      if (r.events + r.deliveries > 0) this.#log(`retention: deleted ${r.events} events, ${r.deliveries} deliveries, ${r.attempts} attempts`);
+    } catch (err) {
+      this.#log(`retention: prune failed, will retry: ${(err as Error).message}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { execa } from 'execa';
+import openapiTS from 'openapi-typescript';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+// The review checked openapi.json with a real OpenAPI 3.1 validator and a code generator:
+// Error referred to itself, integer parameters were strings, WatchEvent was incomplete.
+// This validates the document, then validates a real answer of every route against the
+// schema the document declares for it.
+let t: TestService;
+let m: Merchant;
+let rx: Receiver;
+let doc: any;
+
+beforeAll(async () => {
+  rx = await startReceiver();
+  t = await startTestService({
+    webhooks: { allow_private_urls: true, timeout_ms: 1000, egress_ips: ['203.0.113.7'] },
+    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 100_000, rps_limit: 100, endpoints_limit: 10, webhook_address_slots: 10, network_limit: null }],
+  });
+  m = await t.merchant();
+  doc = (await rawCall(t.baseUrl, 'GET', '/v1/openapi.json')).body;
+});
+afterAll(async () => {
+  await t.stop();
+  await rx.close();
+});
+
+describe('openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document with no circular references', async () => {
+    const copy = structuredClone(doc);
+    await expect(SwaggerParser.validate(copy)).resolves.toBeTruthy();
+    // A schema that is nothing but a $ref back to itself ("Self-referencing circular pointer"
+    // in openapi-typescript): the validator lets it pass, so follow every pure $ref chain here.
+    const schemas = doc.components.schemas as Record<string, { $ref?: string }>;
+    for (const name of Object.keys(schemas)) {
+      const seen = new Set<string>();
+      let current: string | undefined = name;
+      while (current !== undefined) {
+        expect(seen.has(current), `components.schemas.${name} is a $ref cycle`).toBe(false);
+        seen.add(current);
+        const s: { $ref?: string } | undefined = schemas[current];
+        current = s && Object.keys(s).length === 1 && s.$ref ? s.$ref.split('/').pop() : undefined;
+      }
+    }
+    expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['ok', 'error'] });
+  });
+
+  it('generates client types with openapi-typescript that compile and take numbers for integer parameters', async () => {
+    const types = await openapiTS(structuredClone(doc));
+    const dir = mkdtempSync(join(tmpdir(), 'rpcctl-openapi-'));
+    try {
+      writeFileSync(join(dir, 'api.ts'), types);
+      writeFileSync(join(dir, 'use.ts'), `import type { components, paths } from './api.js';
+type UsageQuery = NonNullable<paths['/v1/endpoints/{id}/usage']['get']['parameters']['query']>;
+type EndpointPath = paths['/v1/endpoints/{id}']['get']['parameters']['path'];
+type ListQuery = NonNullable<paths['/v1/address-watch/addresses']['get']['parameters']['query']>;
+export const q: UsageQuery = { days: 90 };
+// @ts-expect-error days is 7 | 30 | 90
+export const bad: UsageQuery = { days: 5 };
+export const p: EndpointPath = { id: 12 };
+export const l: ListQuery = { page: 2, per_page: 50 };
+export const e: components['schemas']['Error'] = { ok: false, error: 'x' };
+export function kind(ev: components['schemas']['WatchEvent']): string {
+  return ev.type === 'block' ? String(ev.tx_count) : ev.tx_hash;
+}
+`);
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', target: 'es2022', skipLibCheck: true }, files: ['use.ts'] }));
+      const tsc = new URL('../node_modules/.bin/tsc', import.meta.url).pathname;
+      const r = await execa(tsc, ['-p', join(dir, 'tsconfig.json')], { reject: false });
+      expect(r.exitCode, `${r.stdout}\n${types.slice(0, 2000)}`).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('declares integer parameters as integers', () => {
+    const param = (path: string, method: string, name: string) => doc.paths[path][method].parameters.find((p: { name: string }) => p.name === name);
+    expect(param('/v1/endpoints/{id}', 'get', 'id').schema).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(param('/v1/endpoints/{id}/usage', 'get', 'days').schema).toMatchObject({ type: 'integer', enum: [7, 30, 90] });
+    expect(param('/v1/address-watch/addresses', 'get', 'page').schema).toMatchObject({ type: 'integer' });
+    expect(param('/v1/address-watch/addresses', 'get', 'per_page').schema).toMatchObject({ type: 'integer' });
+  });
+
+  it('PUT webhook answers without egress_ips; GET has them', () => {
+    const put = doc.paths['/v1/address-watch/webhook'].put.responses['200'].content['application/json'].schema;
+    const get = doc.paths['/v1/address-watch/webhook'].get.responses['200'].content['application/json'].schema;
+    const resolve = (s: any) => (s.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
+    expect(Object.keys(resolve(put).properties)).not.toContain('egress_ips');
+    expect(Object.keys(resolve(get).properties)).toContain('egress_ips');
+  });
+
+  it('every route\'s real answer matches its declared schema', async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ ...doc, $id: 'doc' });
+    const pointer = (path: string, method: string, status: number) =>
+      `doc#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1').replaceAll('{', '%7B').replaceAll('}', '%7D')}/${method}/responses/${status}/content/application~1json/schema`;
+    const checked = new Set<string>();
+    const check = async (method: string, path: string, template: string, body?: unknown, status = 200) => {
+      const r = await m.call(method, path, body === undefined ? '' : JSON.stringify(body));
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(status);
+      const validate = ajv.getSchema(pointer(template, method.toLowerCase(), status));
+      expect(validate, `${method} ${template} ${status} has a schema`).toBeTruthy();
+      expect(validate!(r.body), `${method} ${template}: ${JSON.stringify(validate!.errors)}\n${JSON.stringify(r.body)}`).toBe(true);
+      checked.add(`${method.toLowerCase()} ${template}`);
+      return r.body;
+    };
+
+    const e = (await check('POST', '/v1/endpoints', '/v1/endpoints', { name: 'main', network_slug: 'eth', env_slug: 'mainnet' })).endpoint;
+    await check('GET', '/v1/endpoints', '/v1/endpoints');
+    await check('GET', '/v1/endpoints/available-networks', '/v1/endpoints/available-networks');
+    await check('GET', '/v1/endpoints/usage?days=7', '/v1/endpoints/usage');
+    await check('GET', `/v1/endpoints/${e.id}`, '/v1/endpoints/{id}');
+    await check('GET', `/v1/endpoints/${e.id}/usage?days=90`, '/v1/endpoints/{id}/usage');
+    await check('PATCH', `/v1/endpoints/${e.id}/status`, '/v1/endpoints/{id}/status', { status: 'paused' });
+    await check('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '/v1/endpoints/{id}/allowed-ips', { allowed_ips: ['203.0.113.9'] });
+    await check('GET', '/v1/account', '/v1/account');
+    await check('GET', '/v1/account/usage', '/v1/account/usage');
+    await check('GET', '/v1/address-watch/account', '/v1/address-watch/account');
+    const w = await check('POST', '/v1/address-watch/addresses', '/v1/address-watch/addresses', { network_slug: 'eth', address: '0x52908400098527886E0F7030069857D2E4169EE7' });
+    await check('GET', '/v1/address-watch/addresses?page=1&per_page=10', '/v1/address-watch/addresses');
+    await check('PUT', '/v1/address-watch/webhook', '/v1/address-watch/webhook', { url: rx.url, enabled: true });
+    await check('GET', '/v1/address-watch/webhook', '/v1/address-watch/webhook');
+    await check('POST', '/v1/address-watch/webhook/test', '/v1/address-watch/webhook/test', { type: 'payment', network: 'eth' });
+    await rx.waitFor((all) => all.length >= 1, 10_000);
+    await check('GET', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries');
+
+    // The feed with one event of each kind, as the recorder writes them.
+    const now = new Date().toISOString();
+    const wallet = {
+      watch_id: w.watch_id, network: 'eth', address: w.address, tx_hash: `0x${'ab'.repeat(32)}`, block_height: 10, type: 'payment', direction: 'in',
+      block_hash: `0x${'cd'.repeat(32)}`, from: `0x${'11'.repeat(20)}`, to: w.address, token: null, amount: '1000', log_index: null,
+    };
+    const block = { type: 'block', network: 'eth', block_height: 11, block_hash: `0x${'ef'.repeat(32)}`, tx_count: 1, transactions: [`0x${'12'.repeat(32)}`] };
+    for (const body of [wallet, block]) {
+      await t.store.db.insertInto('watch_events').values({
+        account_id: m.userId, watch_id: body.type === 'block' ? null : w.watch_id, network_environment_id: 1, network: 'eth', type: body.type,
+        block_height: body.block_height, block_hash: body.block_hash, body: JSON.stringify(body), removed: 0, created_at: now,
+      }).execute();
+    }
+    const feed = await check('GET', '/v1/address-watch/events', '/v1/address-watch/events');
+    expect(feed.events.map((x: { type: string }) => x.type)).toEqual(['payment', 'block']);
+    await check('DELETE', '/v1/address-watch/addresses', '/v1/address-watch/addresses', { watch_id: w.watch_id });
+
+    const declared = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((op) => `${op} ${p}`)).filter((k) => k !== 'get /v1/openapi.json');
+    expect([...checked].sort()).toEqual(declared.sort());
+  });
+});
