@@ -5,6 +5,7 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { startPayments, type Payments } from '../payments/service.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -23,6 +24,7 @@ export interface RunningService {
   gatewayUrl: string;
   gateway: Gateway;
   addressWatch: AddressWatch;
+  payments: Payments;
   stop(): Promise<void>;
 }
 
@@ -36,15 +38,17 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
+  let payments: Payments | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
+    payments = await startPayments({ store, config, log, addressWatch, env });
     const gw = gateway;
     const api = createApiServer({
       store, config, log,
-      routes: [...addressWatch.routes],
+      routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
     });
@@ -52,6 +56,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await payments?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -59,10 +64,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   }
   const gw = gateway;
   const watch = addressWatch;
+  const pay = payments;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch,
+    config, store, dataDir, gateway: gw, addressWatch: watch, payments: pay,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -70,6 +76,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes.
         await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await pay.stop();
         await watch.stop();
         await gw.stop();
         await store.close();

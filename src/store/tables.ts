@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { WebhookAttempt } from '../client/address-watch.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
@@ -17,6 +17,11 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   scanner_cursors: ScannerCursorsTable;
   scanner_blocks: ScannerBlocksTable;
+  payment_orders: PaymentOrdersTable;
+  payment_funding: PaymentFundingTable;
+  payment_settings: PaymentSettingsTable;
+  aml_jobs: AmlJobsTable;
+  aml_sanctions: AmlSanctionsTable;
 }
 
 export interface PlansTable {
@@ -156,6 +161,10 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** Deliveries with one key (a payment order's) are sent one at a time, in id order. */
+  sequence_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Overrides the account's webhook URL (a payment order's own `webhook_url`). */
+  target_url: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** An attempt is stored as the API shows it, plus its keys. */
@@ -175,6 +184,9 @@ export interface ScannerBlocksTable {
   height: number;
   hash: string;
 }
+
+export type { PaymentOrdersTable, PaymentFundingTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
+import type { PaymentOrdersTable, PaymentFundingTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
 
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;
