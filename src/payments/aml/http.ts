@@ -65,7 +65,7 @@ export class HttpAmlProvider implements AmlProvider {
   async #trm(s: AmlSubject): Promise<AmlResult> {
     const chain = this.#o.chains[s.network] ?? (s.family === 'stellar' ? 'stellar' : 'ethereum');
     const headers = {
-      authorization: `Basic ${Buffer.from(`${this.#o.apiKey}:${this.#o.apiKey}`).toString('base64')}`,
+      authorization: `Basic ${Buffer.from(`${this.#o.apiKey}:`).toString('base64')}`,
       accept: 'application/json', 'content-type': 'application/json',
     };
     const res = await this.#call('POST', '/public/v2/screening/addresses', headers, JSON.stringify([{ address: s.address, chain, accountExternalId: s.txHash }]));
