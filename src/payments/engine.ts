@@ -22,6 +22,8 @@ export interface EngineOptions {
   /** Told when deliveries were written, so the worker sends them now. */
   onDeliveries: () => void;
   tickMs: number;
+  /** How long a screening claim holds a job: longer than the provider's slowest answer. */
+  amlLeaseMs: number;
 }
 
 interface EventRow {
@@ -287,7 +289,7 @@ export class PaymentEngine {
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowMs)])).orderBy('id').limit(10).execute();
     let done = 0;
     for (const job of jobs) {
-      const claimed = await store.db.updateTable('aml_jobs').set({ lease_until: nowMs + 120_000, attempts: job.attempts + 1 })
+      const claimed = await store.db.updateTable('aml_jobs').set({ lease_until: nowMs + this.#o.amlLeaseMs, attempts: job.attempts + 1 })
         .where('id', '=', job.id).where('status', '=', 'pending').where('attempts', '=', job.attempts).executeTakeFirst();
       if (Number(claimed.numUpdatedRows) !== 1) continue;
       const order = (await this.#order(store.db, job.order_pk))!;

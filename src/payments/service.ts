@@ -57,6 +57,9 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
   const watch = o.addressWatch;
   const engine = new PaymentEngine({
     store: o.store, config: o.config, log: o.log, aml: amlProviderFor(o.store, o.config, o.env), tickMs: o.config.payments.tick_ms,
+    // Every provider call is bounded by its timeout; a claim outlives that by a margin, so a
+    // process killed mid-screening holds the job only briefly.
+    amlLeaseMs: (o.config.payments.aml.http?.timeout_ms ?? 10_000) * 2 + 2000,
     watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
     onDeliveries: () => watch.worker.kick(),
   });

@@ -12,11 +12,13 @@ export interface FakeAml {
   failNext: number[];
   /** Chainalysis only: how many GETs of a freshly registered address answer IN_PROGRESS. */
   pendingPolls: number;
+  /** Answers (all of them) this much later. */
+  delayMs: number;
   close(): Promise<void>;
 }
 
 async function serve(handler: (req: IncomingMessage, body: string, fake: FakeAml) => { status: number; body?: unknown; headers?: Record<string, string> }): Promise<FakeAml> {
-  const fake = { risks: new Map(), requests: [], failNext: [], pendingPolls: 0 } as unknown as FakeAml;
+  const fake = { risks: new Map(), requests: [], failNext: [], pendingPolls: 0, delayMs: 0 } as unknown as FakeAml;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -27,7 +29,9 @@ async function serve(handler: (req: IncomingMessage, body: string, fake: FakeAml
       const out = fail !== undefined
         ? { status: fail, body: { message: fail === 429 ? 'Too Many Requests' : 'Internal error' }, headers: fail === 429 ? { 'retry-after': '1' } : {} }
         : handler(req, body, fake);
-      res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers }).end(out.body === undefined ? '' : JSON.stringify(out.body));
+      setTimeout(() => {
+        if (!res.destroyed) res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers }).end(out.body === undefined ? '' : JSON.stringify(out.body));
+      }, fake.delayMs);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
