@@ -6,6 +6,8 @@ import { assetOfRow, hitIsAsset } from './assets.js';
 import { combine, failsAt, type AmlProvider, type AmlResult } from './aml/types.js';
 import { AmlRetryError } from './aml/types.js';
 import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow } from './orders.js';
+import type { WatchRegistry } from '../watch/registry.js';
+import { TipWatcher } from './tip.js';
 
 /** What the engine tells the in-memory watch registry after a commit. */
 export interface WatchSync {
@@ -24,6 +26,8 @@ export interface EngineOptions {
   tickMs: number;
   /** How long a screening claim holds a job: longer than the provider's slowest answer. */
   amlLeaseMs: number;
+  /** Matches unconfirmed blocks (networks with confirmations > 1) for early `seen`. */
+  registry?: WatchRegistry;
 }
 
 interface EventRow {
@@ -52,15 +56,18 @@ export class PaymentEngine {
   #timers = new Set<NodeJS.Timeout>();
   #wakers = new Set<() => void>();
   #lastError = new Map<string, string>();
+  readonly #tip: TipWatcher | undefined;
 
   constructor(o: EngineOptions) {
     this.#o = o;
+    this.#tip = o.registry && new TipWatcher(o.store, o.registry);
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#loops = [this.#loop('orders', () => this.step()), this.#loop('aml', () => this.screenDue())];
+    if (this.#tip) this.#loops.push(this.#loop('unconfirmed blocks', () => this.sightings()));
   }
 
   async stop(): Promise<void> {
@@ -68,6 +75,7 @@ export class PaymentEngine {
     for (const t of this.#timers) clearTimeout(t);
     for (const w of this.#wakers) w();
     await Promise.all(this.#loops);
+    await this.#tip?.close();
   }
 
   /** Look now (after a block was recorded or an order changed). */
@@ -113,6 +121,48 @@ export class PaymentEngine {
     return n;
   }
 
+  /**
+   * Transfers to open orders in blocks still short of the network's confirmations: `seen`
+   * at once (once per transaction), the rest when the scanner records the confirmed block.
+   */
+  async sightings(nowMs = Date.now()): Promise<number> {
+    const { store, config } = this.#o;
+    const open = await store.db.selectFrom('payment_orders').select(['id', 'watch_id', 'network_environment_id'])
+      .where('open', '=', 1).where('status', 'in', ['pending', 'underpaid', 'seen', 'expired']).execute();
+    const byEnv = new Map<number, Map<string, number>>();
+    for (const o of open) {
+      const env = store.catalog.environment(o.network_environment_id);
+      if (!env || env.confirmations <= 1) continue;
+      const m = byEnv.get(env.id) ?? new Map<string, number>();
+      m.set(o.watch_id, o.id);
+      byEnv.set(env.id, m);
+    }
+    let n = 0;
+    for (const [envId, watches] of byEnv) {
+      const env = store.catalog.environment(envId)!;
+      for (const hit of await this.#tip!.hits(env, new Set(watches.keys()))) {
+        const orderPk = watches.get(hit.watchId)!;
+        n += await this.#guard(async () => {
+          const done = await store.db.transaction().execute(async (trx) => {
+            const order = (await this.#order(trx, orderPk))!;
+            const asset = assetOfRow(config, env, order.asset, order.decimals);
+            if (!hitIsAsset(asset, hit.token) || BigInt(hit.amount) <= 0n) return 0;
+            const inserted = await trx.insertInto('payment_sightings').values({ order_pk: orderPk, tx_hash: hit.txHash, seen_ms: nowMs })
+              .onConflict((oc) => oc.columns(['order_pk', 'tx_hash']).doNothing()).executeTakeFirst();
+            if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) return 0;
+            if (!['pending', 'underpaid', 'seen', 'expired'].includes(order.status)) return 0;
+            const late = order.status === 'expired' || nowMs > Number(order.expires_ms);
+            await transition(trx, { store, config }, order, { status: 'seen', txHash: hit.txHash, late }, nowMs);
+            return 1;
+          });
+          if (done) this.#o.onDeliveries();
+          return done;
+        });
+      }
+    }
+    return n;
+  }
+
   /** New `payment` events of open orders' watches, not yet applied to the order. */
   async #ingest(nowMs: number): Promise<number> {
     const db = this.#o.store.db;
@@ -138,7 +188,7 @@ export class PaymentEngine {
       let order = (await this.#order(trx, orderPk))!;
       const env = store.catalog.environment(order.network_environment_id);
       const asset = assetOfRow(config, env, order.asset, order.decimals);
-      const late = order.status === 'expired';
+      const late = order.status === 'expired' || order.late === 1;
       const fresh: Array<{ tx: string }> = [];
       for (const e of events) {
         const body = JSON.parse(e.body) as { tx_hash: string; from: string | null; token: string | null; amount: string; direction: string };
@@ -161,8 +211,10 @@ export class PaymentEngine {
         return 0;
       }
       let n = 0;
-      // One `seen` per funding transaction.
+      // One `seen` per funding transaction: those sighted unconfirmed have had theirs.
+      const sighted = new Set((await trx.selectFrom('payment_sightings').select('tx_hash').where('order_pk', '=', orderPk).execute()).map((r) => r.tx_hash));
       for (const f of fresh) {
+        if (sighted.has(f.tx)) continue;
         order = await transition(trx, { store, config }, order, { status: 'seen', txHash: f.tx, receivedRaw: total, overpaid, late }, nowMs);
         n++;
       }
@@ -234,15 +286,21 @@ export class PaymentEngine {
   /** Orders past `expires_at` with nothing confirmed, or not enough. */
   async #expire(nowMs: number): Promise<number> {
     const { store, config } = this.#o;
+    // `seen` at rest waits for confirmations of a transfer made in time; it expires only if
+    // they never come (the transfer left the chain) by the end of the late window.
     const due = await store.db.selectFrom('payment_orders').select('id')
-      .where('status', 'in', [...ACTIVE]).where('expires_ms', '<=', nowMs).limit(200).execute();
+      .where((eb) => eb.or([
+        eb.and([eb('status', 'in', ['pending', 'underpaid']), eb('expires_ms', '<=', nowMs)]),
+        eb.and([eb('status', '=', 'seen'), eb('monitor_until_ms', '<=', nowMs)]),
+      ])).limit(200).execute();
     for (const { id } of due) {
       await this.#guard(() => store.db.transaction().execute(async (trx) => {
         const order = (await this.#order(trx, id))!;
         if (!ACTIVE.includes(order.status as never)) return 0;
+        const window = config.payments.late_window_s * 1000;
         await transition(trx, { store, config }, order, {
           status: 'expired', txHash: null, reason: BigInt(order.received_raw) > 0n ? 'partial' : null,
-          monitorUntilMs: Number(order.expires_ms) + config.payments.late_window_s * 1000,
+          monitorUntilMs: Math.max(Number(order.expires_ms) + window, order.status === 'seen' ? nowMs + window : 0),
         }, nowMs);
         return 1;
       }));

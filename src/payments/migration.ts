@@ -59,6 +59,15 @@ export async function paymentsMigration(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('payment_funding_event_id').on('payment_funding').column('event_id').execute();
 
+  // Transfers seen in blocks not yet confirmed: their `seen` went out before the scanner records them.
+  await db.schema.createTable('payment_sightings')
+    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('order_pk', 'integer', (c) => c.notNull())
+    .addColumn('tx_hash', 'text', (c) => c.notNull())
+    .addColumn('seen_ms', 'bigint', (c) => c.notNull())
+    .addUniqueConstraint('payment_sightings_tx', ['order_pk', 'tx_hash'])
+    .execute();
+
   await db.schema.createTable('payment_settings')
     .addColumn('account_id', 'integer', (c) => c.primaryKey().references('accounts.id'))
     .addColumn('xpub_evm', 'text')

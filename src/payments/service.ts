@@ -61,6 +61,7 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     // process killed mid-screening holds the job only briefly.
     amlLeaseMs: (o.config.payments.aml.http?.timeout_ms ?? 10_000) * 2 + 2000,
     watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
+    registry: watch.registry,
     onDeliveries: () => watch.worker.kick(),
   });
   const routes = paymentRoutes({

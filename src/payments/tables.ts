@@ -61,6 +61,14 @@ export interface PaymentFundingTable {
   created_at: string;
 }
 
+/** A transfer to an order seen in a block below the network's confirmations. */
+export interface PaymentSightingsTable {
+  id: Generated<number>;
+  order_pk: number;
+  tx_hash: string;
+  seen_ms: number;
+}
+
 export interface PaymentSettingsTable {
   account_id: number;
   xpub_evm: string | null;

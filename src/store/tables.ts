@@ -19,6 +19,7 @@ export interface Database {
   scanner_blocks: ScannerBlocksTable;
   payment_orders: PaymentOrdersTable;
   payment_funding: PaymentFundingTable;
+  payment_sightings: PaymentSightingsTable;
   payment_settings: PaymentSettingsTable;
   aml_jobs: AmlJobsTable;
   aml_sanctions: AmlSanctionsTable;
@@ -185,8 +186,8 @@ export interface ScannerBlocksTable {
   hash: string;
 }
 
-export type { PaymentOrdersTable, PaymentFundingTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
-import type { PaymentOrdersTable, PaymentFundingTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
+export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
+import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
 
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;
