@@ -200,6 +200,26 @@ describe('payment orders on anvil, behind the gateway', () => {
     expect(seq(p.payment_id).slice(4)).toEqual([['seen', tx2, null, false], ['aml_check', tx2, null, false], ['paid', tx2, null, false]]);
   });
 
+  it('without webhook_url: to the account\'s Address Watch URL, never as type=payment; billed 30 credits each', async () => {
+    const shop = await t.merchant({ plan: 'pro' });
+    const key = webhookSecretOf(t.store, (await getAccount(t.store, shop.userId))!);
+    expect((await shop.call('PUT', '/v1/address-watch/webhook', json({ url: `${rx.url}?account=shop`, enabled: true, events: { block: false } }))).status).toBe(200);
+    const p = (await shop.call('POST', '/v1/payments', json({ order_id: 'acct-url', network_slug: 'anvil', amount: '0.01', address: '0x6666666666666666666666666666666666666666' }))).body.payment;
+    const tx = await pay(payer, p.address, parseEther('0.01'));
+    await settle(p.payment_id, 3);
+    const toShop = rx.received.filter((r) => r.body.includes(p.watch_id));
+    expect(toShop.map((r) => JSON.parse(r.body)).map((b) => [b.type, b.event, b.tx_hash])).toEqual([
+      ['payment_order', 'seen', tx], ['payment_order', 'aml_check', tx], ['payment_order', 'paid', tx],
+    ]);
+    for (const r of toShop) expect(signatureValid(key, r)).toBe(true);
+    // The hit is in the Address Watch feed, but it was not sent as a `payment` webhook.
+    const feed = (await shop.call('GET', '/v1/address-watch/events')).body.events;
+    expect(feed.map((e: any) => [e.type, e.tx_hash])).toEqual([['payment', tx]]);
+    await new Promise((r) => setTimeout(r, 300)); // the last delivery's bill is written after its answer
+    const usage = (await shop.call('GET', '/v1/account/usage?days=7')).body.usage;
+    expect(usage.methods).toEqual([{ method: 'webhook:payment_order', requests: 3, credits: 90 }]);
+  });
+
   it('cancel: only while nothing was seen; ends failed, canceled', async () => {
     const p = await create(m, { order_id: 'cancel-me', amount: '1' });
     const res = await m.call('POST', `/v1/payments/${p.payment_id}/cancel`, '');
