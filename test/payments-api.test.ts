@@ -111,6 +111,10 @@ describe('payments API', () => {
     const clash = await create(fresh, { order_id: 'y', amount: '1', address });
     expect(clash.status).toBe(409);
     expect(clash.body.error).toMatch(/already backs open order x/);
+    // Its watch cannot be deleted from under it.
+    const del = await fresh.call('DELETE', '/v1/address-watch/addresses', JSON.stringify({ watch_id: first.body.payment.watch_id }));
+    expect(del.status).toBe(409);
+    expect(del.body.error).toMatch(/backs open payment order x/);
     // Canceled, the address is free again.
     await fresh.call('POST', `/v1/payments/${first.body.payment.payment_id}/cancel`, '');
     expect((await create(fresh, { order_id: 'y', amount: '1', address })).status).toBe(200);
