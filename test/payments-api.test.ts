@@ -149,4 +149,23 @@ describe('payments API', () => {
     const other = await t.merchant({ plan: 'pro' });
     expect((await other.call('GET', `/v1/payments/${list.payments[0].payment_id}`)).status).toBe(404);
   });
+
+  // Last: it moves the engine's clock past every order's expiry.
+  it('an expired order keeps its address watched for the late window, then lets it go', async () => {
+    const who = await t.merchant({ plan: 'pro' });
+    const address = '0x4444444444444444444444444444444444444444';
+    const p = (await create(who, { order_id: 'window', amount: '1', address })).body.payment;
+    const slots = async () => (await who.call('GET', '/v1/address-watch/account')).body.slots_used;
+    expect(await slots()).toBe(1);
+    const engine = t.service.payments.engine;
+    const start = Date.parse(p.created_at);
+    await engine.step(start + 3600_000 + 1000);
+    expect((await who.call('GET', `/v1/payments/${p.payment_id}`)).body.payment).toMatchObject({ status: 'expired', reason: null });
+    expect(await slots()).toBe(1);
+    // Still within the window: the address cannot back a new order yet.
+    expect((await create(who, { order_id: 'window-2', amount: '1', address })).status).toBe(409);
+    await engine.step(start + 3600_000 + 86_400_000 + 2000);
+    expect(await slots()).toBe(0);
+    expect((await create(who, { order_id: 'window-2', amount: '1', address })).status).toBe(200);
+  });
 });
