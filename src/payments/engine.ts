@@ -40,7 +40,8 @@ interface EventRow {
 /** Screening retry backoff: a provider that keeps failing holds the order, never passes it. */
 const AML_BACKOFF_MS = [2_000, 10_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
 
-const ACTIVE = ['pending', 'seen', 'underpaid'] as const;
+/** Statuses still waiting for (more) funds. */
+const ACTIVE: readonly string[] = ['pending', 'seen', 'underpaid'];
 
 /**
  * Drives orders from Address Watch's recorded events: funding, reorgs, expiry, the end of
@@ -205,7 +206,7 @@ export class PaymentEngine {
       const overpaid = total > amount;
       // Funds after the order was decided, or while it is being screened, are recorded on it
       // (amount_received, tx_hashes) without a new transition.
-      if (!ACTIVE.includes(order.status as never) && order.status !== 'expired') {
+      if (!ACTIVE.includes(order.status) && order.status !== 'expired') {
         await trx.updateTable('payment_orders').set({ received_raw: total.toString(), overpaid: overpaid ? 1 : 0, updated_at: new Date(nowMs).toISOString() })
           .where('id', '=', orderPk).execute();
         return 0;
@@ -296,7 +297,7 @@ export class PaymentEngine {
     for (const { id } of due) {
       await this.#guard(() => store.db.transaction().execute(async (trx) => {
         const order = (await this.#order(trx, id))!;
-        if (!ACTIVE.includes(order.status as never)) return 0;
+        if (!ACTIVE.includes(order.status)) return 0;
         const window = config.payments.late_window_s * 1000;
         await transition(trx, { store, config }, order, {
           status: 'expired', txHash: null, reason: BigInt(order.received_raw) > 0n ? 'partial' : null,
@@ -318,14 +319,13 @@ export class PaymentEngine {
   }
 
   /** Ends an order's hold on its address; an owned watch is removed (its slot is free). */
-  async #close(orderPk: number, trxIn?: Kysely<Database>): Promise<number> {
-    const run = async (trx: Kysely<Database>) => {
+  async #close(orderPk: number): Promise<number> {
+    const removed = await this.#o.store.db.transaction().execute(async (trx) => {
       const order = (await this.#order(trx, orderPk))!;
-      await trx.updateTable('payment_orders').set({ open: 0 }).where('id', '=', orderPk).execute();
+      await trx.updateTable('payment_orders').set({ open: 0 }).where('id', '=', orderPk).where('open', '=', 1).execute();
       if (order.owns_watch !== 1) return undefined;
       return trx.deleteFrom('watched_addresses').where('watch_id', '=', order.watch_id).returningAll().executeTakeFirst();
-    };
-    const removed = trxIn ? await run(trxIn) : await this.#o.store.db.transaction().execute(run);
+    });
     if (removed) this.#o.watches.removed(removed);
     return 1;
   }
