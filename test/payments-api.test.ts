@@ -136,6 +136,16 @@ describe('payments API', () => {
     expect(slots).toMatchObject({ slots_used: 2, slots_free: 0 });
   });
 
+  it('openapi.json describes the payment routes and the Payment object', async () => {
+    const res = await fetch(`${t.baseUrl}/v1/openapi.json`);
+    const doc = await res.json() as { paths: Record<string, Record<string, unknown>>; components?: { schemas?: Record<string, unknown> } };
+    expect(Object.keys(doc.paths['/v1/payments']!).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/v1/payments/settings']!).sort()).toEqual(['get', 'put']);
+    expect(doc.paths['/v1/payments/{payment_id}']).toHaveProperty('get');
+    expect(doc.paths['/v1/payments/{payment_id}/cancel']).toHaveProperty('post');
+    expect(JSON.stringify(doc)).toContain('"lifecycle"');
+  });
+
   it('get, list and filters; unknown ids are 404', async () => {
     expect((await m.call('GET', '/v1/payments/pay_nope')).status).toBe(404);
     expect((await m.call('GET', '/v1/payments/whatever')).status).toBe(400);
