@@ -111,4 +111,25 @@ describe('a failing provider holds the order in aml_check; it is never passed un
     expect(last).toMatchObject({ event: 'failed', reason: 'aml_rejected', aml: { provider: 'chainalysis', risk_level: 'severe', score: 100 } });
     for (const r of rx.received) expect(signatureValid(secret, r)).toBe(true);
   });
+
+  it('a reorg while the order is screened: back to underpaid, the screening is dropped', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const address = '0x6666666666666666666666666666666666666666';
+    const id = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'o2', network_slug: 'fake', amount: '1', address, webhook_url: rx.url }))).body.payment.payment_id;
+    const events = () => rx.received.map((r) => JSON.parse(r.body)).filter((b) => b.payment_id === id).map((b) => [b.event, b.reason]);
+    chainalysis.failNext.push(503, 503, 503, 503, 503, 503);
+    const { height } = chain.mine([{ from: CLEAN, to: address, wei: 10n ** 18n }]);
+    await rx.waitFor(() => events().length >= 2);
+    expect(events()).toEqual([['seen', null], ['aml_check', null]]);
+    chain.orphan(height);
+    chain.mine();
+    chain.mine();
+    await rx.waitFor(() => events().length >= 3, 15_000);
+    expect(events()).toEqual([['seen', null], ['aml_check', null], ['underpaid', 'reorg']]);
+    expect((await m.call('GET', `/v1/payments/${id}`)).body.payment).toMatchObject({ status: 'underpaid', amount_received: '0', tx_hashes: [] });
+    const order = await t.store.db.selectFrom('payment_orders').select('id').where('payment_id', '=', id).executeTakeFirstOrThrow();
+    expect(await t.store.db.selectFrom('aml_jobs').select(['status', 'last_error']).where('order_pk', '=', order.id).execute())
+      .toEqual([{ status: 'cancelled', last_error: 'funding left the chain (reorg)' }]);
+    chainalysis.failNext.length = 0;
+  });
 });
