@@ -222,7 +222,7 @@ export class PaymentEngine {
       const lastTx = fresh.at(-1)!.tx;
       const enough = covers(total, amount, settings.underpaid_tolerance_bps);
       if (late && !settings.accept_late) {
-        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: 'late' }, nowMs);
+        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: enough ? 'late' : 'partial' }, nowMs);
       } else if (enough) {
         order = await transition(trx, { store, config }, order, { status: 'aml_check', txHash: lastTx, aml: null }, nowMs);
         await trx.insertInto('aml_jobs').values({
