@@ -14,7 +14,7 @@ import type { AdminOptions } from './admin.js';
 
 type Opts = AdminOptions & { json?: boolean; color?: boolean } & Record<string, unknown>;
 
-async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output) => Promise<T>): Promise<T> {
+export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output) => Promise<T>): Promise<T> {
   const dataDir = opts.dataDir ?? defaultDataDir(io.env);
   const explicit = opts.config !== undefined;
   const config = loadConfig(findConfigFile(dataDir, opts.config));

@@ -63,4 +63,12 @@ export function registerAdmin(program: Command, io: CliIO): void {
   admin.command('plans').description('plans, from config').command('list').alias('ls').description('list plans').action(act('plansList'));
   admin.command('networks').description('networks and environments, from config').command('list').alias('ls')
     .description('list networks and environments').action(act('networksList'));
+
+  const aml = admin.command('aml').description('AML screening of payment orders');
+  aml.command('load').description('replace the sanctions list (plain list, JSON, or OFAC SDN_ADVANCED.XML)')
+    .argument('<file>', 'the list file').action(async (...args: unknown[]) => {
+      const cmd = args[args.length - 1] as Command;
+      const { amlLoad } = await import('./payments/admin-aml.js');
+      await amlLoad(io, optionsOf(cmd), [args[0] as string]);
+    });
 }

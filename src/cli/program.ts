@@ -11,6 +11,7 @@ import { registerRpc } from './rpc.js';
 import { registerApi } from './api.js';
 import { registerWatch } from './watch.js';
 import { registerWebhook } from './webhook.js';
+import { registerPayments } from './payments/index.js';
 import { registerCompletion } from './completion.js';
 
 export { VERSION };
@@ -30,7 +31,7 @@ export interface GlobalOptions {
  * (`register*`, no heavy imports) and its implementation file (loaded by the action).
  */
 const GROUPS: Array<(program: Command, io: CliIO) => void> = [
-  registerInit, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerRpc, registerApi,
+  registerInit, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerPayments, registerRpc, registerApi,
   registerServe, registerAdmin, registerCompletion,
 ];
 

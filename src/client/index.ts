@@ -8,3 +8,5 @@ export { RpcctlClientError, ApiError, NetworkError, AbortedError } from './error
 export type * from './types.js';
 export { AddressWatchClient } from './address-watch.js';
 export type * from './address-watch.js';
+export { PaymentsClient } from './payments.js';
+export type * from './payments.js';

@@ -24,9 +24,15 @@ export function defaultCredits(family: 'evm' | 'stellar'): NetworkConfig['credit
   return family === 'evm' ? { default: evmCredits.default, methods: { ...evmCredits.methods } } : { default: 20, methods: {} };
 }
 
-function evm(id: number, slug: string, name: string, sort: number, envs: Array<[number, string, string]>): NetworkConfig {
+/** Well-known stablecoins on the default environment (mainnet) of each network. */
+const usd = (usdt: string | null, usdc: string | null, usdtDecimals = 6, usdcDecimals = 6): NetworkConfig['tokens'] => [
+  ...(usdt ? [{ symbol: 'USDT', address: usdt, decimals: usdtDecimals }] : []),
+  ...(usdc ? [{ symbol: 'USDC', address: usdc, decimals: usdcDecimals }] : []),
+];
+
+function evm(id: number, slug: string, name: string, sort: number, envs: Array<[number, string, string]>, tokens: NetworkConfig['tokens'] = []): NetworkConfig {
   return {
-    id, slug, name, family: 'evm', sort,
+    id, slug, name, family: 'evm', sort, tokens,
     environments: envs.map(([envId, envSlug, url]) => ({ id: envId, slug: envSlug, upstreams: [url], confirmations: 1 })),
     credits: { default: evmCredits.default, methods: { ...evmCredits.methods } },
   };
@@ -36,21 +42,23 @@ export const defaultNetworks: NetworkConfig[] = [
   evm(1, 'eth', 'Ethereum', 10, [
     [1, 'mainnet', 'https://ethereum-rpc.publicnode.com'],
     [2, 'sepolia', 'https://ethereum-sepolia-rpc.publicnode.com'],
-  ]),
+  ], usd('0xdAC17F958D2ee523a2206206994597C13D831ec7', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48')),
   evm(2, 'polygon', 'Polygon', 20, [
     [3, 'mainnet', 'https://polygon-bor-rpc.publicnode.com'],
     [4, 'amoy', 'https://polygon-amoy-bor-rpc.publicnode.com'],
-  ]),
-  evm(3, 'arbitrum', 'Arbitrum One', 30, [[5, 'mainnet', 'https://arbitrum-one-rpc.publicnode.com']]),
+  ], usd('0xc2132D05D31c914a87C6611C10748AEb04B58e8F', '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359')),
+  evm(3, 'arbitrum', 'Arbitrum One', 30, [[5, 'mainnet', 'https://arbitrum-one-rpc.publicnode.com']],
+    usd('0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9', '0xaf88d065e77c8cC2239327C5EDb3A432268e5831')),
   evm(4, 'base', 'Base', 40, [
     [6, 'mainnet', 'https://mainnet.base.org'],
     [7, 'sepolia', 'https://sepolia.base.org'],
-  ]),
-  evm(5, 'optimism', 'OP Mainnet', 50, [[8, 'mainnet', 'https://optimism-rpc.publicnode.com']]),
+  ], usd(null, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')),
+  evm(5, 'optimism', 'OP Mainnet', 50, [[8, 'mainnet', 'https://optimism-rpc.publicnode.com']],
+    usd('0x94b008aA00579c1307B0EF2c499aD98a8ce58e58', '0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85')),
   evm(6, 'bsc', 'BNB Smart Chain', 60, [
     [9, 'mainnet', 'https://bsc-rpc.publicnode.com'],
     [10, 'testnet', 'https://bsc-testnet-rpc.publicnode.com'],
-  ]),
+  ], usd('0x55d398326f99059fF775485246999027B3197955', '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', 18, 18)),
   {
     id: 7, slug: 'stellar', name: 'Stellar', family: 'stellar', sort: 70,
     environments: [
@@ -59,6 +67,7 @@ export const defaultNetworks: NetworkConfig[] = [
     ],
     // Horizon routes are priced by the family's built-in route table; `default` covers the rest.
     credits: { default: 20, methods: {} },
+    tokens: [],
   },
 ];
 

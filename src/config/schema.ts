@@ -3,6 +3,8 @@ import { isValidIp } from '../util/ip.js';
 
 const port = z.number().int().min(0).max(65535);
 const address = z.string().refine(isValidIp, { message: 'must be an IPv4 or IPv6 address (no ranges)' });
+import { paymentsConfigSchema, tokenSchema } from '../payments/config.js';
+
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'lowercase letters, digits and underscores, starting with a letter or digit').max(40);
 
 export const environmentSchema = z.strictObject({
@@ -24,6 +26,8 @@ export const networkSchema = z.strictObject({
     default: z.number().int().min(0).default(20),
     methods: z.record(z.string(), z.number().int().min(0)).default({}),
   }).optional(),
+  /** Assets payment orders may ask for besides the native coin. */
+  tokens: z.array(tokenSchema).default([]),
 });
 
 export const planSchema = z.strictObject({
@@ -94,6 +98,7 @@ export const configSchema = z.strictObject({
     timeout_ms: z.number().int().min(100).max(60_000).default(5000),
     allow_private_urls: z.boolean().default(false),
   }).default({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false }),
+  payments: paymentsConfigSchema,
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

@@ -8,6 +8,7 @@ import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
+import { startPayments, type Payments } from '../payments/service.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -30,6 +31,7 @@ export interface RunningService {
   addressWatch: AddressWatch;
   /** Last-use times of API keys, written in batches. */
   keyUse: KeyUseRecorder;
+  payments: Payments;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
+  let payments: Payments | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   let keyUse: KeyUseRecorder | undefined;
@@ -50,11 +53,12 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   try {
     gateway = await createGateway(store, config, log);
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
+    payments = await startPayments({ store, config, log, addressWatch, env });
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
       store, config, log,
-      routes: [...addressWatch.routes],
+      routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
       pages: (req, res) => cabinet!.handle(req, res),
@@ -69,6 +73,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await keyUse?.stop();
     await retention?.stop();
+    await payments?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
@@ -77,10 +82,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const gw = gateway;
   const watch = addressWatch;
   const keys = keyUse!;
+  const pay = payments;
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -91,6 +97,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), closeServer(gatewayServer)]));
         await keyUse?.stop();
         await retention?.stop();
+        await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();

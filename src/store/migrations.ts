@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { paymentsMigration } from '../payments/migration.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit one that has shipped:
@@ -173,6 +174,7 @@ export const migrations: Record<string, Migration> = {
       await sql`CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id)`.execute(db);
     },
   },
+  '0012_payments': { up: (db: Kysely<any>) => paymentsMigration(db) },
   '0013_cabinet': {
     async up(db: Kysely<any>) {
       // Sign-in for the web cabinet: one login per account, the password as a scrypt hash.

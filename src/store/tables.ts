@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { WebhookAttempt } from '../client/address-watch.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
@@ -20,6 +20,12 @@ export interface Database {
   cabinet_logins: CabinetLoginsTable;
   cabinet_sessions: CabinetSessionsTable;
   cabinet_login_links: CabinetLoginLinksTable;
+  payment_orders: PaymentOrdersTable;
+  payment_funding: PaymentFundingTable;
+  payment_sightings: PaymentSightingsTable;
+  payment_settings: PaymentSettingsTable;
+  aml_jobs: AmlJobsTable;
+  aml_sanctions: AmlSanctionsTable;
 }
 
 export interface PlansTable {
@@ -161,6 +167,10 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** Deliveries with one key (a payment order's) are sent one at a time, in id order. */
+  sequence_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Overrides the account's webhook URL (a payment order's own `webhook_url`). */
+  target_url: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** An attempt is stored as the API shows it, plus its keys. */
@@ -205,6 +215,8 @@ export interface CabinetLoginLinksTable {
   expires_at: number;
   used_at: number | null;
 }
+export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
+import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
 
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;

@@ -53,6 +53,7 @@ async function writeBlock(
   const current = await currentWatches(trx, hits);
   const kept = hits.filter((h) => current.has(h.watch.watchId));
   const webhooks = await getWebhooks(trx, [...new Set(kept.map((h) => h.watch.accountId))]);
+  const orderWatches = await paymentOrderWatches(trx, kept);
   for (const h of kept) {
     const body = {
       watch_id: h.watch.watchId, network: h.watch.network, address: h.watch.address, tx_hash: h.txHash,
@@ -62,7 +63,7 @@ async function writeBlock(
     const id = await insertEvent(trx, { accountId: h.watch.accountId, watchId: h.watch.watchId, env, network: h.watch.network, type: h.type, block, body, now });
     events++;
     const wh = webhooks.get(h.watch.accountId);
-    if (wh?.enabled && filtersSelect(catalog, wh.filters, h.type, h.direction, env)) {
+    if (wh?.enabled && !orderWatches.has(h.watch.watchId) && filtersSelect(catalog, wh.filters, h.type, h.direction, env)) {
       await enqueueEventDelivery(trx, catalog, env, h.watch.accountId, id, h.type, h.watch.network, body, now, nowMs);
       deliveries++;
     }
@@ -98,6 +99,20 @@ async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Prom
     for (const r of rows) current.add(r.watch_id);
   }
   return current;
+}
+
+/**
+ * Watches a payment order made for itself: their hits are the order's (its `payment_order`
+ * webhooks), so they get no Address Watch webhook; they stay in the feed.
+ */
+async function paymentOrderWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Set<string>> {
+  const ids = [...new Set(hits.map((h) => h.watch.watchId))];
+  const owned = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await trx.selectFrom('payment_orders').select('watch_id').where('watch_id', 'in', ids.slice(i, i + 500)).where('owns_watch', '=', 1).execute();
+    for (const r of rows) owned.add(r.watch_id);
+  }
+  return owned;
 }
 
 /** The feed item and the webhook body: `id` first, the event's fields, `created_at` last. */

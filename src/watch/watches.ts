@@ -12,7 +12,7 @@ export function presentWatch(r: WatchedAddressRow): WatchedAddress {
   return { watch_id: r.watch_id, network_slug: r.network_slug, address: r.address, created_at: r.created_at };
 }
 
-function newWatchId(): string {
+export function newWatchId(): string {
   return `w_${randomBytes(12).toString('base64url')}`;
 }
 

@@ -11,6 +11,10 @@ export interface NewDelivery {
   body: string;
   credits: number;
   isTest: boolean;
+  /** Deliveries sharing a key go out one at a time, in the order they were written (a payment order's). */
+  sequenceKey?: string | null;
+  /** Send here instead of the account's webhook URL. */
+  targetUrl?: string | null;
 }
 
 /** Writes a delivery into the outbox; call it in the transaction that records the event. */
@@ -20,6 +24,7 @@ export async function enqueueDelivery(db: Kysely<Database>, d: NewDelivery, nowM
     body: d.body, credits: d.credits, bill_method: `webhook:${d.isTest ? 'test' : d.type}`, is_test: d.isTest ? 1 : 0,
     status: 'pending', attempts: 0, next_attempt_at: nowMs, lease_owner: null, lease_until: null,
     last_status_code: null, last_error: null, created_at: new Date(nowMs).toISOString(), delivered_at: null,
+    sequence_key: d.sequenceKey ?? null, target_url: d.targetUrl ?? null,
   }).execute();
 }
 

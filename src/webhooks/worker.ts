@@ -135,11 +135,18 @@ export class DeliveryWorker {
     if (free <= 0) return 0;
     const now = Date.now();
     const busy = [...this.#perAccount].filter(([, n]) => n >= this.#o.perAccount).map(([a]) => a);
-    let q = this.#o.store.db.selectFrom('webhook_deliveries').select(['id', 'account_id'])
-      .where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]));
-    if (busy.length) q = q.where('account_id', 'not in', busy);
-    const candidates = await q.orderBy('next_attempt_at').orderBy('id').limit(free * 2).execute();
+    let q = this.#o.store.db.selectFrom('webhook_deliveries as d').select(['d.id', 'd.account_id'])
+      .where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
+      // A sequence (one payment order's webhooks) goes one at a time, oldest first: a later
+      // transition waits while an earlier one is pending, in flight or backing off.
+      .where((eb) => eb.or([
+        eb('d.sequence_key', 'is', null),
+        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
+          .whereRef('e.sequence_key', '=', 'd.sequence_key').where('e.status', '=', 'pending').whereRef('e.id', '<', 'd.id'))),
+      ]));
+    if (busy.length) q = q.where('d.account_id', 'not in', busy);
+    const candidates = await q.orderBy('d.next_attempt_at').orderBy('d.id').limit(free * 2).execute();
     const picked: number[] = [];
     const counts = new Map(this.#perAccount);
     for (const c of candidates) {
@@ -183,7 +190,10 @@ export class DeliveryWorker {
       await this.#finish(row, 'cancelled', null, REORG_CANCELLED);
       return;
     }
-    const target = await this.#target(row.account_id);
+    const accountTarget = await this.#target(row.account_id);
+    // A payment order with its own webhook_url: the account's secret, that URL, always on.
+    const target = accountTarget && row.target_url ? { ...accountTarget, url: row.target_url, enabled: true }
+      : row.target_url ? await this.#ownTarget(row.account_id, row.target_url) : accountTarget;
     if (!target || (!target.enabled && row.is_test === 0)) {
       await this.#finish(row, 'cancelled', null, target ? 'webhook disabled' : 'no webhook configured');
       return;
@@ -291,6 +301,12 @@ export class DeliveryWorker {
     if (this.#targets.size > 10_000) this.#targets.clear();
     this.#targets.set(accountId, target);
     return target;
+  }
+
+  /** An order's own URL on an account that has no Address Watch webhook configured. */
+  async #ownTarget(accountId: number, url: string): Promise<Target | undefined> {
+    const account = await getAccount(this.#o.store, accountId);
+    return account && { url, enabled: true, secret: webhookSecretOf(this.#o.store, account), expires: 0 };
   }
 
   /** Forget cached targets (after a PUT of the webhook in this process). */

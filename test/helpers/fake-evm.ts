@@ -13,6 +13,8 @@ export interface FakeEvmChain {
   url: string;
   /** Mines a block with these native transfers (`value` in wei, decimal); returns its height. */
   mine(txs?: Array<{ from: string; to: string; wei: bigint }>): { height: number; hash: string; txs: FakeTx[] };
+  /** Drops block `height` and everything above it (a reorg); mine again to build the new branch. */
+  orphan(height: number): void;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startFakeEvmChain(): Promise<FakeEvmChain> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     mine,
+    orphan: (height) => { blocks.length = height; },
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

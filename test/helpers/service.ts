@@ -41,14 +41,14 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
 
 export async function startTestService(
   overrides: ConfigInput = {},
-  opts: { dataDir?: string; keepDataDir?: boolean; watch?: ServiceOptions['watch']; cabinet?: ServiceOptions['cabinet'] } = {},
+  opts: { dataDir?: string; keepDataDir?: boolean; watch?: ServiceOptions['watch']; cabinet?: ServiceOptions['cabinet']; env?: NodeJS.ProcessEnv } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
   const configFile = join(dataDir, 'config.json');
   const config = testConfig(overrides);
   parseConfig(config); // fail here, with the config's own message, rather than in the service
   writeFileSync(configFile, JSON.stringify(config));
-  const service = await startService({ configFile, dataDir, env: { ...process.env, RPCCTL_MASTER_KEY: '' }, log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch, cabinet: opts.cabinet });
+  const service = await startService({ configFile, dataDir, env: { ...process.env, RPCCTL_MASTER_KEY: '', ...opts.env }, log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch, cabinet: opts.cabinet });
   const baseUrl = service.apiUrl;
   const clients: ApiClient[] = [];
   return {

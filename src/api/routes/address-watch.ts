@@ -109,9 +109,13 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
     }),
     route({
       method: 'DELETE', path: '/v1/address-watch/addresses', tag: TAG, summary: 'Stop watching (frees the slot; the events stay in the feed)',
-      body: deleteWatchBody, errors: [400, 404],
+      body: deleteWatchBody, errors: [400, 404, 409],
       response: okSchema.extend({ watch_id: z.string() }),
       async handler({ account, app, body }) {
+        // An open payment order listens through this watch: deleting it would blind the order.
+        const order = await app.store.db.selectFrom('payment_orders').select(['payment_id', 'order_id'])
+          .where('account_id', '=', account.id).where('watch_id', '=', body.watch_id).where('open', '=', 1).executeTakeFirst();
+        if (order) throw new HttpError(409, `Watched address backs open payment order ${order.order_id} (${order.payment_id}); it is released when the order ends`);
         const row = await deleteWatch(app.store, account.id, body.watch_id);
         if (!row) throw notFound('Watched address not found');
         deps.registry.remove(row);

@@ -1,0 +1,146 @@
+import { AbortedError } from '../../client/errors.js';
+import { PaymentsClient, type Payment } from '../../client/payments.js';
+import type { CommandImpl } from '../action.js';
+import { withApi, type ApiContext } from '../context.js';
+import { interruptOf, sleep } from '../interrupt.js';
+import { usageError, type CliIO } from '../io.js';
+import type { Output } from '../output.js';
+import type { GlobalOptions } from '../program.js';
+import { confirmOrYes } from '../prompts.js';
+import { positiveInt } from '../watch-run.js';
+
+function withPayments<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext & { payments: PaymentsClient }) => Promise<T>): Promise<T> {
+  return withApi(io, opts, (ctx) => fn({ ...ctx, payments: new PaymentsClient(ctx.api) }));
+}
+
+/** Where an order stops moving (an expired order may still take a late payment, but watching ends). */
+const FINAL = new Set(['paid', 'failed', 'expired']);
+
+const units = (p: Payment, which: 'amount' | 'amount_received') => `${p[which]} ${p.asset_symbol}`;
+
+function show(out: Output, p: Payment): void {
+  out.fields([
+    ['payment_id', p.payment_id], ['order_id', p.order_id], ['status', p.status + (p.reason ? ` (${p.reason})` : '')],
+    ['network', p.network], ['address', p.address], ['amount', units(p, 'amount')], ['received', units(p, 'amount_received')],
+    ['asset', p.asset], ['expires_at', p.expires_at], ['lifecycle', p.lifecycle], ['late', p.late], ['overpaid', p.overpaid],
+    ['aml', p.aml ? `${p.aml.provider}: ${p.aml.risk_level} (score ${p.aml.score})` : ''], ['tx_hashes', p.tx_hashes.join(' ')],
+    ['webhook_url', p.webhook_url], ['watch_id', p.watch_id],
+  ]);
+}
+
+export const create: CommandImpl<{
+  orderId: string; network: string; amount: string; asset?: string; address?: string; expiresIn?: string; webhookUrl?: string; metadata?: string;
+}> = (io, opts) => {
+  let metadata: Record<string, unknown> | undefined;
+  if (opts.metadata !== undefined) {
+    try {
+      metadata = JSON.parse(opts.metadata) as Record<string, unknown>;
+    } catch {
+      throw usageError('--metadata must be a JSON object, e.g. \'{"cart": 42}\'');
+    }
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw usageError('--metadata must be a JSON object');
+  }
+  const expiresIn = positiveInt('--expires-in', opts.expiresIn);
+  return withPayments(io, opts, async ({ payments, out }) => {
+    const { payment, created } = await payments.create({
+      order_id: opts.orderId, network_slug: opts.network, amount: opts.amount, asset: opts.asset, address: opts.address,
+      expires_in: expiresIn, webhook_url: opts.webhookUrl, metadata,
+    });
+    if (out.json) return out.printJson({ ...payment, created });
+    out.print(payment.payment_id);
+    out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${payment.expires_at}.`);
+    out.note(`Follow it: rpcctl payments watch ${payment.payment_id}`);
+  });
+};
+
+export const get: CommandImpl = (io, opts, [id]) => withPayments(io, opts, async ({ payments, out }) => {
+  const { payment } = await payments.get(id!);
+  if (out.json) return out.printJson(payment);
+  show(out, payment);
+});
+
+export const list: CommandImpl<{ status?: string; network?: string; orderId?: string; limit: string }> = (io, opts) => {
+  const limit = positiveInt('--limit', opts.limit)!;
+  return withPayments(io, opts, async ({ payments, out }) => {
+    const rows: Payment[] = [];
+    for (let page = 1; rows.length < limit; page++) {
+      const r = await payments.list({ status: opts.status, network: opts.network, order_id: opts.orderId, page, per_page: Math.min(200, limit) });
+      rows.push(...r.payments.slice(0, limit - rows.length));
+      if (r.payments.length === 0 || page * r.per_page >= r.total) break;
+    }
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'PAYMENT ID', value: (p) => p.payment_id },
+      { header: 'ORDER', value: (p) => p.order_id },
+      { header: 'STATUS', value: (p) => p.status + (p.reason ? ` (${p.reason})` : '') },
+      { header: 'NETWORK', value: (p) => p.network },
+      { header: 'AMOUNT', value: (p) => units(p, 'amount') },
+      { header: 'RECEIVED', value: (p) => units(p, 'amount_received') },
+      { header: 'ADDRESS', value: (p) => p.address },
+      { header: 'CREATED', value: (p) => p.created_at },
+    ]);
+  });
+};
+
+export const cancel: CommandImpl<{ yes?: boolean }> = (io, opts, [id]) => withPayments(io, opts, async ({ payments, out }) => {
+  await confirmOrYes(io, opts, `Cancel payment ${id}? It ends failed (canceled) and its address is released.`);
+  const { payment } = await payments.cancel(id!);
+  if (out.json) return out.printJson(payment);
+  out.note(`Canceled ${payment.payment_id} (order ${payment.order_id}).`);
+});
+
+/** One line per status the order takes, as `lifecycle` grows; exits when the order ends. */
+export const watch: CommandImpl<{ interval: string }> = (io, opts, [id]) => {
+  const intervalMs = Number(opts.interval) * 1000;
+  if (!Number.isFinite(intervalMs) || intervalMs < 100) throw usageError(`--interval must be at least 0.1 seconds, got "${opts.interval}"`);
+  return withPayments(io, opts, async ({ payments, out }) => {
+    const interrupt = interruptOf(io);
+    const signal = interrupt.signal;
+    let shown = 0;
+    try {
+      for (;;) {
+        const { payment: p } = await payments.get(id!, signal);
+        const steps = p.lifecycle.split('>');
+        if (shown === 0 && !out.json) out.note(`Watching ${p.payment_id}: ${units(p, 'amount')} to ${p.address} on ${p.network} (Ctrl-C to stop)`);
+        for (const step of steps.slice(shown)) {
+          if (out.json) io.stdout.write(`${JSON.stringify({ status: step, payment: p })}\n`);
+          else out.print([new Date().toISOString(), step, `${p.amount_received}/${p.amount} ${p.asset_symbol}`, p.reason ?? '', p.tx_hashes.at(-1) ?? ''].join(out.isTTY ? '  ' : '\t').trimEnd());
+        }
+        shown = steps.length;
+        if (FINAL.has(p.status)) break;
+        await sleep(intervalMs, signal);
+        if (signal.aborted) break;
+      }
+    } catch (err) {
+      if (!(err instanceof AbortedError)) throw err;
+    } finally {
+      interrupt.dispose();
+    }
+  });
+};
+
+export const settings: CommandImpl<{ xpub?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean }> = (io, opts) => {
+  const patch: Parameters<PaymentsClient['putSettings']>[0] = {};
+  if (opts.xpub !== undefined) patch.xpubs = { evm: opts.xpub };
+  if (opts.amlFailAt !== undefined) patch.aml_fail_at = opts.amlFailAt;
+  if (opts.toleranceBps !== undefined) {
+    if (!/^\d{1,5}$/.test(opts.toleranceBps) || Number(opts.toleranceBps) > 10_000) throw usageError(`--tolerance-bps must be an integer from 0 to 10000, got "${opts.toleranceBps}"`);
+    patch.underpaid_tolerance_bps = Number(opts.toleranceBps);
+  }
+  // commander sets acceptLate only when one of the two flags is given.
+  if (opts.acceptLate !== undefined) patch.accept_late = opts.acceptLate;
+  return withPayments(io, opts, async ({ payments, out }) => {
+    const s = Object.keys(patch).length === 0 ? await payments.settings() : await payments.putSettings(patch);
+    const { ok: _ok, ...rest } = s;
+    if (out.json) return out.printJson(rest);
+    out.fields([
+      ['xpub (evm)', s.xpubs.evm ?? '(none: orders need --address)'],
+      ['first address', s.derived.evm?.first_address ?? ''],
+      ['next index', s.derived.evm?.next_index ?? ''],
+      ['aml_fail_at', s.aml_fail_at],
+      ['tolerance', `${s.underpaid_tolerance_bps} bps`],
+      ['accept_late', s.accept_late],
+    ]);
+    if (s.derived.evm && opts.xpub) out.note(`Check that ${s.derived.evm.first_address} is the first address of that wallet before taking payments.`);
+  });
+};

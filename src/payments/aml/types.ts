@@ -1,0 +1,66 @@
+/** The normalised result every provider returns (decisions.md, "Payment orders"). */
+export type RiskLevel = 'low' | 'medium' | 'high' | 'severe' | 'unknown';
+
+export interface AmlDetail {
+  category: string;
+  address: string;
+  source: string;
+}
+
+export interface AmlResult {
+  provider: string;
+  /** 0-100. */
+  score: number;
+  risk_level: RiskLevel;
+  details: AmlDetail[];
+  report_url: string | null;
+  checked_at: string;
+}
+
+/** What is screened: the sender of one funding transfer. */
+export interface AmlSubject {
+  family: 'evm' | 'stellar';
+  network: string;
+  address: string;
+  txHash: string;
+}
+
+export interface AmlProvider {
+  readonly name: string;
+  screen(subject: AmlSubject): Promise<AmlResult>;
+}
+
+/** The provider cannot answer yet (rate limited, result still computing, unreachable): try again later. */
+export class AmlRetryError extends Error {
+  readonly code = 'E_AML_RETRY';
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+const RANK: Record<RiskLevel, number> = { unknown: 0, low: 1, medium: 2, high: 3, severe: 4 };
+
+/** Whether `level` is at or above the merchant's `aml_fail_at`. `unknown` (provider `none`) never fails. */
+export function failsAt(level: RiskLevel, failAt: 'medium' | 'high' | 'severe'): boolean {
+  return level !== 'unknown' && RANK[level] >= RANK[failAt];
+}
+
+/** One result for an order from its senders' results: the worst level, the highest score, every detail. */
+export function combine(results: AmlResult[]): AmlResult {
+  const worst = results.reduce((a, b) => (RANK[b.risk_level] > RANK[a.risk_level] || (RANK[b.risk_level] === RANK[a.risk_level] && b.score > a.score) ? b : a));
+  return {
+    provider: worst.provider,
+    score: Math.max(...results.map((r) => r.score)),
+    risk_level: worst.risk_level,
+    details: results.flatMap((r) => r.details),
+    report_url: worst.report_url,
+    checked_at: results.map((r) => r.checked_at).sort().at(-1)!,
+  };
+}
+
+/** The score a provider's label stands for when it gives no number. */
+export function scoreOf(level: RiskLevel): number {
+  return { unknown: 0, low: 10, medium: 50, high: 75, severe: 100 }[level];
+}

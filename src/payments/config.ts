@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+/** `networks[].tokens[]`: an EVM token by contract address, a Stellar asset as `CODE:ISSUER`. */
+export const tokenSchema = z.strictObject({
+  symbol: z.string().regex(/^[A-Za-z0-9.]{1,12}$/, '1-12 letters, digits or dots'),
+  address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x contract address').optional(),
+  asset: z.string().regex(/^[A-Za-z0-9]{1,12}:G[A-Z2-7]{55}$/, 'must be CODE:ISSUER').optional(),
+  decimals: z.number().int().min(0).max(36),
+}).refine((t) => (t.address === undefined) !== (t.asset === undefined), { message: 'give either address (EVM) or asset (Stellar)' });
+
+export type TokenConfig = z.output<typeof tokenSchema>;
+
+const httpAmlSchema = z.strictObject({
+  preset: z.enum(['chainalysis', 'trm']),
+  base_url: z.string().url().optional(),
+  /** The API key; or name an environment variable that holds it with `api_key_env`. */
+  api_key: z.string().min(1).optional(),
+  api_key_env: z.string().min(1).optional(),
+  timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+  chains: z.record(z.string(), z.string()).default({}),
+  report_url_template: z.string().optional(),
+});
+
+export const paymentsConfigSchema = z.strictObject({
+  aml: z.strictObject({
+    provider: z.enum(['sanctions-list', 'http', 'none']).default('sanctions-list'),
+    /** Loaded at start when set (else the shipped dev list on a store without one). */
+    sanctions_file: z.string().optional(),
+    http: httpAmlSchema.optional(),
+  }).refine((a) => a.provider !== 'http' || a.http !== undefined, { message: 'provider "http" needs payments.aml.http', path: ['http'] })
+    .default({ provider: 'sanctions-list' }),
+  /** How often expiry and the screening queue are looked at. */
+  tick_ms: z.number().int().min(20).max(60_000).default(500),
+  /** How long an expired order's address stays watched for late payments. */
+  late_window_s: z.number().int().min(0).max(30 * 86_400).default(86_400),
+}).default({ aml: { provider: 'sanctions-list' }, tick_ms: 500, late_window_s: 86_400 });
+
+export type PaymentsConfig = z.output<typeof paymentsConfigSchema>;

@@ -1,0 +1,440 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/index.js';
+import type { Database, Store, WatchedAddressRow } from '../store/index.js';
+import { covers } from './amounts.js';
+import { assetOfRow, hitIsAsset } from './assets.js';
+import { combine, failsAt, type AmlProvider, type AmlResult } from './aml/types.js';
+import { AmlRetryError } from './aml/types.js';
+import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow } from './orders.js';
+import type { WatchRegistry } from '../watch/registry.js';
+import { TipWatcher } from './tip.js';
+
+/** What the engine tells the in-memory watch registry after a commit. */
+export interface WatchSync {
+  added(row: WatchedAddressRow): void;
+  removed(row: WatchedAddressRow): void;
+}
+
+export interface EngineOptions {
+  store: Store;
+  config: Config;
+  aml: AmlProvider;
+  watches: WatchSync;
+  log: (line: string) => void;
+  /** Told when deliveries were written, so the worker sends them now. */
+  onDeliveries: () => void;
+  tickMs: number;
+  /** How long a screening claim holds a job: longer than the provider's slowest answer. */
+  amlLeaseMs: number;
+  /** Matches unconfirmed blocks (networks with confirmations > 1) for early `seen`. */
+  registry?: WatchRegistry;
+}
+
+interface EventRow {
+  event_id: number;
+  body: string;
+  block_height: number;
+  order_pk: number;
+}
+
+/** Screening retry backoff: a provider that keeps failing holds the order, never passes it. */
+const AML_BACKOFF_MS = [2_000, 10_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
+
+/** Statuses still waiting for (more) funds. */
+const ACTIVE: readonly string[] = ['pending', 'seen', 'underpaid'];
+
+/**
+ * Drives orders from Address Watch's recorded events: funding, reorgs, expiry, the end of
+ * the late-payment window, and the screening queue. Every transition is written with its
+ * outbox delivery in one transaction; every step is a compare-and-set on the order, so
+ * two processes on one store cannot apply one change twice. Two loops: screening (which
+ * waits on a remote provider) never holds up funding and expiry.
+ */
+export class PaymentEngine {
+  readonly #o: EngineOptions;
+  #running = false;
+  #loops: Promise<void>[] = [];
+  #timers = new Set<NodeJS.Timeout>();
+  #wakers = new Set<() => void>();
+  #lastError = new Map<string, string>();
+  readonly #tip: TipWatcher | undefined;
+
+  constructor(o: EngineOptions) {
+    this.#o = o;
+    this.#tip = o.registry && new TipWatcher(o.store, o.registry);
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loops = [this.#loop('orders', () => this.step()), this.#loop('aml', () => this.screenDue())];
+    if (this.#tip) this.#loops.push(this.#loop('unconfirmed blocks', () => this.sightings()));
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    for (const t of this.#timers) clearTimeout(t);
+    for (const w of this.#wakers) w();
+    await Promise.all(this.#loops);
+    await this.#tip?.close();
+  }
+
+  /** Look now (after a block was recorded or an order changed). */
+  kick(): void {
+    for (const w of this.#wakers) w();
+  }
+
+  async #loop(name: string, fn: () => Promise<number>): Promise<void> {
+    while (this.#running) {
+      let busy = 0;
+      try {
+        busy = await fn();
+        this.#lastError.delete(name);
+      } catch (err) {
+        const msg = (err as Error).message;
+        if (this.#lastError.get(name) !== msg) this.#o.log(`payments: ${name}: ${msg}`);
+        this.#lastError.set(name, msg);
+      }
+      if (!this.#running) break;
+      if (busy === 0) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            this.#timers.delete(timer);
+            this.#wakers.delete(done);
+            resolve();
+          };
+          const timer = setTimeout(done, this.#o.tickMs);
+          this.#timers.add(timer);
+          this.#wakers.add(done);
+        });
+      }
+    }
+  }
+
+  /** One pass of funding, reorgs, expiry and window ends; the number of changes made. */
+  async step(nowMs = Date.now()): Promise<number> {
+    let n = 0;
+    n += await this.#ingest(nowMs);
+    n += await this.#reorged(nowMs);
+    n += await this.#expire(nowMs);
+    n += await this.#closeWindows(nowMs);
+    return n;
+  }
+
+  /**
+   * Transfers to open orders in blocks still short of the network's confirmations: `seen`
+   * at once (once per transaction), the rest when the scanner records the confirmed block.
+   */
+  async sightings(nowMs = Date.now()): Promise<number> {
+    const { store, config } = this.#o;
+    const open = await store.db.selectFrom('payment_orders').select(['id', 'watch_id', 'network_environment_id'])
+      .where('open', '=', 1).where('status', 'in', ['pending', 'underpaid', 'seen', 'expired']).execute();
+    const byEnv = new Map<number, Map<string, number>>();
+    for (const o of open) {
+      const env = store.catalog.environment(o.network_environment_id);
+      if (!env || env.confirmations <= 1) continue;
+      const m = byEnv.get(env.id) ?? new Map<string, number>();
+      m.set(o.watch_id, o.id);
+      byEnv.set(env.id, m);
+    }
+    let n = 0;
+    for (const [envId, watches] of byEnv) {
+      const env = store.catalog.environment(envId)!;
+      for (const hit of await this.#tip!.hits(env, new Set(watches.keys()))) {
+        const orderPk = watches.get(hit.watchId)!;
+        n += await this.#guard(async () => {
+          const done = await store.db.transaction().execute(async (trx) => {
+            const order = (await this.#order(trx, orderPk))!;
+            const asset = assetOfRow(config, env, order.asset, order.decimals);
+            if (!hitIsAsset(asset, hit.token) || BigInt(hit.amount) <= 0n) return 0;
+            const inserted = await trx.insertInto('payment_sightings').values({ order_pk: orderPk, tx_hash: hit.txHash, seen_ms: nowMs })
+              .onConflict((oc) => oc.columns(['order_pk', 'tx_hash']).doNothing()).executeTakeFirst();
+            if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) return 0;
+            if (!['pending', 'underpaid', 'seen', 'expired'].includes(order.status)) return 0;
+            const late = order.status === 'expired' || nowMs > Number(order.expires_ms);
+            await transition(trx, { store, config }, order, { status: 'seen', txHash: hit.txHash, late }, nowMs);
+            return 1;
+          });
+          if (done) this.#o.onDeliveries();
+          return done;
+        });
+      }
+    }
+    return n;
+  }
+
+  /** New `payment` events of open orders' watches, not yet applied to the order. */
+  async #ingest(nowMs: number): Promise<number> {
+    const db = this.#o.store.db;
+    const rows: EventRow[] = await db.selectFrom('watch_events as e')
+      .innerJoin('payment_orders as o', 'o.watch_id', 'e.watch_id')
+      .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
+      .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
+      .where('o.open', '=', 1).where('e.removed', '=', 0).where('e.type', '=', 'payment').where('f.id', 'is', null)
+      .whereRef('e.created_at', '>=', 'o.created_at')
+      .orderBy('e.id').limit(500).execute();
+    if (rows.length === 0) return 0;
+    const byOrder = new Map<number, EventRow[]>();
+    for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
+    let changed = 0;
+    for (const [orderPk, events] of byOrder) changed += await this.#guard(() => this.#fund(orderPk, events, nowMs));
+    return changed || rows.length;
+  }
+
+  async #fund(orderPk: number, events: EventRow[], nowMs: number): Promise<number> {
+    const { store, config } = this.#o;
+    const settings = await getSettings(store.db, (await this.#order(store.db, orderPk))!.account_id);
+    const result = await store.db.transaction().execute(async (trx) => {
+      let order = (await this.#order(trx, orderPk))!;
+      const env = store.catalog.environment(order.network_environment_id);
+      const asset = assetOfRow(config, env, order.asset, order.decimals);
+      const late = order.status === 'expired' || order.late === 1;
+      const fresh: Array<{ tx: string }> = [];
+      for (const e of events) {
+        const body = JSON.parse(e.body) as { tx_hash: string; from: string | null; token: string | null; amount: string; direction: string };
+        const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n;
+        await trx.insertInto('payment_funding').values({
+          order_pk: orderPk, event_id: e.event_id, tx_hash: body.tx_hash, from_address: body.from, amount_raw: body.amount,
+          block_height: e.block_height, counted: counted ? 1 : 0, late: late ? 1 : 0, removed: 0, created_at: new Date(nowMs).toISOString(),
+        }).execute();
+        if (counted) fresh.push({ tx: body.tx_hash });
+      }
+      if (fresh.length === 0) return 0;
+      const total = await this.#total(trx, orderPk);
+      const amount = BigInt(order.amount_raw);
+      const overpaid = total > amount;
+      // Funds after the order was decided, or while it is being screened, are recorded on it
+      // (amount_received, tx_hashes) without a new transition.
+      if (!ACTIVE.includes(order.status) && order.status !== 'expired') {
+        await trx.updateTable('payment_orders').set({ received_raw: total.toString(), overpaid: overpaid ? 1 : 0, updated_at: new Date(nowMs).toISOString() })
+          .where('id', '=', orderPk).execute();
+        return 0;
+      }
+      let n = 0;
+      // One `seen` per funding transaction: those sighted unconfirmed have had theirs.
+      const sighted = new Set((await trx.selectFrom('payment_sightings').select('tx_hash').where('order_pk', '=', orderPk).execute()).map((r) => r.tx_hash));
+      for (const f of fresh) {
+        if (sighted.has(f.tx)) continue;
+        order = await transition(trx, { store, config }, order, { status: 'seen', txHash: f.tx, receivedRaw: total, overpaid, late }, nowMs);
+        n++;
+      }
+      const lastTx = fresh.at(-1)!.tx;
+      const enough = covers(total, amount, settings.underpaid_tolerance_bps);
+      if (late && !settings.accept_late) {
+        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: enough ? 'late' : 'partial' }, nowMs);
+      } else if (enough) {
+        order = await transition(trx, { store, config }, order, { status: 'aml_check', txHash: lastTx, aml: null }, nowMs);
+        await trx.insertInto('aml_jobs').values({
+          order_pk: orderPk, status: 'pending', attempts: 0, next_attempt_ms: nowMs, lease_until: null, last_error: null, created_at: new Date(nowMs).toISOString(),
+        }).execute();
+      } else if (late) {
+        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: 'partial' }, nowMs);
+      } else {
+        order = await transition(trx, { store, config }, order, { status: 'underpaid', txHash: lastTx }, nowMs);
+      }
+      return n + 1;
+    });
+    if (result > 0) this.#o.onDeliveries();
+    return result;
+  }
+
+  /** Funding whose block left the chain comes off its order, which moves back if no longer covered. */
+  async #reorged(nowMs: number): Promise<number> {
+    const { store, config } = this.#o;
+    const rows = await store.db.selectFrom('payment_funding as f').innerJoin('watch_events as e', 'e.id', 'f.event_id')
+      .select(['f.id', 'f.order_pk']).where('e.removed', '=', 1).where('f.removed', '=', 0).limit(500).execute();
+    if (rows.length === 0) return 0;
+    const byOrder = new Map<number, number[]>();
+    for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r.id]);
+    for (const [orderPk, ids] of byOrder) {
+      await this.#guard(async () => {
+        const reopened = await store.db.transaction().execute(async (trx) => {
+          await trx.updateTable('payment_funding').set({ removed: 1 }).where('id', 'in', ids).execute();
+          const order = (await this.#order(trx, orderPk))!;
+          const settings = await getSettings(trx, order.account_id);
+          const total = await this.#total(trx, orderPk);
+          const amount = BigInt(order.amount_raw);
+          const decided = order.status === 'failed' || order.status === 'pending';
+          if (decided || (covers(total, amount, settings.underpaid_tolerance_bps) && order.status !== 'seen')) {
+            await trx.updateTable('payment_orders').set({ received_raw: total.toString(), overpaid: total > amount ? 1 : 0 }).where('id', '=', orderPk).execute();
+            return undefined;
+          }
+          await trx.updateTable('aml_jobs').set({ status: 'cancelled', last_error: 'funding left the chain (reorg)' })
+            .where('order_pk', '=', orderPk).where('status', '=', 'pending').execute();
+          const expired = nowMs >= Number(order.expires_ms);
+          let watch: WatchedAddressRow | undefined;
+          // A paid order had let its address go: it is payable again, so it takes it back.
+          const taken = await trx.selectFrom('payment_orders').select('id').where('network_environment_id', '=', order.network_environment_id)
+            .where('address_key', '=', order.address_key).where('open', '=', 1).executeTakeFirst();
+          const reopen = order.open === 0 && !expired && !taken;
+          if (reopen) watch = await this.#rewatch(trx, order);
+          await transition(trx, { store, config }, order, {
+            status: expired ? 'expired' : 'underpaid', txHash: null, reason: 'reorg', receivedRaw: total, overpaid: total > amount,
+            aml: null, close: false,
+          }, nowMs);
+          if (reopen) await trx.updateTable('payment_orders').set({ open: 1 }).where('id', '=', orderPk).execute();
+          return watch;
+        });
+        if (reopened) this.#o.watches.added(reopened);
+        this.#o.onDeliveries();
+        return 1;
+      });
+    }
+    return rows.length;
+  }
+
+  /** Orders past `expires_at` with nothing confirmed, or not enough. */
+  async #expire(nowMs: number): Promise<number> {
+    const { store, config } = this.#o;
+    // `seen` at rest waits for confirmations of a transfer made in time; it expires only if
+    // they never come (the transfer left the chain) by the end of the late window.
+    const due = await store.db.selectFrom('payment_orders').select('id')
+      .where((eb) => eb.or([
+        eb.and([eb('status', 'in', ['pending', 'underpaid']), eb('expires_ms', '<=', nowMs)]),
+        eb.and([eb('status', '=', 'seen'), eb('monitor_until_ms', '<=', nowMs)]),
+      ])).limit(200).execute();
+    for (const { id } of due) {
+      await this.#guard(() => store.db.transaction().execute(async (trx) => {
+        const order = (await this.#order(trx, id))!;
+        if (!ACTIVE.includes(order.status)) return 0;
+        const window = config.payments.late_window_s * 1000;
+        await transition(trx, { store, config }, order, {
+          status: 'expired', txHash: null, reason: BigInt(order.received_raw) > 0n ? 'partial' : null,
+          monitorUntilMs: Math.max(Number(order.expires_ms) + window, order.status === 'seen' ? nowMs + window : 0),
+        }, nowMs);
+        return 1;
+      }));
+    }
+    if (due.length) this.#o.onDeliveries();
+    return due.length;
+  }
+
+  /** Expired orders whose late window is over let their address (and watch) go. */
+  async #closeWindows(nowMs: number): Promise<number> {
+    const due = await this.#o.store.db.selectFrom('payment_orders').select('id')
+      .where('status', '=', 'expired').where('open', '=', 1).where('monitor_until_ms', '<=', nowMs).limit(200).execute();
+    for (const { id } of due) await this.#guard(() => this.#close(id));
+    return due.length;
+  }
+
+  /** Ends an order's hold on its address; an owned watch is removed (its slot is free). */
+  async #close(orderPk: number): Promise<number> {
+    const removed = await this.#o.store.db.transaction().execute(async (trx) => {
+      const order = (await this.#order(trx, orderPk))!;
+      await trx.updateTable('payment_orders').set({ open: 0 }).where('id', '=', orderPk).where('open', '=', 1).execute();
+      if (order.owns_watch !== 1) return undefined;
+      return trx.deleteFrom('watched_addresses').where('watch_id', '=', order.watch_id).returningAll().executeTakeFirst();
+    });
+    if (removed) this.#o.watches.removed(removed);
+    return 1;
+  }
+
+  async #rewatch(trx: Kysely<Database>, order: OrderRow): Promise<WatchedAddressRow | undefined> {
+    if (order.owns_watch !== 1) return undefined;
+    const exists = await trx.selectFrom('watched_addresses').select('id').where('watch_id', '=', order.watch_id).executeTakeFirst();
+    if (exists) return undefined;
+    return trx.insertInto('watched_addresses').values({
+      watch_id: order.watch_id, account_id: order.account_id, network_environment_id: order.network_environment_id,
+      network_slug: order.network, address: order.address, address_key: order.address_key, created_at: new Date().toISOString(),
+    }).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /** Screens due jobs: every funding sender of the order; the worst result decides. */
+  async screenDue(nowMs = Date.now()): Promise<number> {
+    const { store, config, aml } = this.#o;
+    const jobs = await store.db.selectFrom('aml_jobs').selectAll().where('status', '=', 'pending').where('next_attempt_ms', '<=', nowMs)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowMs)])).orderBy('id').limit(10).execute();
+    let done = 0;
+    for (const job of jobs) {
+      const claimed = await store.db.updateTable('aml_jobs').set({ lease_until: nowMs + this.#o.amlLeaseMs, attempts: job.attempts + 1 })
+        .where('id', '=', job.id).where('status', '=', 'pending').where('attempts', '=', job.attempts).executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) !== 1) continue;
+      const order = (await this.#order(store.db, job.order_pk))!;
+      if (order.status !== 'aml_check') {
+        await store.db.updateTable('aml_jobs').set({ status: 'cancelled', lease_until: null }).where('id', '=', job.id).execute();
+        continue;
+      }
+      const env = store.catalog.environment(order.network_environment_id);
+      const senders = await store.db.selectFrom('payment_funding').select(['from_address', 'tx_hash']).where('order_pk', '=', order.id)
+        .where('counted', '=', 1).where('removed', '=', 0).orderBy('id').execute();
+      let result: AmlResult;
+      try {
+        const seen = new Set<string>();
+        const results: AmlResult[] = [];
+        for (const s of senders) {
+          if (!s.from_address || seen.has(s.from_address.toLowerCase())) continue;
+          seen.add(s.from_address.toLowerCase());
+          results.push(await aml.screen({ family: env?.network.family ?? 'evm', network: order.network, address: s.from_address, txHash: s.tx_hash }));
+        }
+        if (results.length === 0) throw new Error('no sender to screen');
+        result = combine(results);
+      } catch (err) {
+        const attempt = job.attempts + 1;
+        const delay = err instanceof AmlRetryError && err.retryAfterMs !== undefined
+          ? Math.max(err.retryAfterMs, 500) : AML_BACKOFF_MS[Math.min(attempt - 1, AML_BACKOFF_MS.length - 1)]!;
+        await store.db.updateTable('aml_jobs').set({ next_attempt_ms: Date.now() + delay, lease_until: null, last_error: (err as Error).message })
+          .where('id', '=', job.id).execute();
+        this.#o.log(`payments: screening ${order.payment_id} failed (attempt ${attempt}, next in ${Math.round(delay / 1000)} s): ${(err as Error).message}`);
+        continue;
+      }
+      await this.#guard(async () => {
+        const removed = await store.db.transaction().execute(async (trx) => {
+          const current = (await this.#order(trx, order.id))!;
+          if (current.status !== 'aml_check' || current.seq !== order.seq) return undefined;
+          const settings = await getSettings(trx, current.account_id);
+          const rejected = failsAt(result.risk_level, settings.aml_fail_at as FailAt);
+          const total = await this.#total(trx, current.id);
+          const lastTx = senders.at(-1)?.tx_hash ?? null;
+          await transition(trx, { store, config }, current, rejected
+            ? { status: 'failed', txHash: lastTx, reason: 'aml_rejected', aml: result, close: true }
+            : { status: 'paid', txHash: lastTx, reason: null, aml: result, receivedRaw: total, overpaid: total > BigInt(current.amount_raw), close: true });
+          await trx.updateTable('aml_jobs').set({ status: 'done', lease_until: null, last_error: null }).where('id', '=', job.id).execute();
+          if (current.owns_watch !== 1) return undefined;
+          return trx.deleteFrom('watched_addresses').where('watch_id', '=', current.watch_id).returningAll().executeTakeFirst();
+        });
+        if (removed) this.#o.watches.removed(removed);
+        this.#o.onDeliveries();
+        done++;
+        return 1;
+      });
+    }
+    return done;
+  }
+
+  /** Cancels an order on which nothing was seen: `failed`, reason `canceled`. */
+  async cancel(order: OrderRow): Promise<OrderRow> {
+    const { store, config } = this.#o;
+    const { next, removed } = await store.db.transaction().execute(async (trx) => {
+      const current = (await this.#order(trx, order.id))!;
+      if (current.status !== 'pending') return { next: current, removed: undefined };
+      const next = await transition(trx, { store, config }, current, { status: 'failed', txHash: null, reason: 'canceled', close: true });
+      const removed = current.owns_watch === 1
+        ? await trx.deleteFrom('watched_addresses').where('watch_id', '=', current.watch_id).returningAll().executeTakeFirst() : undefined;
+      return { next, removed };
+    });
+    if (removed) this.#o.watches.removed(removed);
+    this.#o.onDeliveries();
+    return next;
+  }
+
+  async #order(db: Kysely<Database>, id: number): Promise<OrderRow | undefined> {
+    return db.selectFrom('payment_orders').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async #total(db: Kysely<Database>, orderPk: number): Promise<bigint> {
+    const rows = await db.selectFrom('payment_funding').select('amount_raw').where('order_pk', '=', orderPk)
+      .where('counted', '=', 1).where('removed', '=', 0).execute();
+    return rows.reduce((sum, r) => sum + BigInt(r.amount_raw), 0n);
+  }
+
+  /** A lost compare-and-set (another process moved the order) is retried on the next pass. */
+  async #guard(fn: () => Promise<number>): Promise<number> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof OrderChangedError) return 0;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import { z } from 'zod';
+import { badRequest, HttpError, notFound } from '../api/http.js';
+import { route, type RouteDef } from '../api/router.js';
+import { okSchema } from '../api/schemas.js';
+import { SlotLimitError } from '../watch/watches.js';
+import { BlockedDestinationError, checkWebhookUrl } from '../webhooks/ssrf.js';
+import { XpubError } from './derive.js';
+import type { PaymentEngine } from './engine.js';
+import {
+  createOrder, fundingTxs, getOrder, getSettings, listOrders, PaymentError, presentOrder, presentSettings, putSettings,
+  type CreateResult,
+} from './orders.js';
+
+const TAG = 'Payments';
+
+export interface PaymentRouteDeps {
+  engine: PaymentEngine;
+  /** A watch the order made: into the in-memory registry, and a scanner for its network. */
+  watchAdded(result: CreateResult): Promise<void>;
+}
+
+const statuses = ['pending', 'seen', 'aml_check', 'paid', 'failed', 'underpaid', 'expired'] as const;
+
+const amlSchema = z.object({
+  provider: z.string(), score: z.number(), risk_level: z.enum(['low', 'medium', 'high', 'severe', 'unknown']),
+  details: z.array(z.object({ category: z.string(), address: z.string(), source: z.string() })),
+  report_url: z.string().nullable(), checked_at: z.string(),
+}).meta({ id: 'AmlResult' });
+
+export const paymentSchema = z.object({
+  payment_id: z.string(), order_id: z.string(), status: z.enum(statuses), network: z.string(),
+  asset: z.string().meta({ description: '`native`, an EVM token contract, or a Stellar CODE:ISSUER' }), asset_symbol: z.string(), decimals: z.number().int(),
+  address: z.string(), watch_id: z.string(), derivation_index: z.number().int().nullable(),
+  amount: z.string().meta({ description: 'decimal string in units' }), amount_raw: z.string().meta({ description: 'integer string in base units' }),
+  amount_received: z.string(), amount_received_raw: z.string(), tx_hashes: z.array(z.string()),
+  confirmations: z.number().int().meta({ description: 'confirmations the network requires before funds count' }),
+  expires_at: z.string(), created_at: z.string(), updated_at: z.string(), webhook_url: z.string().nullable(),
+  metadata: z.unknown(), aml: amlSchema.nullable(), reason: z.string().nullable(), late: z.boolean(), overpaid: z.boolean(),
+  lifecycle: z.string().meta({ description: 'statuses taken, joined by ">", e.g. pending>seen>aml_check>paid' }),
+}).meta({ id: 'Payment' });
+
+const orderId = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(128, 'must be at most 128 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+export const createPaymentBody = z.strictObject({
+  order_id: orderId,
+  network_slug: z.string({ error: 'is required and must be a string' }).min(1).max(80),
+  amount: z.string({ error: 'is required and must be a decimal string such as "12.50" (not a number: JSON numbers lose precision)' }).min(1).max(80),
+  asset: z.string({ error: 'must be a string' }).min(1).max(128).optional(),
+  address: z.string({ error: 'must be a string' }).min(1).max(128).optional(),
+  expires_in: z.number({ error: 'must be an integer number of seconds' }).int('must be an integer number of seconds')
+    .min(10, 'must be at least 10 seconds').max(604_800, 'must be at most 604800 seconds (7 days)').optional(),
+  webhook_url: z.string({ error: 'must be a string' }).url('must be an http(s) URL').max(2048).optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional()
+    .refine((m) => m === undefined || JSON.stringify(m).length <= 4096, 'must be at most 4096 bytes of JSON'),
+});
+
+const listQuery = z.object({
+  order_id: z.string().max(128).optional(),
+  status: z.enum(statuses, { error: `must be one of ${statuses.join(', ')}` }).optional(),
+  network: z.string().max(80).optional(),
+  page: z.string().regex(/^[1-9]\d{0,8}$/, 'must be a positive integer').optional(),
+  per_page: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200').refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional(),
+});
+
+const settingsBody = z.strictObject({
+  xpubs: z.strictObject({ evm: z.string().max(200).optional() }, { error: 'must be an object such as {"evm": "xpub..."}' }).optional(),
+  aml_fail_at: z.enum(['medium', 'high', 'severe'], { error: 'must be "medium", "high" or "severe"' }).optional(),
+  underpaid_tolerance_bps: z.number({ error: 'must be an integer (basis points)' }).int('must be an integer (basis points)')
+    .min(0, 'must be at least 0').max(10_000, 'must be at most 10000 (100 %)').optional(),
+  accept_late: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
+const settingsSchema = okSchema.extend({
+  xpubs: z.object({ evm: z.string().optional() }), aml_fail_at: z.string(), underpaid_tolerance_bps: z.number().int(), accept_late: z.boolean(),
+  derived: z.object({ evm: z.object({ first_address: z.string(), next_index: z.number().int() }).optional() }),
+});
+
+const idParam = z.object({ payment_id: z.string().regex(/^pay_[A-Za-z0-9_-]{1,64}$/, 'must be a payment id (pay_...)') });
+
+function asHttp(err: unknown): never {
+  if (err instanceof PaymentError) throw new HttpError(err.status, err.message);
+  if (err instanceof SlotLimitError) throw badRequest(err.message);
+  if (err instanceof XpubError) throw badRequest(`xpubs.evm: ${err.message}`);
+  throw err;
+}
+
+export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
+  return [
+    route({
+      method: 'POST', path: '/v1/payments', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
+      body: createPaymentBody, errors: [400, 409],
+      response: okSchema.extend({ payment: paymentSchema, created: z.boolean() }),
+      async handler({ account, app, body }) {
+        if (body.webhook_url !== undefined) {
+          try {
+            await checkWebhookUrl(new URL(body.webhook_url), app.config.webhooks.allow_private_urls);
+          } catch (err) {
+            if (err instanceof BlockedDestinationError) throw badRequest(`webhook_url: ${err.message}`);
+            throw err;
+          }
+        }
+        let result: CreateResult;
+        try {
+          result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id) }, body);
+        } catch (err) {
+          asHttp(err);
+        }
+        if (result.newWatch) await deps.watchAdded(result);
+        return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id)), created: result.created };
+      },
+    }),
+    route({
+      method: 'GET', path: '/v1/payments', tag: TAG, summary: 'List payment orders, newest first (paginated)',
+      query: listQuery, errors: [400],
+      response: okSchema.extend({ payments: z.array(paymentSchema), page: z.number().int(), per_page: z.number().int(), total: z.number().int() }),
+      async handler({ account, app, query }) {
+        const page = Number(query.page ?? 1);
+        const perPage = Number(query.per_page ?? 50);
+        let envId: number | undefined;
+        if (query.network !== undefined) {
+          envId = app.store.catalog.environmentBySlug(query.network)?.id;
+          if (envId === undefined) throw badRequest(`network: unknown network "${query.network}"`);
+        }
+        const { rows, total } = await listOrders(app.store.db, { accountId: account.id, orderId: query.order_id, status: query.status, envId, page, perPage });
+        const payments = await Promise.all(rows.map(async (r) => presentOrder(app.config, app.store, r, await fundingTxs(app.store.db, r.id))));
+        return { ok: true, payments, page, per_page: perPage, total };
+      },
+    }),
+    route({
+      method: 'GET', path: '/v1/payments/settings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
+      response: settingsSchema,
+      async handler({ account, app }) {
+        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id)) };
+      },
+    }),
+    route({
+      method: 'PUT', path: '/v1/payments/settings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
+      body: settingsBody, errors: [400],
+      response: settingsSchema,
+      async handler({ account, app, body }) {
+        try {
+          await putSettings(app.store.db, account.id, body);
+        } catch (err) {
+          asHttp(err);
+        }
+        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id)) };
+      },
+    }),
+    route({
+      method: 'GET', path: '/v1/payments/{payment_id}', tag: TAG, summary: 'One payment order',
+      params: idParam, errors: [400, 404],
+      response: okSchema.extend({ payment: paymentSchema }),
+      async handler({ account, app, params }) {
+        const order = await getOrder(app.store.db, account.id, params.payment_id);
+        if (!order) throw notFound('Payment not found');
+        return { ok: true, payment: presentOrder(app.config, app.store, order, await fundingTxs(app.store.db, order.id)) };
+      },
+    }),
+    route({
+      method: 'POST', path: '/v1/payments/{payment_id}/cancel', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
+      params: idParam, errors: [400, 404, 409],
+      response: okSchema.extend({ payment: paymentSchema }),
+      async handler({ account, app, params }) {
+        const order = await getOrder(app.store.db, account.id, params.payment_id);
+        if (!order) throw notFound('Payment not found');
+        const next = await deps.engine.cancel(order);
+        if (next.status !== 'failed' || next.reason !== 'canceled') {
+          throw new HttpError(409, `Payment ${order.payment_id} is ${next.status}: only a pending order (nothing seen yet) can be canceled`);
+        }
+        return { ok: true, payment: presentOrder(app.config, app.store, next, await fundingTxs(app.store.db, next.id)) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import type { RouteDef } from '../api/router.js';
+import type { Config } from '../config/index.js';
+import type { Store } from '../store/index.js';
+import type { AddressWatch } from '../watch/service.js';
+import { DEV_SANCTIONS_LIST } from './aml/dev-list.js';
+import { HttpAmlProvider } from './aml/http.js';
+import { NoAmlProvider, parseSanctionsList, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
+import type { AmlProvider } from './aml/types.js';
+import { PaymentEngine } from './engine.js';
+import { paymentRoutes } from './routes.js';
+
+export interface PaymentsOptions {
+  store: Store;
+  config: Config;
+  log: (line: string) => void;
+  addressWatch: AddressWatch;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Payments {
+  engine: PaymentEngine;
+  routes: RouteDef[];
+  stop(): Promise<void>;
+}
+
+/** The provider `payments.aml` names. */
+export function amlProviderFor(store: Store, config: Config, env: NodeJS.ProcessEnv = process.env): AmlProvider {
+  const aml = config.payments.aml;
+  if (aml.provider === 'none') return new NoAmlProvider();
+  if (aml.provider === 'sanctions-list') return new SanctionsListProvider(store.db);
+  const http = aml.http!;
+  const apiKey = http.api_key ?? (http.api_key_env ? env[http.api_key_env] : undefined);
+  if (!apiKey) throw new Error(`payments.aml.http: no API key (set api_key, or api_key_env naming a variable that holds it)`);
+  return new HttpAmlProvider({
+    preset: http.preset, apiKey, timeoutMs: http.timeout_ms, chains: http.chains, reportUrlTemplate: http.report_url_template ?? null,
+    baseUrl: http.base_url ?? (http.preset === 'chainalysis' ? 'https://api.chainalysis.com' : 'https://api.trmlabs.com'),
+  });
+}
+
+/** The sanctions list at start: the configured file (reloaded each start), else the dev list on an empty store. */
+async function loadSanctions(store: Store, config: Config, log: (line: string) => void): Promise<void> {
+  const aml = config.payments.aml;
+  if (aml.provider !== 'sanctions-list') return;
+  if (aml.sanctions_file) {
+    const n = await replaceSanctions(store.db, parseSanctionsList(readFileSync(aml.sanctions_file, 'utf8')), aml.sanctions_file);
+    log(`payments: sanctions list: ${n} addresses from ${aml.sanctions_file}`);
+  } else if ((await sanctionsCount(store.db)) === 0) {
+    await replaceSanctions(store.db, parseSanctionsList(DEV_SANCTIONS_LIST), 'rpcctl-dev-list');
+    log('payments: sanctions list: the shipped development list (load the real one: rpcctl admin aml load SDN_ADVANCED.XML)');
+  }
+}
+
+/** Payment orders on top of Address Watch: the engine, its screening queue and the routes. */
+export async function startPayments(o: PaymentsOptions): Promise<Payments> {
+  await loadSanctions(o.store, o.config, o.log);
+  const watch = o.addressWatch;
+  const engine = new PaymentEngine({
+    store: o.store, config: o.config, log: o.log, aml: amlProviderFor(o.store, o.config, o.env), tickMs: o.config.payments.tick_ms,
+    // Every provider call is bounded by its timeout; a claim outlives that by a margin, so a
+    // process killed mid-screening holds the job only briefly.
+    amlLeaseMs: (o.config.payments.aml.http?.timeout_ms ?? 10_000) * 2 + 2000,
+    watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
+    registry: watch.registry,
+    onDeliveries: () => watch.worker.kick(),
+  });
+  const routes = paymentRoutes({
+    engine,
+    async watchAdded(result) {
+      watch.registry.add(result.newWatch!);
+      // Returns once a scanner for the network knows where it starts: a payment sent right
+      // after the answer is seen.
+      await watch.reconcile();
+    },
+  });
+  engine.start();
+  return { engine, routes, stop: () => engine.stop() };
+}

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+const SENDER = `0x${'ab'.repeat(20)}`;
+let chain: FakeEvmChain;
+let t: TestService;
+let rx: Receiver;
+
+beforeAll(async () => {
+  [chain, rx] = await Promise.all([startFakeEvmChain(), startReceiver()]);
+  t = await startTestService({
+    networks: [{ slug: 'slow', name: 'Slow', family: 'evm', environments: [{ slug: 'main', upstreams: [chain.url], confirmations: 3 }] }],
+    webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+    payments: { aml: { provider: 'none' }, tick_ms: 50 },
+  }, { watch: { pollMs: 50, delivery: { pollMs: 50 } } });
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([chain?.close(), rx?.close()]);
+});
+
+const events = () => rx.received.map((r) => JSON.parse(r.body)).map((b) => [b.event, b.tx_hash]);
+
+describe('delivery order and tolerance (one confirmation)', () => {
+  let fast: FakeEvmChain;
+  let u: TestService;
+  let hooks: Receiver;
+  beforeAll(async () => {
+    [fast, hooks] = await Promise.all([startFakeEvmChain(), startReceiver()]);
+    u = await startTestService({
+      networks: [{ slug: 'fast', name: 'Fast', family: 'evm', environments: [{ slug: 'main', upstreams: [fast.url] }] }],
+      webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+      payments: { tick_ms: 50 },
+    }, { watch: { pollMs: 50, delivery: { pollMs: 50, schedule: [400, 400, 400] } } });
+  }, 60_000);
+  afterAll(async () => {
+    await u?.stop();
+    await Promise.all([fast?.close(), hooks?.close()]);
+  });
+
+  it('a failing first webhook holds back the later ones: the receiver gets them in transition order', async () => {
+    const m = await u.merchant({ plan: 'pro' });
+    const address = '0x7777777777777777777777777777777777777777';
+    const { payment } = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'ord', network_slug: 'fast', amount: '1', address, webhook_url: hooks.url }))).body;
+    let failures = 2;
+    hooks.respond = (r) => (JSON.parse(r.body).event === 'seen' && failures-- > 0 ? 503 : 200);
+    fast.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    await hooks.waitFor((all) => all.some((r) => JSON.parse(r.body).event === 'paid'), 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const got = hooks.received.map((r) => [JSON.parse(r.body).event, r.headers['x-webhook-attempt']]);
+    expect(got).toEqual([['seen', '1'], ['seen', '2'], ['seen', '3'], ['aml_check', '1'], ['paid', '1']]);
+    expect((await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment.status).toBe('paid');
+  });
+
+  it('underpaid tolerance in basis points: 0.996 of 1 with 50 bps is paid', async () => {
+    const m = await u.merchant({ plan: 'pro' });
+    await m.call('PUT', '/v1/payments/settings', JSON.stringify({ underpaid_tolerance_bps: 50 }));
+    const a = '0x8888888888888888888888888888888888888888';
+    const b = '0x9999999999999999999999999999999999999999';
+    const ok = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'tol-ok', network_slug: 'fast', amount: '1', address: a }))).body.payment;
+    const short = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'tol-short', network_slug: 'fast', amount: '1', address: b }))).body.payment;
+    fast.mine([{ from: SENDER, to: a, wei: 996n * 10n ** 15n }, { from: SENDER, to: b, wei: 994n * 10n ** 15n }]);
+    const status = async (id: string) => (await m.call('GET', `/v1/payments/${id}`)).body.payment;
+    const deadline = Date.now() + 10_000;
+    while ((await status(ok.payment_id)).status !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await status(ok.payment_id)).toMatchObject({ status: 'paid', amount_received: '0.996', overpaid: false, lifecycle: 'pending>seen>aml_check>paid' });
+    expect(await status(short.payment_id)).toMatchObject({ status: 'underpaid', amount_received: '0.994', lifecycle: 'pending>seen>underpaid' });
+  });
+});
+
+describe('a network that waits for 3 confirmations', () => {
+  it('says seen while the block is unconfirmed, once, and the rest when it is confirmed', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const address = '0x5555555555555555555555555555555555555555';
+    const { payment } = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'c3', network_slug: 'slow', amount: '1', address, webhook_url: rx.url }))).body;
+    const { txs } = chain.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    await rx.waitFor((all) => all.length >= 1);
+    await new Promise((r) => setTimeout(r, 500));
+    // One confirmation of three: seen, nothing more.
+    expect(events()).toEqual([['seen', txs[0]!.hash]]);
+    expect((await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment).toMatchObject({ status: 'seen', amount_received: '0', lifecycle: 'pending>seen' });
+    chain.mine();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(events()).toHaveLength(1);
+    chain.mine();
+    await rx.waitFor((all) => all.length >= 3);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(events()).toEqual([['seen', txs[0]!.hash], ['aml_check', txs[0]!.hash], ['paid', txs[0]!.hash]]);
+    const paid = (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment;
+    expect(paid).toMatchObject({ status: 'paid', amount_received: '1', lifecycle: 'pending>seen>aml_check>paid', aml: { provider: 'none', risk_level: 'unknown' } });
+  });
+});
