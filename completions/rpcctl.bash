@@ -2,7 +2,7 @@
 
 __rpcctl_subs() {
   case "$1" in
-    '') echo 'init profile account usage networks endpoints ep watch events webhook rpc api serve admin completion' ;;
+    '') echo 'init profile account usage networks endpoints ep watch events webhook payments rpc api serve admin completion' ;;
     'init') echo '' ;;
     'profile') echo 'add list ls use remove rm' ;;
     'profile add') echo '' ;;
@@ -57,10 +57,18 @@ __rpcctl_subs() {
     'webhook deliveries') echo '' ;;
     'webhook redeliver') echo '' ;;
     'webhook listen') echo '' ;;
+    'payments') echo 'create get list ls cancel watch settings' ;;
+    'payments create') echo '' ;;
+    'payments get') echo '' ;;
+    'payments list') echo '' ;;
+    'payments ls') echo '' ;;
+    'payments cancel') echo '' ;;
+    'payments watch') echo '' ;;
+    'payments settings') echo '' ;;
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link keys webhook-secret plans networks' ;;
+    'admin') echo 'accounts login-link keys webhook-secret plans networks aml' ;;
     'admin accounts') echo 'create list ls get set-plan set-password' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -81,6 +89,8 @@ __rpcctl_subs() {
     'admin networks') echo 'list ls' ;;
     'admin networks list') echo '' ;;
     'admin networks ls') echo '' ;;
+    'admin aml') echo 'load' ;;
+    'admin aml load') echo '' ;;
     'completion') echo '' ;;
   esac
 }
@@ -141,6 +151,14 @@ __rpcctl_valopts() {
     'webhook deliveries') echo '--limit -n --status --event --before --profile -p --base-url' ;;
     'webhook redeliver') echo '--profile -p --base-url' ;;
     'webhook listen') echo '--port --host --forward-to --profile -p --base-url' ;;
+    'payments') echo '--profile -p --base-url' ;;
+    'payments create') echo '--order-id --network --amount --asset --address --expires-in --webhook-url --metadata --profile -p --base-url' ;;
+    'payments get') echo '--profile -p --base-url' ;;
+    'payments list') echo '--status --network --order-id --limit -n --profile -p --base-url' ;;
+    'payments ls') echo '--status --network --order-id --limit -n --profile -p --base-url' ;;
+    'payments cancel') echo '--profile -p --base-url' ;;
+    'payments watch') echo '--interval --profile -p --base-url' ;;
+    'payments settings') echo '--xpub --aml-fail-at --tolerance-bps --profile -p --base-url' ;;
     'rpc') echo '--profile -p --base-url' ;;
     'api') echo '--data -d --input --profile -p --base-url' ;;
     'serve') echo '--config --data-dir --profile -p --base-url' ;;
@@ -165,6 +183,8 @@ __rpcctl_valopts() {
     'admin networks') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks list') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks ls') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin aml') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin aml load') echo '--config --data-dir --profile -p --base-url' ;;
     'completion') echo '--profile -p --base-url' ;;
   esac
 }
@@ -225,6 +245,14 @@ __rpcctl_opts() {
     'webhook deliveries') echo '--limit -n --status --event --before --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'webhook redeliver') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'webhook listen') echo '--port --host --forward-to --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments create') echo '--order-id --network --amount --asset --address --expires-in --webhook-url --metadata --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments get') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments list') echo '--status --network --order-id --limit -n --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments ls') echo '--status --network --order-id --limit -n --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments cancel') echo '--yes -y --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments watch') echo '--interval --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'payments settings') echo '--xpub --aml-fail-at --tolerance-bps --accept-late --no-accept-late --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
@@ -249,6 +277,8 @@ __rpcctl_opts() {
     'admin networks') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin aml') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin aml load') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'completion') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
   esac
 }
@@ -260,6 +290,9 @@ __rpcctl_choices() {
     'events|--type') echo 'payment payout other block' ;;
     'webhook test|--type') echo 'payment payout other block' ;;
     'webhook deliveries|--status') echo 'pending delivered failed cancelled' ;;
+    'payments list|--status') echo 'pending seen aml_check paid failed underpaid expired' ;;
+    'payments ls|--status') echo 'pending seen aml_check paid failed underpaid expired' ;;
+    'payments settings|--aml-fail-at') echo 'medium high severe' ;;
     'completion|') echo 'bash zsh fish' ;;
   esac
 }
