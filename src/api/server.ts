@@ -12,6 +12,8 @@ import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
+import type { Metrics } from '../metrics/index.js';
+import { serveMetrics } from '../metrics/http.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -20,6 +22,7 @@ export interface ApiServerOptions {
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
+  metrics?: Metrics;
 }
 
 export interface ApiServer {
@@ -54,6 +57,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
     }
 
+    if (path === '/metrics' && method === 'GET') return serveMetrics(res, opts.metrics);
     if (path === '/v1/openapi.json' && method === 'GET') {
       openapi ??= JSON.stringify(buildOpenApi(router.routes, config));
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) });

@@ -6,6 +6,10 @@ import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
 import { NodeProbe } from './probe.js';
 import { createGatewayServer } from './server.js';
+import { Metrics } from '../metrics/index.js';
+import { gatewayMetrics } from './metrics.js';
+import { observeRequests } from './observe.js';
+import { WebSocketGateway } from './ws/server.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -17,22 +21,38 @@ export interface Gateway {
   registry: EndpointRegistry;
   meter: UsageMeter;
   probe: NodeProbe;
+  websockets: WebSocketGateway;
+  /** Closes client WebSockets (1001): upgraded sockets would otherwise hold the listener's close open. */
+  closeSockets(): Promise<void>;
   /** Stops background work and flushes usage; call after the server stopped accepting. */
   stop(): Promise<void>;
 }
 
-export async function createGateway(store: Store, config: Config, log: (line: string) => void): Promise<Gateway> {
+export async function createGateway(
+  store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }),
+): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
   const meter = new UsageMeter(store, log);
   meter.start();
-  const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);
+  meter.observe(metrics);
+  const gm = gatewayMetrics(metrics);
+  const nameOf = (envId: number) => {
+    const env = store.catalog.environment(envId);
+    return env ? `${env.network.slug}-${env.slug}` : 'unknown';
+  };
+  const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms, { metrics: gm, nameOf });
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);
-  const server = createGatewayServer({ config, registry, meter, upstreams, log });
+  const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics });
+  if (metrics.enabled) observeRequests(server, registry, gm);
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log });
+  websockets.attach(server);
   return {
-    server, registry, meter, probe,
+    server, registry, meter, probe, websockets,
+    closeSockets: () => websockets.close(),
     async stop() {
+      await websockets.close();
       registry.stop();
       await probe.stop();
       await meter.stop();

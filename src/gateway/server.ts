@@ -8,6 +8,8 @@ import { parseRpc } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
+import type { Metrics } from '../metrics/index.js';
+import { serveMetrics } from '../metrics/http.js';
 import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
 
 export interface GatewayDeps {
@@ -16,6 +18,7 @@ export interface GatewayDeps {
   meter: UsageMeter;
   upstreams: UpstreamDirectory;
   log: (line: string) => void;
+  metrics?: Metrics;
 }
 
 const UUID_LENGTH = 36;
@@ -62,6 +65,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       sendJson(res, 200, { ok: true, endpoints: registry.size });
       return;
     }
+    if (url === '/metrics' && method === 'GET') return serveMetrics(res, deps.metrics);
 
     const afterUuid = url.length > UUID_LENGTH ? url.charCodeAt(UUID_LENGTH + 1) : NaN;
     const uuid = url.slice(1, UUID_LENGTH + 1);
@@ -214,7 +218,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
 }
 
 /** The fixed window of the endpoint's current Unix second; a batch takes all its elements or nothing. */
-function takeWindow(ep: EndpointState, cost: number): boolean {
+export function takeWindow(ep: EndpointState, cost: number): boolean {
   const second = Math.floor(Date.now() / 1000);
   if (ep.windowSecond !== second) {
     ep.windowSecond = second;

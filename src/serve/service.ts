@@ -5,6 +5,8 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { Metrics } from '../metrics/index.js';
+import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -23,6 +25,7 @@ export interface RunningService {
   gatewayUrl: string;
   gateway: Gateway;
   addressWatch: AddressWatch;
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
@@ -32,18 +35,22 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
+  const metrics = new Metrics({ enabled: config.metrics.enabled });
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, onQuery: storeQueryObserver(metrics) });
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   try {
-    gateway = await createGateway(store, config, log);
-    addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
+    gateway = await createGateway(store, config, log, metrics);
+    addressWatch = await startAddressWatch({
+      store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
+    });
+    observeService(metrics, store, addressWatch);
     const gw = gateway;
     const api = createApiServer({
-      store, config, log,
+      store, config, log, metrics,
       routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -62,14 +69,14 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch,
+    config, store, dataDir, gateway: gw, addressWatch: watch, metrics,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
       stopping ??= (async () => {
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes.
-        await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+        await Promise.all([closeServer(apiServer), gw.closeSockets().then(() => closeServer(gatewayServer))]);
         await watch.stop();
         await gw.stop();
         await store.close();
