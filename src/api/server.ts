@@ -14,6 +14,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
+import { requestId, type Logger } from '../log/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -23,7 +24,12 @@ export interface ApiServerOptions {
   onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
   metrics?: Metrics;
+  /** Access log: one line per request (method, route template, status, duration, account). */
+  logger?: Logger;
 }
+
+/** What the access log needs of a request, filled in as it is handled. */
+interface RequestLog { id: string; route: string; accountId: number | undefined; started: number }
 
 export interface ApiServer {
   server: Server;
@@ -44,7 +50,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -57,8 +63,12 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
     }
 
-    if (path === '/metrics' && method === 'GET') return serveMetrics(res, opts.metrics);
+    if (path === '/metrics' && method === 'GET') {
+      rl.route = '/metrics';
+      return serveMetrics(res, opts.metrics);
+    }
     if (path === '/v1/openapi.json' && method === 'GET') {
+      rl.route = path;
       openapi ??= JSON.stringify(buildOpenApi(router.routes, config));
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
@@ -75,9 +85,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: match.allow.join(', ') });
     }
 
+    rl.route = match.def.path;
     const body = await readBody(req, config.api.max_body_bytes);
     const key = await authenticator.authenticate({ method, path, headers: req.headers, body, clientIp: ip });
     const account = key.account;
+    rl.accountId = account.id;
 
     const accountWait = perAccount.take(String(account.id), config.limits.api_rpm_per_account);
     if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
@@ -100,8 +112,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     sendJson(res, 200, result);
   }
 
+  const accessLog = opts.logger?.child({ component: 'api' });
   const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 30_000 }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    const rl: RequestLog = { id: requestId(req), route: '(unmatched)', accountId: undefined, started: performance.now() };
+    res.setHeader('x-request-id', rl.id);
+    if (accessLog) {
+      res.once('close', () => accessLog.info({
+        req_id: rl.id, method: req.method, route: rl.route, status: res.writableFinished ? res.statusCode : 499,
+        duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, ip: clientIp(req, trusted),
+      }, 'request'));
+    }
+    handle(req, res, rl).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -110,7 +131,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
-      log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
+      log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);
       sendError(res, 500, 'Internal server error');
     });
   });

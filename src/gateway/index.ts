@@ -8,7 +8,9 @@ import { NodeProbe } from './probe.js';
 import { createGatewayServer } from './server.js';
 import { Metrics } from '../metrics/index.js';
 import { gatewayMetrics } from './metrics.js';
-import { observeRequests } from './observe.js';
+import { observeRequests, sampleAccessLog } from './observe.js';
+import type { Logger } from '../log/index.js';
+import { IpAllowlist } from '../util/ip.js';
 import { WebSocketGateway } from './ws/server.js';
 
 export { priceRpc, priceRest } from './credits.js';
@@ -29,7 +31,7 @@ export interface Gateway {
 }
 
 export async function createGateway(
-  store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }),
+  store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
 ): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
@@ -46,6 +48,7 @@ export async function createGateway(
   probe.start(config.gateway.probe_interval_ms);
   const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics });
   if (metrics.enabled) observeRequests(server, registry, gm);
+  if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
   const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log });
   websockets.attach(server);
   return {

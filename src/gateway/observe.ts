@@ -1,4 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { requestId, type Logger } from '../log/index.js';
+import { clientIp, type IpAllowlist } from '../util/ip.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { EndpointRegistry } from './registry.js';
 
@@ -47,5 +49,29 @@ export function observeRequests(server: Server, registry: EndpointRegistry, m: G
 
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
     res.once('finish', onFinish);
+  });
+}
+
+/**
+ * Opt-in gateway access log (`gateway.access_log_sample`): a share of requests, each one line
+ * with a request id, network, status, duration and the endpoint's ids. Never the body, the
+ * client's headers or anything of the upstream.
+ */
+export function sampleAccessLog(server: Server, registry: EndpointRegistry, logger: Logger, rate: number, trusted: IpAllowlist): void {
+  if (rate <= 0) return;
+  const log = logger.child({ component: 'gateway' });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (rate < 1 && Math.random() >= rate) return;
+    const started = performance.now();
+    const id = requestId(req);
+    res.once('close', () => {
+      const url = req.url ?? '/';
+      const ep = registry.get(url.slice(1, 37));
+      log.info({
+        req_id: id, method: req.method, route: ep ? '/{endpoint_uuid}' : url === '/health' || url === '/metrics' ? url : '(unmatched)',
+        network: ep?.env ? `${ep.env.network.slug}-${ep.env.slug}` : undefined, status: res.writableFinished ? res.statusCode : 499,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10, endpoint_id: ep?.id, account_id: ep?.accountId, ip: clientIp(req, trusted),
+      }, 'request');
+    });
   });
 }

@@ -6,6 +6,7 @@ import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 import { Metrics } from '../metrics/index.js';
+import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
 
 export interface ServiceOptions {
@@ -13,6 +14,8 @@ export interface ServiceOptions {
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Structured logger (`rpcctl serve`): access logs, and the parts' lines through `lineLogger` unless `log` is given. */
+  logger?: Logger;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
 }
@@ -32,7 +35,8 @@ export interface RunningService {
 /** Starts every part of the service in this process and resolves once all are listening. */
 export async function startService(opts: ServiceOptions = {}): Promise<RunningService> {
   const env = opts.env ?? process.env;
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = opts.logger;
+  const log = opts.log ?? (logger ? lineLogger(logger) : ((line: string) => process.stderr.write(`${line}\n`)));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
   const metrics = new Metrics({ enabled: config.metrics.enabled });
@@ -43,14 +47,14 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   try {
-    gateway = await createGateway(store, config, log, metrics);
+    gateway = await createGateway(store, config, log, metrics, logger);
     addressWatch = await startAddressWatch({
       store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
     observeService(metrics, store, addressWatch);
     const gw = gateway;
     const api = createApiServer({
-      store, config, log, metrics,
+      store, config, log, metrics, logger,
       routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
