@@ -67,6 +67,15 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       rl.route = '/metrics';
       return serveMetrics(res, opts.metrics);
     }
+    if (path === '/health' && method === 'GET') {
+      rl.route = '/health';
+      try {
+        await store.db.selectFrom('plans').select('id').limit(1).execute();
+      } catch {
+        return sendJson(res, 503, { ok: false, error: 'Service unavailable' });
+      }
+      return sendJson(res, 200, { ok: true });
+    }
     if (path === '/v1/openapi.json' && method === 'GET') {
       rl.route = path;
       openapi ??= JSON.stringify(buildOpenApi(router.routes, config));

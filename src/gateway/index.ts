@@ -49,7 +49,7 @@ export async function createGateway(
   const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics });
   if (metrics.enabled) observeRequests(server, registry, gm);
   if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
-  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log });
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log, accessLog: logger?.child({ component: 'gateway' }) });
   websockets.attach(server);
   return {
     server, registry, meter, probe, websockets,

@@ -48,7 +48,7 @@ export function observeRequests(server: Server, registry: EndpointRegistry, m: G
   }
 
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    res.once('finish', onFinish);
+    res.on('finish', onFinish);
   });
 }
 

@@ -4,6 +4,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../../config/index.js';
 import type { Environment, Network } from '../../store/index.js';
 import { clientIp, IpAllowlist } from '../../util/ip.js';
+import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
 import { priceRpc, usageMethodName } from '../credits.js';
@@ -44,6 +45,8 @@ export interface WsGatewayDeps {
   upstreams: UpstreamDirectory;
   metrics: GatewayMetrics;
   log: (line: string) => void;
+  /** Sampled access log (`gateway.access_log_sample`): one line per socket when it closes. */
+  accessLog?: Logger;
 }
 
 interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
@@ -61,6 +64,9 @@ class Connection {
   readonly subs = new Map<string, { sub: Subscriber; feed: Feed }>();
   alive = true;
   closed = false;
+  readonly opened = performance.now();
+  calls = 0;
+  notifications = 0;
   constructor(ws: WebSocket, ep: EndpointState, env: Environment, ip: string) {
     this.ws = ws;
     this.ep = ep;
@@ -173,7 +179,8 @@ export class WebSocketGateway {
       return refuse(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
     }
     this.#perEndpoint.set(ep.id, count + 1);
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ep, env, ip));
+    const id = requestId(req);
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ep, env, ip, id));
   }
 
   #hostMatches(host: string | undefined, ep: EndpointState): boolean {
@@ -184,7 +191,7 @@ export class WebSocketGateway {
     return !label.startsWith(this.#prefix) || label === ep.hostLabel;
   }
 
-  #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string): void {
+  #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string): void {
     const conn = new Connection(ws, ep, env, ip);
     this.#conns.add(conn);
     this.#d.metrics.wsSockets.inc({ network: conn.network });
@@ -196,12 +203,20 @@ export class WebSocketGateway {
       });
     });
     ws.on('error', () => ws.terminate());
-    ws.on('close', () => this.#closed(conn));
+    ws.on('close', (code) => this.#closed(conn, code, id));
   }
 
-  #closed(conn: Connection): void {
+  #closed(conn: Connection, code: number, id: string): void {
     if (conn.closed) return;
     conn.closed = true;
+    const rate = this.#d.config.gateway.access_log_sample;
+    if (this.#d.accessLog && rate > 0 && (rate >= 1 || Math.random() < rate)) {
+      this.#d.accessLog.info({
+        req_id: id, transport: 'ws', route: '/{endpoint_uuid}', network: conn.network, status: 101, close_code: code,
+        duration_ms: Math.round(performance.now() - conn.opened), calls: conn.calls, notifications: conn.notifications,
+        endpoint_id: conn.ep.id, account_id: conn.ep.accountId, ip: conn.ip,
+      }, 'websocket closed');
+    }
     this.#conns.delete(conn);
     const n = (this.#perEndpoint.get(conn.ep.id) ?? 1) - 1;
     if (n <= 0) this.#perEndpoint.delete(conn.ep.id);
@@ -226,6 +241,7 @@ export class WebSocketGateway {
         return conn.send(JSON.stringify(rpcError(-32600, 'invalid request', id)));
       }
       m.wsMessages.inc({ network: conn.network });
+      conn.calls++;
       if (!takeWindow(conn.ep, 1)) {
         m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' });
         return conn.send(JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
@@ -239,6 +255,7 @@ export class WebSocketGateway {
     const calls = value.filter(isCall);
     const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, 'invalid request', typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
     m.wsMessages.inc({ network: conn.network }, calls.length);
+    conn.calls += calls.length;
     if (calls.length > 0 && !takeWindow(conn.ep, calls.length)) {
       m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' });
       return conn.send(ERROR_BODIES.rps.toString());
@@ -283,6 +300,7 @@ export class WebSocketGateway {
           if (conn.ws.bufferedAmount > MAX_BUFFERED) return conn.close(CLOSE.tooSlow);
           conn.ws.send(`${head}${json}}}`);
           notifications.inc();
+          conn.notifications++;
           meter.record(conn.ep.id, conn.ep.accountId, 'eth_subscription', price);
         },
         lost: () => conn.close(CLOSE.noUpstream),
