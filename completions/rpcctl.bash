@@ -139,7 +139,7 @@ __rpcctl_valopts() {
     'webhook listen') echo '--port --host --forward-to --profile -p --base-url' ;;
     'rpc') echo '--profile -p --base-url' ;;
     'api') echo '--data -d --input --profile -p --base-url' ;;
-    'serve') echo '--config --data-dir --profile -p --base-url' ;;
+    'serve') echo '--config --data-dir --log-format --log-level --profile -p --base-url' ;;
     'admin') echo '--config --data-dir --profile -p --base-url' ;;
     'admin accounts') echo '--config --data-dir --profile -p --base-url' ;;
     'admin accounts create') echo '--plan --name --config --data-dir --profile -p --base-url' ;;
@@ -220,7 +220,7 @@ __rpcctl_opts() {
     'webhook listen') echo '--port --host --forward-to --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'serve') echo '--config --data-dir --log-format --log-level --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin accounts') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin accounts create') echo '--plan --name --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;

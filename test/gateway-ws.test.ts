@@ -1,6 +1,7 @@
 import { ethers } from 'ethers';
 import { createPublicClient, encodeFunctionData, parseAbi, webSocket, type Address, type Log } from 'viem';
 import { Web3 } from 'web3';
+import { request as httpRequest } from 'node:http';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
@@ -238,6 +239,19 @@ describe('WebSocket through the gateway', () => {
     expect(await status(`${base}/00000000-0000-4000-8000-000000000000`)).toBe(404);
     expect(await status(ep.url, { host: 'rpc-anvil-poll.localhost:8545' })).toBe(404);
     expect(await status(ep.url, { host: 'rpc-anvil-local.localhost:8545' })).toBe(101);
+    // Another protocol's upgrade on a POST (curl --http2 on http://) is served as plain HTTP.
+    const h2c = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const u = new URL(ep.url.replace('ws', 'http'));
+      const r = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => { body += d; });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      r.on('error', reject);
+      r.end(json({ jsonrpc: '2.0', id: 7, method: 'eth_chainId' }));
+    });
+    expect(h2c.status).toBe(200);
+    expect(JSON.parse(h2c.body)).toMatchObject({ id: 7, result: '0x7a69' });
 
     const c = await Client.open(ep.url);
     await c.call('eth_subscribe', ['newHeads']);

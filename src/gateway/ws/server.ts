@@ -62,6 +62,8 @@ class Connection {
   readonly ip: string;
   readonly network: string;
   readonly subs = new Map<string, { sub: Subscriber; feed: Feed }>();
+  /** eth_subscribe calls waiting on their upstream: they count toward the per-socket limit too. */
+  pendingSubs = 0;
   alive = true;
   closed = false;
   readonly opened = performance.now();
@@ -114,6 +116,9 @@ export class WebSocketGateway {
   }
 
   attach(server: Server): void {
+    // Other upgrades (curl's `Upgrade: h2c` on a POST) stay plain HTTP requests (Node >= 24.9;
+    // older versions send them to the handler below, which refuses them with 400).
+    (server as Server & { shouldUpgradeCallback?: (req: IncomingMessage) => boolean }).shouldUpgradeCallback = (req) => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
   }
 
@@ -284,7 +289,7 @@ export class WebSocketGateway {
   async #local(conn: Connection, call: Call): Promise<unknown> {
     const id = call.id ?? null;
     if (call.method === 'eth_subscribe') {
-      if (conn.subs.size >= this.#d.config.gateway.ws.max_subscriptions_per_socket) {
+      if (conn.subs.size + conn.pendingSubs >= this.#d.config.gateway.ws.max_subscriptions_per_socket) {
         return rpcError(-32005, `subscription limit reached (${this.#d.config.gateway.ws.max_subscriptions_per_socket} per socket)`, id);
       }
       const subId = `0x${randomHex()}`;
@@ -305,6 +310,7 @@ export class WebSocketGateway {
         },
         lost: () => conn.close(CLOSE.noUpstream),
       };
+      conn.pendingSubs++;
       try {
         const feed = await this.#hub(conn.env).subscribe(sub, call.params);
         if (conn.closed) {
@@ -315,6 +321,8 @@ export class WebSocketGateway {
       } catch (err) {
         if (err instanceof FeedError) return rpcError(err.code, err.message, id);
         throw err;
+      } finally {
+        conn.pendingSubs--;
       }
       this.#meterCall(conn, 'eth_subscribe');
       return { jsonrpc: '2.0', id, result: subId };
