@@ -71,13 +71,21 @@ describe('GET /metrics', () => {
     expect(text).toContain('rpcctl_process_cpu_seconds_total');
   });
 
-  it('metrics.enabled: false answers 404 on both listeners', async () => {
-    const off = await startOff({ metrics: { enabled: false } });
+  it('metrics.enabled: false, or a client outside metrics.allowed_ips, gets 404 on both listeners', async () => {
+    for (const metrics of [{ enabled: false }, { allowed_ips: ['10.9.9.9'] }]) {
+      const off = await startOff({ metrics });
+      try {
+        expect((await rawCall(off.baseUrl, 'GET', '/metrics')).status).toBe(404);
+        expect((await rawCall(off.gatewayUrl, 'GET', '/metrics')).status).toBe(404);
+      } finally {
+        await off.stop();
+      }
+    }
+    const allowed = await startOff({ metrics: { allowed_ips: ['127.0.0.1'] } });
     try {
-      expect((await rawCall(off.baseUrl, 'GET', '/metrics')).status).toBe(404);
-      expect((await rawCall(off.gatewayUrl, 'GET', '/metrics')).status).toBe(404);
+      expect((await rawCall(allowed.gatewayUrl, 'GET', '/metrics')).status).toBe(200);
     } finally {
-      await off.stop();
+      await allowed.stop();
     }
   });
 });

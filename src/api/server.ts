@@ -65,7 +65,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
 
     if (path === '/metrics' && method === 'GET') {
       rl.route = '/metrics';
-      return serveMetrics(res, opts.metrics);
+      return serveMetrics(res, opts.metrics, ip);
     }
     if (path === '/health' && method === 'GET') {
       rl.route = '/health';

@@ -104,7 +104,9 @@ export const configSchema = z.strictObject({
   metrics: z.strictObject({
     /** `GET /metrics` on both listeners and the gateway's per-request counting. */
     enabled: z.boolean().default(true),
-  }).default({ enabled: true }),
+    /** Addresses that may read `/metrics` on either listener; empty: anyone who reaches it. */
+    allowed_ips: z.array(address).default([]),
+  }).default({ enabled: true, allowed_ips: [] }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

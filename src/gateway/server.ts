@@ -65,7 +65,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       sendJson(res, 200, { ok: true, endpoints: registry.size });
       return;
     }
-    if (url === '/metrics' && method === 'GET') return serveMetrics(res, deps.metrics);
+    if (url === '/metrics' && method === 'GET') return serveMetrics(res, deps.metrics, clientIp(req, trusted));
 
     const afterUuid = url.length > UUID_LENGTH ? url.charCodeAt(UUID_LENGTH + 1) : NaN;
     const uuid = url.slice(1, UUID_LENGTH + 1);

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { IpAllowlist } from '../util/ip.js';
 
 export type { Counter, Gauge, Histogram } from 'prom-client';
 
@@ -29,10 +30,12 @@ export interface GaugeOptions<L extends string> {
 export class Metrics {
   readonly registry = new Registry();
   readonly enabled: boolean;
+  readonly #scrapers: IpAllowlist;
   readonly #made = new Map<string, Counter<string> | Gauge<string> | Histogram<string>>();
 
-  constructor(opts: { enabled?: boolean; processMetrics?: boolean } = {}) {
+  constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
     this.enabled = opts.enabled ?? true;
+    this.#scrapers = new IpAllowlist(opts.allowedIps ?? []);
     if (this.enabled && opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
   }
 
@@ -50,6 +53,11 @@ export class Metrics {
 
   histogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets = LATENCY_BUCKETS): Histogram<L> {
     return this.#once(name, () => new Histogram<L>({ name: PREFIX + name, help, labelNames, buckets, registers: [this.registry] }));
+  }
+
+  /** Whether `ip` may read `/metrics` (anyone when no addresses are configured). */
+  allows(ip: string): boolean {
+    return this.#scrapers.size === 0 || this.#scrapers.allows(ip);
   }
 
   get contentType(): string {

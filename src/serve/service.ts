@@ -39,7 +39,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const log = opts.log ?? (logger ? lineLogger(logger) : ((line: string) => process.stderr.write(`${line}\n`)));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
-  const metrics = new Metrics({ enabled: config.metrics.enabled });
+  const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, onQuery: storeQueryObserver(metrics) });
 
   let gateway: Gateway | undefined;
