@@ -179,15 +179,30 @@ describe('WebSocket through the gateway', () => {
     c.ws.close();
   });
 
-  it('when no WebSocket upstream comes back, the client is told: close 1013', async () => {
+  it('when no WebSocket upstream is left, newHeads carries on by polling HTTP and moves back when one returns; newPendingTransactions is closed 1013', async () => {
     const ep = await endpoint('single');
     const c = await Client.open(ep.url);
+    const pendingClient = await Client.open(ep.url);
     const sub = (await c.call('eth_subscribe', ['newHeads'])).result as string;
+    expect((await pendingClient.call('eth_subscribe', ['newPendingTransactions'])).result).toBeDefined();
     await anvil.test.mine({ blocks: 1 });
     await waitFor('a head', () => c.notifications(sub).length >= 1);
     await lonely.kill();
-    await waitFor('close 1013', () => c.closed, 10_000);
-    expect(c.closed).toEqual({ code: 1013, reason: 'no upstream available' });
+    await waitFor('close 1013', () => pendingClient.closed, 10_000);
+    expect(pendingClient.closed).toEqual({ code: 1013, reason: 'no upstream available' });
+    await anvil.test.mine({ blocks: 2 });
+    await waitFor('polled heads', () => c.notifications(sub).length >= 3, 10_000);
+    // The node comes back: the feed returns to its socket.
+    const before = lonely.connections;
+    lonely = await lonely.restart();
+    await waitFor('the gateway back on the WebSocket upstream', () => lonely.connections > 0, 10_000);
+    expect(before).toBeGreaterThan(0);
+    await anvil.test.mine({ blocks: 2 });
+    await waitFor('heads after the return', () => c.notifications(sub).length >= 5, 10_000);
+    const numbers = c.notifications(sub).map((h) => Number.parseInt(h.number, 16));
+    for (let i = 1; i < numbers.length; i++) expect(numbers[i]).toBe(numbers[i - 1]! + 1);
+    expect(c.closed).toBeUndefined();
+    c.ws.close();
   });
 
   it('without a WebSocket upstream, newHeads and logs are polled over HTTP; newPendingTransactions is refused', async () => {

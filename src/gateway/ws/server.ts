@@ -377,7 +377,8 @@ export class WebSocketGateway {
       hub = new SubscriptionHub(new PollSource(http, g.ws.poll_interval_ms), subscriptions);
     } else {
       let created: SubscriptionHub | undefined = undefined;
-      const source = new WsSource(urls, http, {
+      const poll = env.upstreams.length > 0 ? new PollSource(http, g.ws.poll_interval_ms) : undefined;
+      const source = new WsSource(urls, http, poll, {
         lost: (feeds, reason) => {
           this.#d.log(`gateway: ${name}: ${feeds.length} subscription feed(s) lost: ${reason}`);
           created?.lost(feeds, reason);
@@ -389,6 +390,10 @@ export class WebSocketGateway {
         resubscribed: (url, feeds) => {
           m.wsResubscribes.inc({ network: name });
           this.#d.log(`gateway: ${name}: ${feeds} subscription feed(s) moved to ${upstreamLabel(url)}`);
+        },
+        polling: (feeds) => {
+          m.wsResubscribes.inc({ network: name });
+          this.#d.log(`gateway: ${name}: no WebSocket upstream left; ${feeds} subscription feed(s) lost their upstream and are polled over HTTP until one is back`);
         },
       }, { timeoutMs: g.upstream_timeout_ms, pingMs: g.ws.ping_interval_ms, retryMs: g.ws.upstream_retry_ms });
       created = new SubscriptionHub(source, subscriptions);

@@ -1,6 +1,6 @@
 import type { UpstreamSet } from '../upstreams.js';
 import { Feed, FeedError, type FeedSource } from './feed.js';
-import { UpstreamSocket } from './upstream-socket.js';
+import { UpstreamRpcError, UpstreamSocket } from './upstream-socket.js';
 
 /** At most this many blocks are fetched to fill a gap (after an upstream change, or per poll). */
 const MAX_BACKFILL = 64;
@@ -52,30 +52,42 @@ export interface SourceEvents {
   /** An upstream socket dropped or could not be opened (for metrics and logs). */
   upstreamFailed(url: string, err: string): void;
   resubscribed(url: string, feeds: number): void;
+  /** No WebSocket upstream is left; this many feeds are served by polling HTTP meanwhile. */
+  polling(feeds: number): void;
 }
 
 /**
  * Feeds over the environment's `ws_upstreams`, in config order. When the socket drops, the next
  * upstream takes over: every feed is subscribed again there, what was missed meanwhile is
- * fetched over HTTP, and clients keep their ids. Only when no upstream has come back within
- * `retryMs` are the feeds given up.
+ * fetched over HTTP, and clients keep their ids. When no WebSocket upstream has come back within
+ * `retryMs`, newHeads and logs feeds are served by polling the HTTP upstreams (`poll`) until one
+ * does; only feeds that cannot be polled (newPendingTransactions, or no HTTP upstream) are
+ * given up.
  */
 export class WsSource implements FeedSource {
   readonly #urls: readonly string[];
   readonly #http: UpstreamSet;
+  readonly #poll: PollSource | undefined;
   readonly #events: SourceEvents;
   readonly #o: { timeoutMs: number; pingMs: number; retryMs: number };
   readonly #feeds = new Set<Feed>();
+  /** Feeds served by `#poll` while no WebSocket upstream is reachable. */
+  readonly #polled = new Set<Feed>();
   readonly #upstreamIds = new Map<Feed, string>();
   readonly #byUpstreamId = new Map<string, Feed>();
   #socket: UpstreamSocket | undefined;
   #connecting: Promise<UpstreamSocket> | undefined;
+  #probe: NodeJS.Timeout | undefined;
   #next = 0;
   #closed = false;
 
-  constructor(urls: readonly string[], http: UpstreamSet, events: SourceEvents, o: { timeoutMs: number; pingMs: number; retryMs: number }) {
+  constructor(
+    urls: readonly string[], http: UpstreamSet, poll: PollSource | undefined, events: SourceEvents,
+    o: { timeoutMs: number; pingMs: number; retryMs: number },
+  ) {
     this.#urls = urls;
     this.#http = http;
+    this.#poll = poll;
     this.#events = events;
     this.#o = o;
   }
@@ -83,15 +95,21 @@ export class WsSource implements FeedSource {
   async add(feed: Feed): Promise<void> {
     this.#feeds.add(feed);
     try {
+      if (this.#polled.size > 0 && !this.#socket?.open) throw new Error('no WebSocket upstream available');
       const socket = await this.#connected();
       await this.#subscribe(socket, feed);
     } catch (err) {
-      this.#feeds.delete(feed);
-      if (err instanceof FeedError) throw err;
-      if ((err as { code?: unknown }).code !== undefined && typeof (err as { code: unknown }).code === 'number') {
-        throw new FeedError((err as { code: number }).code, (err as Error).message);
+      if (err instanceof FeedError || err instanceof UpstreamRpcError) {
+        // The upstream judged the subscription itself: tell the client.
+        this.#feeds.delete(feed);
+        throw new FeedError(err.code, err.message);
       }
-      throw new FeedError(-32010, 'upstream failed');
+      if (!(await this.#pollInstead(feed))) {
+        this.#feeds.delete(feed);
+        throw new FeedError(-32010, 'upstream failed');
+      }
+      this.#scheduleProbe();
+      return;
     }
     if (feed.lastBlock === undefined && feed.type !== 'newPendingTransactions') {
       // Where a backfill would start if the upstream drops before the first notification.
@@ -103,6 +121,7 @@ export class WsSource implements FeedSource {
 
   remove(feed: Feed): void {
     this.#feeds.delete(feed);
+    if (this.#polled.delete(feed)) this.#poll!.remove(feed);
     const id = this.#upstreamIds.get(feed);
     this.#upstreamIds.delete(feed);
     if (id !== undefined) {
@@ -112,12 +131,17 @@ export class WsSource implements FeedSource {
     if (this.#feeds.size === 0) {
       // No one listens: let the upstream socket go rather than hold it open forever.
       this.#socket?.close();
+      clearTimeout(this.#probe);
+      this.#probe = undefined;
     }
   }
 
   close(): void {
     this.#closed = true;
     this.#feeds.clear();
+    this.#polled.clear();
+    clearTimeout(this.#probe);
+    this.#poll?.close();
     this.#socket?.close();
   }
 
@@ -130,6 +154,41 @@ export class WsSource implements FeedSource {
     }
     this.#upstreamIds.set(feed, id);
     this.#byUpstreamId.set(id, feed);
+  }
+
+  /** Serves `feed` by polling, caught up from where it was; false when it cannot be polled. */
+  async #pollInstead(feed: Feed): Promise<boolean> {
+    if (!this.#poll || feed.type === 'newPendingTransactions') return false;
+    feed.hold();
+    try {
+      await this.#poll.add(feed);
+      this.#polled.add(feed);
+      if (feed.lastBlock !== undefined) {
+        const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+        await backfill(this.#http, feed, feed.type === 'newHeads' ? feed.lastBlock + 1 : feed.lastBlock, head);
+      }
+      return true;
+    } catch {
+      if (this.#polled.delete(feed)) this.#poll.remove(feed);
+      return false;
+    } finally {
+      feed.release();
+    }
+  }
+
+  /** While feeds are polled, keeps trying the WebSocket upstreams and moves the feeds back. */
+  #scheduleProbe(): void {
+    if (this.#probe || this.#closed) return;
+    this.#probe = setTimeout(() => {
+      this.#probe = undefined;
+      if (this.#polled.size === 0 || this.#closed) return;
+      this.#connected().then((socket) => {
+        for (const f of this.#polled) this.#poll!.remove(f);
+        this.#polled.clear();
+        return this.#subscribeAll(socket);
+      }, () => this.#scheduleProbe());
+    }, Math.max(1000, this.#o.retryMs));
+    this.#probe.unref();
   }
 
   #connected(): Promise<UpstreamSocket> {
@@ -179,11 +238,22 @@ export class WsSource implements FeedSource {
     try {
       socket = await this.#connected();
     } catch {
-      const feeds = [...this.#feeds];
-      this.#feeds.clear();
-      if (feeds.length > 0) this.#events.lost(feeds, 'no upstream available');
+      const feeds = [...this.#feeds].filter((f) => !this.#polled.has(f));
+      const lost: Feed[] = [];
+      for (const f of feeds) if (!(await this.#pollInstead(f))) lost.push(f);
+      for (const f of lost) this.#feeds.delete(f);
+      if (lost.length > 0) this.#events.lost(lost, 'no upstream available');
+      if (this.#polled.size > 0) {
+        this.#events.polling(this.#polled.size);
+        this.#scheduleProbe();
+      }
       return;
     }
+    await this.#subscribeAll(socket);
+  }
+
+  /** Subscribes every feed on `socket`, then sends what was missed, then the live notifications. */
+  async #subscribeAll(socket: UpstreamSocket): Promise<void> {
     const feeds = [...this.#feeds];
     for (const f of feeds) f.hold();
     try {
