@@ -4,6 +4,7 @@
 // shared machine moves with everyone else's load) it reports the serve process's own CPU time
 // per request, from /proc, which is what metrics add to.
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { fmt, load, median } from './load.js';
@@ -30,6 +31,44 @@ function child(file, args = []) {
 function cpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/**
+ * The metrics work of one request in isolation, in this process: the gateway's request hook
+ * (a 'finish' listener, two label lookups, two counter increments) and the upstream latency
+ * observation (two clock reads, one histogram). Less at the mercy of a busy machine than load.
+ */
+async function hookCostUs() {
+  const { Metrics } = await import('../dist/metrics/index.js');
+  const { gatewayMetrics } = await import('../dist/gateway/metrics.js');
+  const { observeRequests } = await import('../dist/gateway/observe.js');
+  const gm = gatewayMetrics(new Metrics({ processMetrics: false }));
+  const ep = { id: 1, accountId: 1, paused: false, env: { id: 1, slug: 'mainnet', network: { slug: 'eth' } } };
+  const registry = { get: () => ep };
+  const server = new EventEmitter();
+  observeRequests(server, registry, gm);
+  const latency = gm.upstreamLatency.labels({ network: 'eth-mainnet', upstream: 'http://127.0.0.1:1' });
+  const req = { url: '/00000000-0000-4000-8000-000000000000' };
+  const once = () => {
+    const res = new EventEmitter();
+    res.req = req;
+    res.statusCode = 200;
+    server.emit('request', req, res);
+    const t0 = performance.now();
+    latency.observe((performance.now() - t0) / 1000);
+    res.emit('finish');
+  };
+  const bare = () => {
+    const res = new EventEmitter();
+    res.req = req;
+    res.statusCode = 200;
+    res.emit('finish');
+  };
+  const time = (fn, n) => { const t = performance.now(); for (let i = 0; i < n; i++) fn(); return (performance.now() - t) * 1000 / n; };
+  time(once, 200_000); time(bare, 200_000);
+  const with_ = [], without = [];
+  for (let r = 0; r < 7; r++) { with_.push(time(once, 200_000)); without.push(time(bare, 200_000)); }
+  return median(with_) - median(without);
 }
 
 const upstream = await child('./fixtures/upstream.js');
@@ -87,6 +126,8 @@ try {
   const paired = results.on.map((r, i) => r.rps / results.off[i].rps);
   console.log(`  throughput on/off, medians: ${(a.rps / b.rps * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} % (aim >= 97 %)`);
   console.log(`  p99 on/off: ${(a.p99 / b.p99).toFixed(2)}x`);
+  const hook = await hookCostUs();
+  console.log(`  metrics work per request in isolation: ${hook.toFixed(2)} us, ${(hook / b.cpuUs * 100).toFixed(2)} % of the gateway's CPU per request with metrics off`);
   const scrape = await fetch(`${on.gateway}/metrics`).then((r) => r.text());
   const requests = scrape.split('\n').filter((l) => l.startsWith('rpcctl_gateway_requests_total'));
   console.log(`  /metrics after the run: ${requests.join('; ')}`);

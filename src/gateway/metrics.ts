@@ -1,30 +1,30 @@
-import type { Counter, Gauge, Histogram, Metrics } from '../metrics/index.js';
+import type { Counter, FastCounter, FastHistogram, Gauge, Metrics } from '../metrics/index.js';
 
 /** The gateway's metrics (HTTP and WebSocket); names and meaning in docs/operations.md. */
 export interface GatewayMetrics {
   enabled: boolean;
-  requests: Counter<'network' | 'status'>;
-  rejections: Counter<'network' | 'reason' | 'transport'>;
-  upstreamLatency: Histogram<'network' | 'upstream'>;
-  upstreamFailures: Counter<'network' | 'upstream' | 'reason'>;
+  requests: FastCounter<'network' | 'status'>;
+  rejections: FastCounter<'network' | 'reason' | 'transport'>;
+  upstreamLatency: FastHistogram<'network' | 'upstream'>;
+  upstreamFailures: FastCounter<'network' | 'upstream' | 'reason'>;
   wsSockets: Gauge<'network'>;
   wsSubscriptions: Gauge<'network' | 'type'>;
-  wsMessages: Counter<'network'>;
-  wsNotifications: Counter<'network'>;
+  wsMessages: FastCounter<'network'>;
+  wsNotifications: FastCounter<'network'>;
   wsResubscribes: Counter<'network'>;
 }
 
 export function gatewayMetrics(m: Metrics): GatewayMetrics {
   return {
     enabled: m.enabled,
-    requests: m.counter('gateway_requests_total', 'HTTP requests answered by the gateway, by network (`unknown` before routing) and status code', ['network', 'status']),
-    rejections: m.counter('gateway_rejections_total', 'Requests and WebSocket upgrades or calls the gateway refused itself, by reason', ['network', 'reason', 'transport']),
-    upstreamLatency: m.histogram('upstream_request_duration_seconds', 'Time to the upstream answer\'s headers, per upstream (scheme://host:port only)', ['network', 'upstream']),
-    upstreamFailures: m.counter('upstream_failures_total', 'Upstream calls or sockets that failed, per upstream and reason', ['network', 'upstream', 'reason']),
+    requests: m.fastCounter('gateway_requests_total', 'HTTP requests answered by the gateway, by network (`unknown` before routing) and status code', ['network', 'status']),
+    rejections: m.fastCounter('gateway_rejections_total', 'Requests and WebSocket upgrades or calls the gateway refused itself, by reason', ['network', 'reason', 'transport']),
+    upstreamLatency: m.fastHistogram('upstream_request_duration_seconds', 'Time to the upstream answer\'s headers, per upstream (scheme://host:port only)', ['network', 'upstream']),
+    upstreamFailures: m.fastCounter('upstream_failures_total', 'Upstream calls or sockets that failed, per upstream and reason', ['network', 'upstream', 'reason']),
     wsSockets: m.gauge('ws_sockets', 'Open client WebSocket connections', { labelNames: ['network'] }),
     wsSubscriptions: m.gauge('ws_subscriptions', 'Active client subscriptions', { labelNames: ['network', 'type'] }),
-    wsMessages: m.counter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network']),
-    wsNotifications: m.counter('ws_notifications_total', 'Subscription notifications sent to clients', ['network']),
+    wsMessages: m.fastCounter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network']),
+    wsNotifications: m.fastCounter('ws_notifications_total', 'Subscription notifications sent to clients', ['network']),
     wsResubscribes: m.counter('ws_upstream_switches_total', 'Times an environment\'s subscriptions moved to another WebSocket upstream', ['network']),
   };
 }

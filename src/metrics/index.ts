@@ -1,7 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { IpAllowlist } from '../util/ip.js';
+import { FastCounter, FastHistogram } from './fast.js';
 
 export type { Counter, Gauge, Histogram } from 'prom-client';
+export type { FastCounter, FastHistogram, CounterCell, HistogramCell } from './fast.js';
 
 /** Every metric name starts with this; docs/operations.md lists them all. */
 export const PREFIX = 'rpcctl_';
@@ -31,7 +33,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly enabled: boolean;
   readonly #scrapers: IpAllowlist;
-  readonly #made = new Map<string, Counter<string> | Gauge<string> | Histogram<string>>();
+  readonly #made = new Map<string, unknown>();
 
   constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
     this.enabled = opts.enabled ?? true;
@@ -60,6 +62,16 @@ export class Metrics {
     return this.#scrapers.size === 0 || this.#scrapers.allows(ip);
   }
 
+  /** A counter for hot paths: bound cells are plain numbers, read at scrape (see fast.ts). */
+  fastCounter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): FastCounter<L> {
+    return this.#once(name, () => new FastCounter<L>(PREFIX + name, help, labelNames, this.registry));
+  }
+
+  /** A histogram for hot paths, like fastCounter. */
+  fastHistogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets = LATENCY_BUCKETS): FastHistogram<L> {
+    return this.#once(name, () => new FastHistogram<L>(PREFIX + name, help, labelNames, buckets, this.registry));
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }
@@ -69,7 +81,7 @@ export class Metrics {
     return this.registry.metrics();
   }
 
-  #once<M extends Counter<string> | Gauge<string> | Histogram<string>>(name: string, make: () => M): M {
+  #once<M>(name: string, make: () => M): M {
     let m = this.#made.get(name);
     if (!m) {
       m = make();
