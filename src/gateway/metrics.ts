@@ -25,6 +25,6 @@ export function gatewayMetrics(m: Metrics): GatewayMetrics {
     wsSubscriptions: m.gauge('ws_subscriptions', 'Active client subscriptions', { labelNames: ['network', 'type'] }),
     wsMessages: m.fastCounter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network']),
     wsNotifications: m.fastCounter('ws_notifications_total', 'Subscription notifications sent to clients', ['network']),
-    wsResubscribes: m.counter('ws_upstream_switches_total', 'Times an environment\'s subscriptions moved to another WebSocket upstream', ['network']),
+    wsResubscribes: m.counter('ws_upstream_switches_total', 'Times an environment\'s subscriptions moved to another WebSocket upstream, or to HTTP polling when none was left', ['network']),
   };
 }
