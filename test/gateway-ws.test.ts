@@ -270,17 +270,16 @@ describe('WebSocket through the gateway', () => {
 
     const c = await Client.open(ep.url);
     await c.call('eth_subscribe', ['newHeads']);
-    const started = Date.now();
+    // Well inside the 5 s registry reload: the sweep (250 ms) closes it, not the next reload.
     expect((await m.call('PATCH', `/v1/endpoints/${ep.id}/status`, json({ status: 'paused' }))).status).toBe(200);
-    await waitFor('close on pause', () => c.closed, 3000);
-    expect(Date.now() - started).toBeLessThan(1500);
+    await waitFor('close on pause', () => c.closed, 2000);
     expect(c.closed).toEqual({ code: 4002, reason: 'endpoint paused' });
     expect(await status(ep.url)).toBe(403);
     await m.call('PATCH', `/v1/endpoints/${ep.id}/status`, json({ status: 'active' }));
 
     const d = await Client.open(ep.url);
     expect((await m.call('PATCH', `/v1/endpoints/${ep.id}/allowed-ips`, json({ allowed_ips: ['10.1.2.3'] }))).status).toBe(200);
-    await waitFor('close on allowlist change', () => d.closed, 3000);
+    await waitFor('close on allowlist change', () => d.closed, 2000);
     expect(d.closed).toEqual({ code: 4003, reason: 'ip address not allowed' });
     expect(await status(ep.url)).toBe(403);
   });
