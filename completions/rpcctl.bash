@@ -161,7 +161,7 @@ __rpcctl_valopts() {
     'payments settings') echo '--xpub --aml-fail-at --tolerance-bps --profile -p --base-url' ;;
     'rpc') echo '--profile -p --base-url' ;;
     'api') echo '--data -d --input --profile -p --base-url' ;;
-    'serve') echo '--config --data-dir --profile -p --base-url' ;;
+    'serve') echo '--config --data-dir --log-format --log-level --profile -p --base-url' ;;
     'admin') echo '--config --data-dir --profile -p --base-url' ;;
     'admin accounts') echo '--config --data-dir --profile -p --base-url' ;;
     'admin accounts create') echo '--plan --name --email --config --data-dir --profile -p --base-url' ;;
@@ -255,7 +255,7 @@ __rpcctl_opts() {
     'payments settings') echo '--xpub --aml-fail-at --tolerance-bps --accept-late --no-accept-late --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'rpc') echo '--version -v --json --no-color --profile -p --base-url --help -h' ;;
     'api') echo '--data -d --input --version -v --json --no-color --profile -p --base-url --help -h' ;;
-    'serve') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'serve') echo '--config --data-dir --log-format --log-level --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin accounts') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin accounts create') echo '--plan --name --email --no-password --config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;

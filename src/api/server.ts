@@ -14,6 +14,9 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
 import { KeyUseRecorder } from './key-use.js';
 import { validate } from './invoke.js';
+import type { Metrics } from '../metrics/index.js';
+import { serveMetrics } from '../metrics/http.js';
+import { requestId, type Logger } from '../log/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -26,7 +29,13 @@ export interface ApiServerOptions {
   pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** How often key last-use times are written (default 15 s). */
   keyUseFlushMs?: number;
+  metrics?: Metrics;
+  /** Access log: one line per request (method, route template, status, duration, account). */
+  logger?: Logger;
 }
+
+/** What the access log needs of a request, filled in as it is handled. */
+interface RequestLog { id: string; route: string; accountId: number | undefined; started: number }
 
 export interface ApiServer {
   server: Server;
@@ -53,7 +62,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let openapi: string | undefined;
   const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -63,6 +72,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const routeMethod = method === 'HEAD' ? 'GET' : method;
 
     if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
+      rl.route = '(cabinet)';
       return opts.pages(req, res);
     }
 
@@ -76,7 +86,21 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 400, 'More than one Host header');
     }
 
+    if (path === '/metrics' && routeMethod === 'GET') {
+      rl.route = '/metrics';
+      return serveMetrics(res, opts.metrics, ip);
+    }
+    if (path === '/health' && routeMethod === 'GET') {
+      rl.route = '/health';
+      try {
+        await store.db.selectFrom('plans').select('id').limit(1).execute();
+      } catch {
+        return sendJson(res, 503, { ok: false, error: 'Service unavailable' });
+      }
+      return sendJson(res, 200, { ok: true });
+    }
     if (path === '/v1/openapi.json' && routeMethod === 'GET') {
+      rl.route = path;
       openapi ??= JSON.stringify(buildOpenApi(router.routes, config));
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) });
       res.end(openapi);
@@ -94,6 +118,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: allow.join(', ') });
     }
 
+    rl.route = match.def.path;
     // Declared size, key and timestamp are judged before a byte of the body is read.
     if (Number(req.headers['content-length'] ?? 0) > config.api.max_body_bytes) {
       req.resume();
@@ -106,6 +131,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const body = await readBody(req, config.api.max_body_bytes, { timeoutMs: config.api.body_timeout_ms, lease: budget.lease(ip, res) });
     const key = await authenticator.verify(pending, { method, path, body, clientIp: ip });
     const account = key.account;
+    rl.accountId = account.id;
     keyUse.touch(key.id);
 
     const accountWait = perAccount.take(String(account.id), config.limits.api_rpm_per_account);
@@ -124,8 +150,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   }
 
   const budget = new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes);
+  const accessLog = opts.logger?.child({ component: 'api' });
   const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 30_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    const rl: RequestLog = { id: requestId(req), route: '(unmatched)', accountId: undefined, started: performance.now() };
+    res.setHeader('x-request-id', rl.id);
+    if (accessLog) {
+      res.once('close', () => accessLog.info({
+        req_id: rl.id, method: req.method, route: rl.route, status: res.writableFinished ? res.statusCode : 499,
+        duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, ip: clientIp(req, trusted),
+      }, 'request'));
+    }
+    handle(req, res, rl).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -140,7 +175,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
-      log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
+      log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);
       sendError(res, 500, 'Internal server error');
     });
   });

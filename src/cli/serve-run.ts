@@ -1,11 +1,24 @@
 import { startService } from '../serve/service.js';
 import { listAccounts } from '../store/index.js';
-import type { CliIO } from './io.js';
+import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
+import { usageError, type CliIO } from './io.js';
 
 /** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
-export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string }): Promise<void> {
-  const log = (line: string) => io.stderr.write(`${line}\n`);
-  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, env: io.env, log });
+export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string; logFormat?: string; logLevel?: string }): Promise<void> {
+  let logger: Logger;
+  try {
+    const isTTY = io.stderr.isTTY === true;
+    logger = createLogger({
+      format: parseLogFormat(opts.logFormat ?? io.env.RPCCTL_LOG_FORMAT, isTTY),
+      level: parseLogLevel(opts.logLevel ?? io.env.RPCCTL_LOG_LEVEL),
+      stream: io.stderr,
+      color: isTTY && !(io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '') && io.env.TERM !== 'dumb',
+    });
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  const log = lineLogger(logger.child({ component: 'serve' }));
+  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, env: io.env, logger });
   const g = service.config.gateway;
   const lines = [
     'rpcctl serve is ready',

@@ -7,8 +7,10 @@ export function registerServe(program: Command, io: CliIO): void {
     .description('run the Public API, the JSON-RPC gateway and the background workers')
     .option('--config <file>', 'config file (JSON or YAML); default: config.yaml|json in the data dir, else built-in defaults')
     .option('--data-dir <dir>', 'where the store lives (default: $RPCCTL_DATA_DIR or the XDG data dir)')
+    .option('--log-format <format>', 'json (one object per line) or text (default: text on a terminal, else json; also $RPCCTL_LOG_FORMAT)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (default: info; also $RPCCTL_LOG_LEVEL)')
     .action(async (_opts, cmd: Command) => {
       const { runServe } = await import('./serve-run.js');
-      await runServe(io, optionsOf<{ config?: string; dataDir?: string }>(cmd));
+      await runServe(io, optionsOf<{ config?: string; dataDir?: string; logFormat?: string; logLevel?: string }>(cmd));
     });
 }

@@ -15,6 +15,7 @@ export const evmCredits = {
     eth_getBlockByNumber: 25, eth_getBlockByHash: 25,
     eth_getTransactionByHash: 15, eth_getTransactionReceipt: 15, eth_getBlockReceipts: 50,
     eth_getLogs: 75, eth_sendRawTransaction: 100,
+    eth_subscribe: 10, eth_unsubscribe: 10, eth_subscription: 10,
     debug_traceTransaction: 300, trace_block: 300,
   },
 };
@@ -33,7 +34,7 @@ const usd = (usdt: string | null, usdc: string | null, usdtDecimals = 6, usdcDec
 function evm(id: number, slug: string, name: string, sort: number, envs: Array<[number, string, string]>, tokens: NetworkConfig['tokens'] = []): NetworkConfig {
   return {
     id, slug, name, family: 'evm', sort, tokens,
-    environments: envs.map(([envId, envSlug, url]) => ({ id: envId, slug: envSlug, upstreams: [url], confirmations: 1 })),
+    environments: envs.map(([envId, envSlug, url]) => ({ id: envId, slug: envSlug, upstreams: [url], ws_upstreams: [], confirmations: 1 })),
     credits: { default: evmCredits.default, methods: { ...evmCredits.methods } },
   };
 }
@@ -62,8 +63,8 @@ export const defaultNetworks: NetworkConfig[] = [
   {
     id: 7, slug: 'stellar', name: 'Stellar', family: 'stellar', sort: 70,
     environments: [
-      { id: 11, slug: 'mainnet', upstreams: ['https://horizon.stellar.org'], confirmations: 1 },
-      { id: 12, slug: 'testnet', upstreams: ['https://horizon-testnet.stellar.org'], confirmations: 1 },
+      { id: 11, slug: 'mainnet', upstreams: ['https://horizon.stellar.org'], ws_upstreams: [], confirmations: 1 },
+      { id: 12, slug: 'testnet', upstreams: ['https://horizon-testnet.stellar.org'], ws_upstreams: [], confirmations: 1 },
     ],
     // Horizon routes are priced by the family's built-in route table; `default` covers the rest.
     credits: { default: 20, methods: {} },

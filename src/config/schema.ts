@@ -11,6 +11,8 @@ export const environmentSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
   upstreams: z.array(z.string().url()).default([]),
+  /** WebSocket nodes for `eth_subscribe`; without any, newHeads and logs are polled over `upstreams`. */
+  ws_upstreams: z.array(z.string().url().refine((u) => /^wss?:\/\//i.test(u), { message: 'must be a ws:// or wss:// URL' })).default([]),
   confirmations: z.number().int().min(0).max(1000).default(1),
 });
 
@@ -50,6 +52,28 @@ const bodyLimits = {
 };
 const BODY_LIMIT_DEFAULTS = { max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024, body_timeout_ms: 10_000 };
 
+const WS_DEFAULTS = {
+  max_sockets_per_endpoint: 50,
+  max_subscriptions_per_socket: 100,
+  max_message_bytes: 1024 * 1024,
+  ping_interval_ms: 30_000,
+  poll_interval_ms: 2000,
+  upstream_retry_ms: 10_000,
+};
+
+/** WebSocket limits of the gateway (docs/gateway.md, "WebSocket"). */
+const wsSchema = z.strictObject({
+  max_sockets_per_endpoint: z.number().int().min(1).default(WS_DEFAULTS.max_sockets_per_endpoint),
+  max_subscriptions_per_socket: z.number().int().min(1).default(WS_DEFAULTS.max_subscriptions_per_socket),
+  max_message_bytes: z.number().int().min(1024).default(WS_DEFAULTS.max_message_bytes),
+  /** A client that does not answer a ping within this long is dropped. */
+  ping_interval_ms: z.number().int().min(100).default(WS_DEFAULTS.ping_interval_ms),
+  /** Head polling of environments without `ws_upstreams`. */
+  poll_interval_ms: z.number().int().min(50).default(WS_DEFAULTS.poll_interval_ms),
+  /** How long subscriptions wait for any WebSocket upstream to come back before their sockets are closed. */
+  upstream_retry_ms: z.number().int().min(0).default(WS_DEFAULTS.upstream_retry_ms),
+});
+
 export const configSchema = z.strictObject({
   api: z.strictObject({
     host: z.string().default('127.0.0.1'),
@@ -73,13 +97,16 @@ export const configSchema = z.strictObject({
     probe_interval_ms: z.number().int().min(100).default(15_000),
     /** How often the gateway re-reads every endpoint, for changes made by other processes. */
     registry_reload_ms: z.number().int().min(100).default(5000),
+    ws: wsSchema.default(WS_DEFAULTS),
+    /** Share of gateway requests written to the access log (0: none, 1: all). */
+    access_log_sample: z.number().min(0).max(1).default(0),
     /** How often counted usage is written; a crash loses at most about this much (see operations.md). */
     usage_flush_ms: z.number().int().min(50).max(60_000).default(250),
     ...bodyLimits,
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
-    registry_reload_ms: 5000, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
+    registry_reload_ms: 5000, ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
   }),
   limits: z.strictObject({
     api_rps_per_ip: z.number().int().min(1).default(30),
@@ -99,6 +126,12 @@ export const configSchema = z.strictObject({
     allow_private_urls: z.boolean().default(false),
   }).default({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false }),
   payments: paymentsConfigSchema,
+  metrics: z.strictObject({
+    /** `GET /metrics` on both listeners and the gateway's per-request counting. */
+    enabled: z.boolean().default(true),
+    /** Addresses that may read `/metrics` on either listener; empty: anyone who reaches it. */
+    allowed_ips: z.array(address).default([]),
+  }).default({ enabled: true, allowed_ips: [] }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

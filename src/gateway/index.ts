@@ -6,6 +6,12 @@ import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
 import { NodeProbe } from './probe.js';
 import { createGatewayServer } from './server.js';
+import { Metrics } from '../metrics/index.js';
+import { gatewayMetrics } from './metrics.js';
+import { observeRequests, sampleAccessLog } from './observe.js';
+import type { Logger } from '../log/index.js';
+import { IpAllowlist } from '../util/ip.js';
+import { WebSocketGateway } from './ws/server.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -17,22 +23,39 @@ export interface Gateway {
   registry: EndpointRegistry;
   meter: UsageMeter;
   probe: NodeProbe;
+  websockets: WebSocketGateway;
+  /** Closes client WebSockets (1001): upgraded sockets would otherwise hold the listener's close open. */
+  closeSockets(): Promise<void>;
   /** Stops background work and flushes usage; call after the server stopped accepting. */
   stop(): Promise<void>;
 }
 
-export async function createGateway(store: Store, config: Config, log: (line: string) => void): Promise<Gateway> {
+export async function createGateway(
+  store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
+): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
   const meter = new UsageMeter(store, log);
   meter.start(config.gateway.usage_flush_ms);
-  const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);
+  meter.observe(metrics);
+  const gm = gatewayMetrics(metrics);
+  const nameOf = (envId: number) => {
+    const env = store.catalog.environment(envId);
+    return env ? `${env.network.slug}-${env.slug}` : 'unknown';
+  };
+  const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms, { metrics: gm, nameOf });
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);
-  const server = createGatewayServer({ config, registry, meter, upstreams, log });
+  const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics });
+  if (metrics.enabled) observeRequests(server, registry, gm);
+  if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log, accessLog: logger?.child({ component: 'gateway' }) });
+  websockets.attach(server);
   return {
-    server, registry, meter, probe,
+    server, registry, meter, probe, websockets,
+    closeSockets: () => websockets.close(),
     async stop() {
+      await websockets.close();
       registry.stop();
       await probe.stop();
       await meter.stop();

@@ -1,4 +1,5 @@
 import { addUsage, utcDay, type Store, type UsageDelta } from '../store/index.js';
+import type { Metrics } from '../metrics/index.js';
 
 interface Counter { requests: number; credits: number }
 
@@ -16,6 +17,8 @@ export class UsageMeter {
   #pending: UsageDelta[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
+  /** When counts last reached the store (or when counting began). */
+  #flushedAt = Date.now();
 
   constructor(store: Store, log: (line: string) => void = () => {}) {
     this.#store = store;
@@ -55,10 +58,14 @@ export class UsageMeter {
   flush(): Promise<void> {
     if (this.#flushing) return this.#flushing.then(() => this.flush());
     this.#drainCurrent();
-    if (this.#pending.length === 0) return Promise.resolve();
+    if (this.#pending.length === 0) {
+      this.#flushedAt = Date.now();
+      return Promise.resolve();
+    }
     const batch = this.#pending;
     this.#pending = [];
     this.#flushing = addUsage(this.#store, batch)
+      .then(() => { this.#flushedAt = Date.now(); })
       .catch((err: unknown) => {
         // Keep the counts: the next flush writes them.
         this.#pending = batch.concat(this.#pending);
@@ -66,6 +73,20 @@ export class UsageMeter {
       })
       .finally(() => { this.#flushing = undefined; });
     return this.#flushing;
+  }
+
+  /** Publishes how far the store's usage lags behind what was counted. */
+  observe(metrics: Metrics): void {
+    metrics.gauge('usage_flush_lag_seconds', 'Seconds since counted usage last reached the store (0 when nothing waits)', {
+      collect: (g) => g.set(this.#current.size === 0 && this.#pending.length === 0 ? 0 : (Date.now() - this.#flushedAt) / 1000),
+    });
+    metrics.gauge('usage_pending_rows', 'Usage rows counted in memory and not yet written', {
+      collect: (g) => {
+        let n = this.#pending.length;
+        for (const e of this.#current.values()) n += e.methods.size;
+        g.set(n);
+      },
+    });
   }
 
   async stop(): Promise<void> {

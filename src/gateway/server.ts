@@ -11,6 +11,8 @@ import { parseRpc } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
+import type { Metrics } from '../metrics/index.js';
+import { serveMetrics } from '../metrics/http.js';
 import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
 
 export interface GatewayDeps {
@@ -19,6 +21,7 @@ export interface GatewayDeps {
   meter: UsageMeter;
   upstreams: UpstreamDirectory;
   log: (line: string) => void;
+  metrics?: Metrics;
 }
 
 const UUID_LENGTH = 36;
@@ -75,6 +78,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       req.resume();
       return send(res, 400, 'badHost');
     }
+    if (url === '/metrics' && method === 'GET') return serveMetrics(res, deps.metrics, clientIp(req, trusted));
 
     const afterUuid = url.length > UUID_LENGTH ? url.charCodeAt(UUID_LENGTH + 1) : NaN;
     const uuid = url.slice(1, UUID_LENGTH + 1);
@@ -259,7 +263,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
  * The fixed window of the endpoint's current Unix second: takes up to `cost` requests from
  * what is left and returns how many it took (a batch is admitted as far as it fits).
  */
-function takeWindow(ep: EndpointState, cost: number): number {
+export function takeWindow(ep: EndpointState, cost: number): number {
   const second = Math.floor(Date.now() / 1000);
   if (ep.windowSecond !== second) {
     ep.windowSecond = second;

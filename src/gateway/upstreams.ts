@@ -1,4 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
+import { upstreamLabel } from '../metrics/index.js';
+import type { GatewayMetrics } from './metrics.js';
 
 export class UpstreamError extends Error {
   readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
@@ -27,13 +29,29 @@ export interface UpstreamRequest {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/** Where an upstream set reports latency and failures; labels are fixed per upstream. */
+export interface UpstreamObserver {
+  metrics: GatewayMetrics;
+  /** `{network}-{env}` of an environment id. */
+  nameOf(envId: number): string;
+}
+
+type FailureReason = 'timeout' | 'connect' | 'http_5xx';
+
 /** One upstream node with its own keep-alive pool and health. */
 class Upstream {
   readonly pool: Pool;
   readonly basePath: string;
   failures = 0;
   downUntil = 0;
-  constructor(url: string, timeoutMs: number) {
+  readonly latency: { observe(seconds: number): void } | undefined;
+  readonly #failed: ((reason: FailureReason) => void) | undefined;
+  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: string) {
+    if (metrics && network) {
+      const labels = { network, upstream: upstreamLabel(url) };
+      this.latency = metrics.upstreamLatency.labels(labels);
+      this.#failed = (reason) => metrics.upstreamFailures.inc({ ...labels, reason });
+    }
     const u = new URL(url);
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
     this.pool = new Pool(u.origin, {
@@ -48,7 +66,8 @@ class Upstream {
   get healthy(): boolean {
     return this.downUntil <= Date.now();
   }
-  markFailed(): void {
+  markFailed(reason: FailureReason): void {
+    this.#failed?.(reason);
     this.failures++;
     // Back off 1 s, 2 s, 4 s ... up to 30 s before trying it again as a first choice.
     this.downUntil = Date.now() + Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
@@ -67,8 +86,8 @@ class Upstream {
 export class UpstreamSet {
   readonly #upstreams: Upstream[];
 
-  constructor(urls: readonly string[], timeoutMs: number) {
-    this.#upstreams = urls.map((u) => new Upstream(u, timeoutMs));
+  constructor(urls: readonly string[], timeoutMs: number, metrics?: GatewayMetrics, network?: string) {
+    this.#upstreams = urls.map((u) => new Upstream(u, timeoutMs, metrics, network));
   }
 
   async send(req: UpstreamRequest): Promise<UpstreamResponse> {
@@ -81,6 +100,7 @@ export class UpstreamSet {
     let lastError: UpstreamError | undefined;
     for (let i = 0; i < order.length; i++) {
       const up = order[i]!;
+      const started = up.latency ? performance.now() : 0;
       try {
         const res = await up.pool.request({
           method: req.method as Dispatcher.HttpMethod,
@@ -89,14 +109,15 @@ export class UpstreamSet {
           body: req.body,
           signal: req.signal,
         });
+        up.latency?.observe((performance.now() - started) / 1000);
         if (res.statusCode >= 500 && i < order.length - 1) {
           res.body.resume();
-          up.markFailed();
+          up.markFailed('http_5xx');
           continue;
         }
         if (res.statusCode >= 500) {
           res.body.resume();
-          up.markFailed();
+          up.markFailed('http_5xx');
           lastError = new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));
           break;
         }
@@ -105,8 +126,9 @@ export class UpstreamSet {
         return { status: res.statusCode, contentType: Array.isArray(ct) ? ct[0] : ct, body: res.body };
       } catch (err) {
         if (req.signal?.aborted) throw err;
-        up.markFailed();
-        lastError = new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
+        const timeout = TIMEOUT_CODES.has((err as { code?: string }).code ?? '');
+        up.markFailed(timeout ? 'timeout' : 'connect');
+        lastError = new UpstreamError(timeout, err);
       }
     }
     throw lastError ?? new UpstreamError(false, undefined);
@@ -121,13 +143,16 @@ export class UpstreamSet {
 export class UpstreamDirectory {
   readonly #sets = new Map<number, UpstreamSet>();
   readonly #timeoutMs: number;
-  constructor(timeoutMs: number) {
+  readonly #observer: UpstreamObserver | undefined;
+  constructor(timeoutMs: number, observer?: UpstreamObserver) {
     this.#timeoutMs = timeoutMs;
+    this.#observer = observer;
   }
   for(envId: number, urls: readonly string[]): UpstreamSet {
     let set = this.#sets.get(envId);
     if (!set) {
-      set = new UpstreamSet(urls, this.#timeoutMs);
+      const o = this.#observer;
+      set = new UpstreamSet(urls, this.#timeoutMs, o?.metrics.enabled ? o.metrics : undefined, o?.nameOf(envId));
       this.#sets.set(envId, set);
     }
     return set;

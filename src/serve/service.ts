@@ -9,12 +9,17 @@ import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
 import { startPayments, type Payments } from '../payments/service.js';
+import { Metrics } from '../metrics/index.js';
+import { lineLogger, type Logger } from '../log/index.js';
+import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
 
 export interface ServiceOptions {
   configFile?: string;
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Structured logger (`rpcctl serve`): access logs, and the parts' lines through `lineLogger` unless `log` is given. */
+  logger?: Logger;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
   /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
@@ -32,16 +37,19 @@ export interface RunningService {
   /** Last-use times of API keys, written in batches. */
   keyUse: KeyUseRecorder;
   payments: Payments;
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
 /** Starts every part of the service in this process and resolves once all are listening. */
 export async function startService(opts: ServiceOptions = {}): Promise<RunningService> {
   const env = opts.env ?? process.env;
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = opts.logger;
+  const log = opts.log ?? (logger ? lineLogger(logger) : ((line: string) => process.stderr.write(`${line}\n`)));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
+  const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, onQuery: storeQueryObserver(metrics) });
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
@@ -51,13 +59,16 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let keyUse: KeyUseRecorder | undefined;
   let retention: RetentionJob | undefined;
   try {
-    gateway = await createGateway(store, config, log);
-    addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
+    gateway = await createGateway(store, config, log, metrics, logger);
+    addressWatch = await startAddressWatch({
+      store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
+    });
+    observeService(metrics, store, addressWatch);
     payments = await startPayments({ store, config, log, addressWatch, env });
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
-      store, config, log,
+      store, config, log, metrics, logger,
       routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -86,7 +97,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -94,7 +105,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
-        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), closeServer(gatewayServer)]));
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.closeSockets().then(() => closeServer(gatewayServer))]));
         await keyUse?.stop();
         await retention?.stop();
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());

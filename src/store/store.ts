@@ -18,6 +18,8 @@ export interface OpenStoreOptions {
    */
   syncCatalog: 'always' | 'if-empty';
   env?: NodeJS.ProcessEnv;
+  /** Told each query's duration (metrics). */
+  onQuery?: (ms: number, ok: boolean) => void;
 }
 
 export class Store {
@@ -37,7 +39,8 @@ export class Store {
   static async open(opts: OpenStoreOptions): Promise<Store> {
     mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
     const { dialect, raw } = openSqlite(join(opts.dataDir, 'rpcctl.db'));
-    const db = new Kysely<Database>({ dialect });
+    const onQuery = opts.onQuery;
+    const db = new Kysely<Database>({ dialect, log: onQuery ? (e) => onQuery(e.queryDurationMillis, e.level === 'query') : undefined });
     const store = new Store(db, raw, new SecretBox(loadMasterKey(opts.dataDir, opts.env)), opts.dataDir);
     try {
       // Every process on a fresh data dir migrates in turn, never two at once.

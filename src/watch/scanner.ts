@@ -44,6 +44,8 @@ export class Scanner {
   #wake: (() => void) | undefined;
   #lastError = '';
   #stopping: Promise<void> | undefined;
+  /** Blocks between the chain's head and the next block to record, as of the last step (metrics). */
+  lag: number | undefined;
 
   constructor(o: ScannerOptions) {
     this.#o = o;
@@ -100,6 +102,7 @@ export class Scanner {
     const head = await chain.head();
     const safe = head - Math.max(1, env.confirmations) + 1;
     const next = await this.#startingCursor(head);
+    this.lag = Math.max(0, head - next + 1);
     if (next > safe || !this.#running) return true;
 
     const block = await chain.block(next, registry, env.id);

@@ -20,6 +20,8 @@ export interface DeliveryWorkerOptions {
   /** How often the outbox is polled when nobody kicks the worker. */
   pollMs?: number;
   schedule?: readonly number[];
+  /** Told the result of every attempt (metrics). */
+  onAttempt?: (result: 'delivered' | 'retry' | 'failed' | 'gone') => void;
 }
 
 interface Target {
@@ -68,7 +70,7 @@ const TARGET_TTL_MS = 2000;
  */
 export class DeliveryWorker {
   readonly id = randomUUID();
-  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule'>> & { schedule: readonly number[] };
+  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule' | 'onAttempt'>> & Pick<DeliveryWorkerOptions, 'onAttempt'> & { schedule: readonly number[] };
   readonly #agent: Agent;
   readonly #inflight = new Map<number, Promise<void>>();
   readonly #perAccount = new Map<number, number>();
@@ -248,6 +250,7 @@ export class DeliveryWorker {
     const delay = ok || gone ? undefined : retryDelayMs(attempt, this.#o.schedule);
     const nextAt = delay === undefined ? null : Date.now() + delay;
     const error = ok ? null : gone ? 'receiver answered 410 Gone; not retried' : o.error ?? `receiver answered HTTP ${o.status}`;
+    this.#o.onAttempt?.(ok ? 'delivered' : gone ? 'gone' : nextAt === null ? 'failed' : 'retry');
     const db = this.#o.store.db;
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('webhook_attempts').values({

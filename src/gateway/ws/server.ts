@@ -1,0 +1,444 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { Config } from '../../config/index.js';
+import type { Environment, Network } from '../../store/index.js';
+import { clientIp, IpAllowlist } from '../../util/ip.js';
+import { requestId, type Logger } from '../../log/index.js';
+import { upstreamLabel } from '../../metrics/index.js';
+import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
+import { priceRpc, usageMethodName } from '../credits.js';
+import type { GatewayMetrics } from '../metrics.js';
+import type { EndpointRegistry, EndpointState } from '../registry.js';
+import type { UsageMeter } from '../meter.js';
+import { takeWindow } from '../server.js';
+import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
+import { Feed, FeedError, type Subscriber } from './feed.js';
+import { SubscriptionHub } from './hub.js';
+import { PollSource, WsSource } from './sources.js';
+
+/** Close codes besides the standard ones (1001 going away, 1009 too big, 1011, 1013 try again later). */
+export const CLOSE = {
+  shuttingDown: [1001, 'server shutting down'],
+  noUpstream: [1013, 'no upstream available'],
+  notFound: [4001, 'endpoint not found'],
+  paused: [4002, 'endpoint paused'],
+  ipNotAllowed: [4003, 'ip address not allowed'],
+  tooSlow: [4008, 'client too slow: notifications backed up'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+/** Notifications a client has not read yet beyond this close its socket rather than grow our memory. */
+const MAX_BUFFERED = 8 * 1024 * 1024;
+/** A paused endpoint or an allowlist change closes sockets within this long. */
+const SWEEP_MS = 250;
+/** Price of one notification where the network's `credits.methods` has no `eth_subscription`. */
+export const DEFAULT_NOTIFICATION_CREDITS = 10;
+
+export function notificationPrice(network: Network): number {
+  return Object.hasOwn(network.credits.methods, 'eth_subscription') ? network.credits.methods.eth_subscription! : DEFAULT_NOTIFICATION_CREDITS;
+}
+
+export interface WsGatewayDeps {
+  config: Config;
+  registry: EndpointRegistry;
+  meter: UsageMeter;
+  upstreams: UpstreamDirectory;
+  metrics: GatewayMetrics;
+  log: (line: string) => void;
+  /** Sampled access log (`gateway.access_log_sample`): one line per socket when it closes. */
+  accessLog?: Logger;
+}
+
+interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
+
+const isCall = (v: unknown): v is Call => typeof v === 'object' && v !== null && !Array.isArray(v)
+  && typeof (v as { method?: unknown }).method === 'string' && (v as { method: string }).method.length > 0;
+
+/** One client socket on one endpoint. */
+class Connection {
+  readonly ws: WebSocket;
+  readonly ep: EndpointState;
+  readonly env: Environment;
+  readonly ip: string;
+  readonly network: string;
+  readonly subs = new Map<string, { sub: Subscriber; feed: Feed }>();
+  /** eth_subscribe calls waiting on their upstream: they count toward the per-socket limit too. */
+  pendingSubs = 0;
+  alive = true;
+  closed = false;
+  readonly opened = performance.now();
+  calls = 0;
+  notifications = 0;
+  constructor(ws: WebSocket, ep: EndpointState, env: Environment, ip: string) {
+    this.ws = ws;
+    this.ep = ep;
+    this.env = env;
+    this.ip = ip;
+    this.network = `${env.network.slug}-${env.slug}`;
+  }
+  send(text: string): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+  close([code, reason]: readonly [number, string]): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
+  }
+}
+
+/**
+ * `eth_subscribe` and every other JSON-RPC call over WebSocket on the endpoint URL. The upgrade
+ * passes the same checks as an HTTP request (route, Host, pause, allowlist); calls count toward
+ * the RPS window and usage like HTTP calls and are forwarded to the HTTP upstreams; the
+ * subscriptions themselves are served by per-environment hubs (see hub.ts and sources.ts).
+ */
+export class WebSocketGateway {
+  readonly #d: WsGatewayDeps;
+  readonly #wss: WebSocketServer;
+  readonly #trusted: IpAllowlist;
+  readonly #prefix: string;
+  readonly #conns = new Set<Connection>();
+  readonly #perEndpoint = new Map<number, number>();
+  readonly #hubs = new Map<number, SubscriptionHub>();
+  readonly #wsUrls = new Map<string, string[]>();
+  readonly #sweep: NodeJS.Timeout;
+  readonly #ping: NodeJS.Timeout;
+
+  constructor(deps: WsGatewayDeps) {
+    this.#d = deps;
+    const g = deps.config.gateway;
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: g.ws.max_message_bytes, perMessageDeflate: false, clientTracking: false });
+    this.#trusted = new IpAllowlist(g.trusted_proxies);
+    this.#prefix = `${g.host_prefix}-`;
+    for (const n of deps.config.networks) for (const e of n.environments) this.#wsUrls.set(`${n.slug}-${e.slug}`, e.ws_upstreams);
+    this.#sweep = setInterval(() => this.#enforce(), SWEEP_MS);
+    this.#sweep.unref();
+    this.#ping = setInterval(() => this.#heartbeat(), g.ws.ping_interval_ms);
+    this.#ping.unref();
+  }
+
+  attach(server: Server): void {
+    // Other upgrades (curl's `Upgrade: h2c` on a POST) stay plain HTTP requests (Node >= 24.9;
+    // older versions send them to the handler below, which refuses them with 400).
+    (server as Server & { shouldUpgradeCallback?: (req: IncomingMessage) => boolean }).shouldUpgradeCallback = (req) => (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+  }
+
+  get sockets(): number {
+    return this.#conns.size;
+  }
+
+  get subscriptions(): number {
+    let n = 0;
+    for (const c of this.#conns) n += c.subs.size;
+    return n;
+  }
+
+  /** Closes every client socket (1001) and every upstream feed. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    clearInterval(this.#ping);
+    const closing = [...this.#conns].map((c) => new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { c.ws.terminate(); resolve(); }, 1000);
+      c.ws.once('close', () => { clearTimeout(timer); resolve(); });
+      c.close(CLOSE.shuttingDown);
+    }));
+    await Promise.all(closing);
+    for (const hub of this.#hubs.values()) hub.close();
+    this.#hubs.clear();
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuse(socket, 400, 'invalidRequest');
+    const url = req.url ?? '/';
+    const uuid = url.slice(1, 37);
+    const after = url.charCodeAt(37);
+    const ep = url.length === 37 || after === 47 || after === 63 ? this.#d.registry.get(uuid) : undefined;
+    const env = ep?.env;
+    const m = this.#d.metrics;
+    if (!ep || !env || !this.#hostMatches(req.headers.host, ep)) {
+      m.rejections.inc({ network: 'unknown', reason: 'not_found', transport: 'ws' });
+      return refuse(socket, 404, 'notFound');
+    }
+    const network = `${env.network.slug}-${env.slug}`;
+    const rest = url.slice(37);
+    if (!(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
+      m.rejections.inc({ network, reason: 'not_found', transport: 'ws' });
+      return refuse(socket, 404, 'notFound');
+    }
+    if (ep.paused) {
+      m.rejections.inc({ network, reason: 'paused', transport: 'ws' });
+      return refuse(socket, 403, 'paused');
+    }
+    const ip = clientIp(req, this.#trusted);
+    if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) {
+      m.rejections.inc({ network, reason: 'ip_not_allowed', transport: 'ws' });
+      return refuse(socket, 403, 'ipNotAllowed');
+    }
+    if (env.network.family !== 'evm') {
+      m.rejections.inc({ network, reason: 'invalid_request', transport: 'ws' });
+      return refuse(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
+    }
+    const count = this.#perEndpoint.get(ep.id) ?? 0;
+    if (count >= this.#d.config.gateway.ws.max_sockets_per_endpoint) {
+      m.rejections.inc({ network, reason: 'too_many_sockets', transport: 'ws' });
+      return refuse(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
+    }
+    this.#perEndpoint.set(ep.id, count + 1);
+    const id = requestId(req);
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ep, env, ip, id));
+  }
+
+  #hostMatches(host: string | undefined, ep: EndpointState): boolean {
+    if (host === undefined) return true;
+    const dot = host.indexOf('.');
+    if (dot === -1) return true;
+    const label = host.slice(0, dot).toLowerCase();
+    return !label.startsWith(this.#prefix) || label === ep.hostLabel;
+  }
+
+  #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string): void {
+    const conn = new Connection(ws, ep, env, ip);
+    this.#conns.add(conn);
+    this.#d.metrics.wsSockets.inc({ network: conn.network });
+    ws.on('pong', () => { conn.alive = true; });
+    ws.on('message', (data, isBinary) => {
+      this.#onMessage(conn, isBinary ? Buffer.from(data as Buffer).toString('utf8') : (data as Buffer).toString('utf8')).catch((err: unknown) => {
+        this.#d.log(`gateway: websocket message failed: ${(err as Error)?.stack ?? String(err)}`);
+        conn.close([1011, 'internal error']);
+      });
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', (code) => this.#closed(conn, code, id));
+  }
+
+  #closed(conn: Connection, code: number, id: string): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    const rate = this.#d.config.gateway.access_log_sample;
+    if (this.#d.accessLog && rate > 0 && (rate >= 1 || Math.random() < rate)) {
+      this.#d.accessLog.info({
+        req_id: id, transport: 'ws', route: '/{endpoint_uuid}', network: conn.network, status: 101, close_code: code,
+        duration_ms: Math.round(performance.now() - conn.opened), calls: conn.calls, notifications: conn.notifications,
+        endpoint_id: conn.ep.id, account_id: conn.ep.accountId, ip: conn.ip,
+      }, 'websocket closed');
+    }
+    this.#conns.delete(conn);
+    const n = (this.#perEndpoint.get(conn.ep.id) ?? 1) - 1;
+    if (n <= 0) this.#perEndpoint.delete(conn.ep.id);
+    else this.#perEndpoint.set(conn.ep.id, n);
+    this.#d.metrics.wsSockets.dec({ network: conn.network });
+    const hub = this.#hubs.get(conn.env.id);
+    for (const { sub, feed } of conn.subs.values()) hub?.unsubscribe(sub, feed);
+    conn.subs.clear();
+  }
+
+  async #onMessage(conn: Connection, text: string): Promise<void> {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return conn.send(ERROR_BODIES.parse.toString());
+    }
+    const m = this.#d.metrics;
+    if (!Array.isArray(value)) {
+      if (!isCall(value)) {
+        const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
+        return conn.send(JSON.stringify(rpcError(-32600, 'invalid request', id)));
+      }
+      m.wsMessages.inc({ network: conn.network });
+      conn.calls++;
+      if (takeWindow(conn.ep, 1) === 0) {
+        m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' });
+        return conn.send(JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
+      }
+      const local = await this.#local(conn, value);
+      if (local !== undefined) return conn.send(JSON.stringify(local));
+      return conn.send(await this.#forward(conn, [value], false));
+    }
+    if (value.length === 0) return conn.send(ERROR_BODIES.invalidRequest.toString());
+    if (value.length > this.#d.config.gateway.max_batch) return conn.send(ERROR_BODIES.batchTooLarge.toString());
+    const calls = value.filter(isCall);
+    const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, 'invalid request', typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
+    m.wsMessages.inc({ network: conn.network }, calls.length);
+    conn.calls += calls.length;
+    // As over HTTP (docs/gateway.md): a batch is admitted as far as the window allows, and the
+    // rest are answered in place, each with its own id.
+    const admitted = takeWindow(conn.ep, calls.length);
+    const answers: unknown[] = [...rejected];
+    if (admitted < calls.length) {
+      m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' }, calls.length - admitted);
+      for (const call of calls.slice(admitted)) answers.push(rpcError(-32005, 'rps limit exceeded', call.id ?? null));
+    }
+    const remote: Call[] = [];
+    for (const call of calls.slice(0, admitted)) {
+      const local = await this.#local(conn, call);
+      if (local !== undefined) answers.push(local);
+      else remote.push(call);
+    }
+    if (remote.length > 0) {
+      const text = await this.#forward(conn, remote, true);
+      try {
+        const got = JSON.parse(text) as unknown;
+        if (Array.isArray(got)) answers.push(...got);
+        else answers.push(got);
+      } catch {
+        answers.push(...remote.map((c) => rpcError(-32010, 'upstream failed', c.id ?? null)));
+      }
+    }
+    conn.send(JSON.stringify(answers));
+  }
+
+  /** Answers the calls the gateway serves itself; undefined for the rest. */
+  async #local(conn: Connection, call: Call): Promise<unknown> {
+    const id = call.id ?? null;
+    if (call.method === 'eth_subscribe') {
+      if (conn.subs.size + conn.pendingSubs >= this.#d.config.gateway.ws.max_subscriptions_per_socket) {
+        return rpcError(-32005, `subscription limit reached (${this.#d.config.gateway.ws.max_subscriptions_per_socket} per socket)`, id);
+      }
+      const subId = `0x${randomHex()}`;
+      const network = conn.env.network;
+      const price = notificationPrice(network);
+      const meter = this.#d.meter;
+      const notifications = this.#d.metrics.wsNotifications.labels({ network: conn.network });
+      const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${subId}","result":`;
+      const sub: Subscriber = {
+        id: subId,
+        deliver: (json) => {
+          if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
+          if (conn.ws.bufferedAmount > MAX_BUFFERED) return conn.close(CLOSE.tooSlow);
+          conn.ws.send(`${head}${json}}}`);
+          notifications.inc();
+          conn.notifications++;
+          meter.record(conn.ep.id, conn.ep.accountId, 'eth_subscription', price);
+        },
+        lost: () => conn.close(CLOSE.noUpstream),
+      };
+      conn.pendingSubs++;
+      try {
+        const feed = await this.#hub(conn.env).subscribe(sub, call.params);
+        if (conn.closed) {
+          this.#hub(conn.env).unsubscribe(sub, feed);
+          return undefined;
+        }
+        conn.subs.set(subId, { sub, feed });
+      } catch (err) {
+        if (err instanceof FeedError) return rpcError(err.code, err.message, id);
+        throw err;
+      } finally {
+        conn.pendingSubs--;
+      }
+      this.#meterCall(conn, 'eth_subscribe');
+      return { jsonrpc: '2.0', id, result: subId };
+    }
+    if (call.method === 'eth_unsubscribe') {
+      const subId = Array.isArray(call.params) ? call.params[0] : undefined;
+      const entry = typeof subId === 'string' ? conn.subs.get(subId) : undefined;
+      if (entry) {
+        conn.subs.delete(subId as string);
+        this.#hub(conn.env).unsubscribe(entry.sub, entry.feed);
+      }
+      this.#meterCall(conn, 'eth_unsubscribe');
+      return { jsonrpc: '2.0', id, result: entry !== undefined };
+    }
+    return undefined;
+  }
+
+  /** Sends calls to the environment's HTTP upstreams; meters them when the upstream answered 2xx. */
+  async #forward(conn: Connection, calls: Call[], batch: boolean): Promise<string> {
+    const env = conn.env;
+    try {
+      const res = await this.#d.upstreams.for(env.id, env.upstreams).send({
+        method: 'POST', path: '', contentType: 'application/json',
+        body: Buffer.from(JSON.stringify(batch ? calls : calls[0])),
+      });
+      const text = await res.body.text();
+      if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method);
+      return text;
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      const [code, message] = err.code === 'E_UPSTREAM_TIMEOUT' ? [-32011, 'upstream timed out'] : [-32010, 'upstream failed'];
+      const answers = calls.map((c) => rpcError(code, message, c.id ?? null));
+      return JSON.stringify(batch ? answers : answers[0]);
+    }
+  }
+
+  #meterCall(conn: Connection, method: string): void {
+    const network = conn.env.network;
+    this.#d.meter.record(conn.ep.id, conn.ep.accountId, usageMethodName(network, method), priceRpc(network, method));
+  }
+
+  #hub(env: Environment): SubscriptionHub {
+    let hub = this.#hubs.get(env.id);
+    if (hub) return hub;
+    const name = `${env.network.slug}-${env.slug}`;
+    const http = this.#d.upstreams.for(env.id, env.upstreams);
+    const urls = this.#wsUrls.get(name) ?? [];
+    const g = this.#d.config.gateway;
+    const m = this.#d.metrics;
+    const subscriptions = (type: string, delta: number) => m.wsSubscriptions.inc({ network: name, type }, delta);
+    if (urls.length === 0) {
+      hub = new SubscriptionHub(new PollSource(http, g.ws.poll_interval_ms), subscriptions);
+    } else {
+      let created: SubscriptionHub | undefined = undefined;
+      const poll = env.upstreams.length > 0 ? new PollSource(http, g.ws.poll_interval_ms) : undefined;
+      const source = new WsSource(urls, http, poll, {
+        lost: (feeds, reason) => {
+          this.#d.log(`gateway: ${name}: ${feeds.length} subscription feed(s) lost: ${reason}`);
+          created?.lost(feeds, reason);
+        },
+        upstreamFailed: (url, err) => {
+          m.upstreamFailures.inc({ network: name, upstream: upstreamLabel(url), reason: 'ws' });
+          this.#d.log(`gateway: ${name}: WebSocket upstream ${upstreamLabel(url)} failed: ${err}`);
+        },
+        resubscribed: (url, feeds) => {
+          m.wsResubscribes.inc({ network: name });
+          this.#d.log(`gateway: ${name}: ${feeds} subscription feed(s) moved to ${upstreamLabel(url)}`);
+        },
+        polling: (feeds) => {
+          m.wsResubscribes.inc({ network: name });
+          this.#d.log(`gateway: ${name}: no WebSocket upstream left; ${feeds} subscription feed(s) lost their upstream and are polled over HTTP until one is back`);
+        },
+      }, { timeoutMs: g.upstream_timeout_ms, pingMs: g.ws.ping_interval_ms, retryMs: g.ws.upstream_retry_ms });
+      created = new SubscriptionHub(source, subscriptions);
+      hub = created;
+    }
+    this.#hubs.set(env.id, hub);
+    return hub;
+  }
+
+  /** Pause, allowlist changes and deleted endpoints reach open sockets within SWEEP_MS. */
+  #enforce(): void {
+    for (const conn of this.#conns) {
+      const ep = conn.ep;
+      const current = this.#d.registry.get(ep.uuid);
+      if (current !== ep || !ep.env) conn.close(CLOSE.notFound);
+      else if (ep.paused) conn.close(CLOSE.paused);
+      else if (ep.allowlist.size > 0 && !ep.allowlist.allows(conn.ip)) conn.close(CLOSE.ipNotAllowed);
+    }
+  }
+
+  /** Drops clients that did not answer the last ping. */
+  #heartbeat(): void {
+    for (const conn of this.#conns) {
+      if (!conn.alive) {
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }
+}
+
+function randomHex(): string {
+  return crypto.getRandomValues(Buffer.alloc(16)).toString('hex');
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' };
+
+/** An upgrade refused with the status an HTTP request would get, and a JSON-RPC error body. */
+function refuse(socket: Duplex, status: number, kind: RpcErrorKind, message?: string): void {
+  const body = message ? Buffer.from(JSON.stringify(rpcError(RPC_ERRORS[kind].code, message))) : ERROR_BODIES[kind];
+  if (!socket.writable) return void socket.destroy();
+  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`, () => socket.destroy());
+}

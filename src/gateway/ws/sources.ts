@@ -1,0 +1,345 @@
+import type { UpstreamSet } from '../upstreams.js';
+import { Feed, FeedError, type FeedSource } from './feed.js';
+import { UpstreamRpcError, UpstreamSocket } from './upstream-socket.js';
+
+/** At most this many blocks are fetched to fill a gap (after an upstream change, or per poll). */
+const MAX_BACKFILL = 64;
+
+/** One JSON-RPC call over the environment's HTTP upstreams (with their failover). */
+export async function httpRpc(set: UpstreamSet, method: string, params: unknown[]): Promise<unknown> {
+  const res = await set.send({
+    method: 'POST', path: '', contentType: 'application/json',
+    body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })),
+  });
+  const text = await res.body.text();
+  let answer: { result?: unknown; error?: { code?: number; message?: string } };
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch {
+    throw new Error(`upstream answered ${method} with HTTP ${res.status} and no JSON`);
+  }
+  if (answer.error) throw new FeedError(answer.error.code ?? -32603, answer.error.message ?? 'upstream error');
+  return answer.result;
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** newHeads carries the header only. */
+function headerOf(block: Record<string, unknown>): Record<string, unknown> {
+  const { transactions: _t, uncles: _u, size: _s, totalDifficulty: _d, ...header } = block;
+  return header;
+}
+
+/** Fetches what a feed missed in blocks `from..to` over HTTP and emits it (the feed drops repeats). */
+async function backfill(set: UpstreamSet, feed: Feed, from: number, to: number): Promise<void> {
+  if (to < from) return;
+  from = Math.max(from, to - MAX_BACKFILL + 1);
+  if (feed.type === 'newHeads') {
+    for (let b = from; b <= to; b++) {
+      const block = await httpRpc(set, 'eth_getBlockByNumber', [hex(b), false]) as Record<string, unknown> | null;
+      if (block) feed.emit(headerOf(block), true);
+    }
+  } else if (feed.type === 'logs') {
+    const filter = (feed.params[1] ?? {}) as Record<string, unknown>;
+    const logs = await httpRpc(set, 'eth_getLogs', [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }]) as unknown[];
+    for (const log of logs ?? []) feed.emit(log, true);
+  }
+}
+
+export interface SourceEvents {
+  /** Feeds that can no longer be served: their subscribers are told. */
+  lost(feeds: Feed[], reason: string): void;
+  /** An upstream socket dropped or could not be opened (for metrics and logs). */
+  upstreamFailed(url: string, err: string): void;
+  resubscribed(url: string, feeds: number): void;
+  /** No WebSocket upstream is left; this many feeds are served by polling HTTP meanwhile. */
+  polling(feeds: number): void;
+}
+
+/**
+ * Feeds over the environment's `ws_upstreams`, in config order. When the socket drops, the next
+ * upstream takes over: every feed is subscribed again there, what was missed meanwhile is
+ * fetched over HTTP, and clients keep their ids. When no WebSocket upstream has come back within
+ * `retryMs`, newHeads and logs feeds are served by polling the HTTP upstreams (`poll`) until one
+ * does; only feeds that cannot be polled (newPendingTransactions, or no HTTP upstream) are
+ * given up.
+ */
+export class WsSource implements FeedSource {
+  readonly #urls: readonly string[];
+  readonly #http: UpstreamSet;
+  readonly #poll: PollSource | undefined;
+  readonly #events: SourceEvents;
+  readonly #o: { timeoutMs: number; pingMs: number; retryMs: number };
+  readonly #feeds = new Set<Feed>();
+  /** Feeds served by `#poll` while no WebSocket upstream is reachable. */
+  readonly #polled = new Set<Feed>();
+  readonly #upstreamIds = new Map<Feed, string>();
+  readonly #byUpstreamId = new Map<string, Feed>();
+  #socket: UpstreamSocket | undefined;
+  #connecting: Promise<UpstreamSocket> | undefined;
+  #probe: NodeJS.Timeout | undefined;
+  #next = 0;
+  #closed = false;
+
+  constructor(
+    urls: readonly string[], http: UpstreamSet, poll: PollSource | undefined, events: SourceEvents,
+    o: { timeoutMs: number; pingMs: number; retryMs: number },
+  ) {
+    this.#urls = urls;
+    this.#http = http;
+    this.#poll = poll;
+    this.#events = events;
+    this.#o = o;
+  }
+
+  async add(feed: Feed): Promise<void> {
+    this.#feeds.add(feed);
+    try {
+      if (this.#polled.size > 0 && !this.#socket?.open) throw new Error('no WebSocket upstream available');
+      const socket = await this.#connected();
+      await this.#subscribe(socket, feed);
+    } catch (err) {
+      if (err instanceof FeedError || err instanceof UpstreamRpcError) {
+        // The upstream judged the subscription itself: tell the client.
+        this.#feeds.delete(feed);
+        throw new FeedError(err.code, err.message);
+      }
+      if (!(await this.#pollInstead(feed))) {
+        this.#feeds.delete(feed);
+        throw new FeedError(-32010, 'upstream failed');
+      }
+      this.#scheduleProbe();
+      return;
+    }
+    if (feed.lastBlock === undefined && feed.type !== 'newPendingTransactions') {
+      // Where a backfill would start if the upstream drops before the first notification.
+      httpRpc(this.#http, 'eth_blockNumber', []).then((h) => {
+        if (feed.lastBlock === undefined && typeof h === 'string') feed.lastBlock = Number.parseInt(h, 16);
+      }, () => {});
+    }
+  }
+
+  remove(feed: Feed): void {
+    this.#feeds.delete(feed);
+    if (this.#polled.delete(feed)) this.#poll!.remove(feed);
+    const id = this.#upstreamIds.get(feed);
+    this.#upstreamIds.delete(feed);
+    if (id !== undefined) {
+      this.#byUpstreamId.delete(id);
+      this.#socket?.request('eth_unsubscribe', [id]).catch(() => {});
+    }
+    if (this.#feeds.size === 0) {
+      // No one listens: let the upstream socket go rather than hold it open forever.
+      this.#socket?.close();
+      clearTimeout(this.#probe);
+      this.#probe = undefined;
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#feeds.clear();
+    this.#polled.clear();
+    clearTimeout(this.#probe);
+    this.#poll?.close();
+    this.#socket?.close();
+  }
+
+  async #subscribe(socket: UpstreamSocket, feed: Feed): Promise<void> {
+    const id = await socket.request('eth_subscribe', feed.params);
+    if (typeof id !== 'string') throw new FeedError(-32603, 'upstream gave no subscription id');
+    if (!this.#feeds.has(feed) || socket !== this.#socket) {
+      socket.request('eth_unsubscribe', [id]).catch(() => {});
+      return;
+    }
+    this.#upstreamIds.set(feed, id);
+    this.#byUpstreamId.set(id, feed);
+  }
+
+  /** Serves `feed` by polling, caught up from where it was; false when it cannot be polled. */
+  async #pollInstead(feed: Feed): Promise<boolean> {
+    if (!this.#poll || feed.type === 'newPendingTransactions') return false;
+    feed.hold();
+    try {
+      await this.#poll.add(feed);
+      this.#polled.add(feed);
+      if (feed.lastBlock !== undefined) {
+        const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+        await backfill(this.#http, feed, feed.type === 'newHeads' ? feed.lastBlock + 1 : feed.lastBlock, head);
+      }
+      return true;
+    } catch {
+      if (this.#polled.delete(feed)) this.#poll.remove(feed);
+      return false;
+    } finally {
+      feed.release();
+    }
+  }
+
+  /** While feeds are polled, keeps trying the WebSocket upstreams and moves the feeds back. */
+  #scheduleProbe(): void {
+    if (this.#probe || this.#closed) return;
+    this.#probe = setTimeout(() => {
+      this.#probe = undefined;
+      if (this.#polled.size === 0 || this.#closed) return;
+      this.#connected().then((socket) => {
+        for (const f of this.#polled) this.#poll!.remove(f);
+        this.#polled.clear();
+        return this.#subscribeAll(socket);
+      }, () => this.#scheduleProbe());
+    }, Math.max(1000, this.#o.retryMs));
+    this.#probe.unref();
+  }
+
+  #connected(): Promise<UpstreamSocket> {
+    if (this.#socket?.open) return Promise.resolve(this.#socket);
+    this.#connecting ??= this.#connect().finally(() => { this.#connecting = undefined; });
+    return this.#connecting;
+  }
+
+  /** Tries each upstream in turn, starting with the one after the last that failed, until `retryMs` runs out. */
+  async #connect(): Promise<UpstreamSocket> {
+    const deadline = Date.now() + this.#o.retryMs;
+    let delay = 100;
+    for (;;) {
+      for (let i = 0; i < this.#urls.length; i++) {
+        if (this.#closed) throw new Error('closed');
+        const url = this.#urls[this.#next % this.#urls.length]!;
+        try {
+          const socket = await UpstreamSocket.connect(url, this.#o.timeoutMs, this.#o.pingMs);
+          this.#socket = socket;
+          socket.onNotification = (id, result) => this.#byUpstreamId.get(id)?.emit(result);
+          socket.onClose = () => this.#dropped(socket, url);
+          return socket;
+        } catch (err) {
+          this.#events.upstreamFailed(url, (err as Error).message);
+          this.#next++;
+        }
+      }
+      if (Date.now() + delay > deadline) throw new Error('no WebSocket upstream available');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+
+  #dropped(socket: UpstreamSocket, url: string): void {
+    if (socket !== this.#socket) return;
+    this.#socket = undefined;
+    this.#upstreamIds.clear();
+    this.#byUpstreamId.clear();
+    if (this.#closed || this.#feeds.size === 0) return;
+    this.#events.upstreamFailed(url, 'socket closed');
+    this.#next++;
+    void this.#resubscribeAll();
+  }
+
+  async #resubscribeAll(): Promise<void> {
+    let socket: UpstreamSocket;
+    try {
+      socket = await this.#connected();
+    } catch {
+      const feeds = [...this.#feeds].filter((f) => !this.#polled.has(f));
+      const lost: Feed[] = [];
+      for (const f of feeds) if (!(await this.#pollInstead(f))) lost.push(f);
+      for (const f of lost) this.#feeds.delete(f);
+      if (lost.length > 0) this.#events.lost(lost, 'no upstream available');
+      if (this.#polled.size > 0) {
+        this.#events.polling(this.#polled.size);
+        this.#scheduleProbe();
+      }
+      return;
+    }
+    await this.#subscribeAll(socket);
+  }
+
+  /** Subscribes every feed on `socket`, then sends what was missed, then the live notifications. */
+  async #subscribeAll(socket: UpstreamSocket): Promise<void> {
+    const feeds = [...this.#feeds];
+    for (const f of feeds) f.hold();
+    try {
+      const results = await Promise.allSettled(feeds.map((f) => this.#subscribe(socket, f)));
+      if (!socket.open) return; // dropped again meanwhile: its own close handler takes over
+      const failed = feeds.filter((_, i) => results[i]!.status === 'rejected');
+      if (failed.length > 0) {
+        for (const f of failed) this.#feeds.delete(f);
+        this.#events.lost(failed, 'upstream refused the subscription');
+      }
+      this.#events.resubscribed(this.#urls[this.#next % this.#urls.length]!, feeds.length - failed.length);
+      // What happened while no upstream was listening; live notifications wait until it is sent.
+      const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+      for (const f of feeds) {
+        if (f.lastBlock === undefined || !this.#feeds.has(f)) continue;
+        await backfill(this.#http, f, f.type === 'newHeads' ? f.lastBlock + 1 : f.lastBlock, head).catch(() => {});
+      }
+    } catch {
+      // No head over HTTP: nothing to backfill from; live notifications carry on.
+    } finally {
+      for (const f of feeds) f.release();
+    }
+  }
+}
+
+/**
+ * newHeads and logs for environments without a WebSocket upstream: one `eth_blockNumber` per
+ * interval for the whole environment, then the new blocks' headers and each logs feed's
+ * `eth_getLogs` over the new range. No polling at all while no one subscribes.
+ */
+export class PollSource implements FeedSource {
+  readonly #http: UpstreamSet;
+  readonly #intervalMs: number;
+  readonly #feeds = new Set<Feed>();
+  #timer: NodeJS.Timeout | undefined;
+  #head: number | undefined;
+  #running = false;
+
+  constructor(http: UpstreamSet, intervalMs: number) {
+    this.#http = http;
+    this.#intervalMs = intervalMs;
+  }
+
+  async add(feed: Feed): Promise<void> {
+    if (feed.type === 'newPendingTransactions') {
+      throw new FeedError(-32601, 'newPendingTransactions needs a WebSocket upstream, and this network has none');
+    }
+    if (this.#head === undefined) {
+      try {
+        this.#head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+      } catch (err) {
+        throw err instanceof FeedError ? err : new FeedError(-32010, 'upstream failed');
+      }
+    }
+    this.#feeds.add(feed);
+    this.#timer ??= setInterval(() => void this.#tick(), this.#intervalMs);
+  }
+
+  remove(feed: Feed): void {
+    this.#feeds.delete(feed);
+    if (this.#feeds.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      this.#head = undefined;
+    }
+  }
+
+  close(): void {
+    this.#feeds.clear();
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+      const from = (this.#head ?? head) + 1;
+      if (!Number.isSafeInteger(head) || head < from) return;
+      for (const f of [...this.#feeds]) await backfill(this.#http, f, from, head);
+      this.#head = head;
+    } catch {
+      // The next tick tries again from the same block.
+    } finally {
+      this.#running = false;
+    }
+  }
+}

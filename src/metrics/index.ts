@@ -1,0 +1,105 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { IpAllowlist } from '../util/ip.js';
+import { FastCounter, FastHistogram } from './fast.js';
+
+export type { Counter, Gauge, Histogram } from 'prom-client';
+export type { FastCounter, FastHistogram, CounterCell, HistogramCell } from './fast.js';
+
+/** Every metric name starts with this; docs/operations.md lists them all. */
+export const PREFIX = 'rpcctl_';
+
+/** Seconds; from a fast local node (1 ms) to a slow archive query (10 s). */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface GaugeOptions<L extends string> {
+  labelNames?: readonly L[];
+  /**
+   * Called on every scrape to set the gauge's values: the way to publish what already lives
+   * elsewhere (a queue's depth, a cursor's lag). May be async (a store query); keep it cheap.
+   */
+  collect?: (gauge: Gauge<L>) => void | Promise<void>;
+}
+
+/**
+ * The service's metrics, one registry per running service (tests run several in a process).
+ * Parts ask for their metrics by name here; asking twice for the same name returns the same
+ * metric, so a part may be created more than once. Labels stay low-cardinality: network,
+ * upstream, reason, status — never an endpoint, account or address.
+ *
+ * `enabled: false` keeps the objects (so callers need no checks) but the gateway skips its
+ * per-request hooks and `/metrics` answers 404.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly enabled: boolean;
+  readonly #scrapers: IpAllowlist;
+  readonly #made = new Map<string, unknown>();
+
+  constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
+    this.enabled = opts.enabled ?? true;
+    this.#scrapers = new IpAllowlist(opts.allowedIps ?? []);
+    if (this.enabled && opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  }
+
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return this.#once(name, () => new Counter<L>({ name: PREFIX + name, help, labelNames, registers: [this.registry] }));
+  }
+
+  gauge<L extends string = never>(name: string, help: string, opts: GaugeOptions<L> = {}): Gauge<L> {
+    const collect = opts.collect;
+    return this.#once(name, () => new Gauge<L>({
+      name: PREFIX + name, help, labelNames: opts.labelNames ?? [], registers: [this.registry],
+      ...(collect ? { async collect(this: Gauge<L>) { await collect(this); } } : {}),
+    }));
+  }
+
+  histogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets = LATENCY_BUCKETS): Histogram<L> {
+    return this.#once(name, () => new Histogram<L>({ name: PREFIX + name, help, labelNames, buckets, registers: [this.registry] }));
+  }
+
+  /** Whether `ip` may read `/metrics` (anyone when no addresses are configured). */
+  allows(ip: string): boolean {
+    return this.#scrapers.size === 0 || this.#scrapers.allows(ip);
+  }
+
+  /** A counter for hot paths: bound cells are plain numbers, read at scrape (see fast.ts). */
+  fastCounter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): FastCounter<L> {
+    return this.#once(name, () => new FastCounter<L>(PREFIX + name, help, labelNames, this.registry));
+  }
+
+  /** A histogram for hot paths, like fastCounter. */
+  fastHistogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets = LATENCY_BUCKETS): FastHistogram<L> {
+    return this.#once(name, () => new FastHistogram<L>(PREFIX + name, help, labelNames, buckets, this.registry));
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  #once<M>(name: string, make: () => M): M {
+    let m = this.#made.get(name);
+    if (!m) {
+      m = make();
+      this.#made.set(name, m);
+    }
+    return m as M;
+  }
+}
+
+/**
+ * An upstream URL as a label: scheme, host and port only. Paths, query strings and userinfo
+ * often carry a provider's key and never leave the process.
+ */
+export function upstreamLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'invalid-url';
+  }
+}
