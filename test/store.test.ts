@@ -16,7 +16,7 @@ describe('store', () => {
     const account = await createAccount(store, { planId: 1 });
     const key = await createApiKey(store, { accountId: account.id, allowedIps: ['192.0.2.1'] });
     const webhookSecret = webhookSecretOf(store, (await getAccount(store, account.id))!);
-    store.raw.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    store.raw?.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     await store.close();
 
     const bytes = readFileSync(join(dataDir, 'rpcctl.db')).toString('latin1');

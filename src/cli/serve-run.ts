@@ -3,15 +3,15 @@ import { listAccounts } from '../store/index.js';
 import type { CliIO } from './io.js';
 
 /** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
-export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string }): Promise<void> {
+export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string; database?: string; redis?: string }): Promise<void> {
   const log = (line: string) => io.stderr.write(`${line}\n`);
-  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, env: io.env, log });
+  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, log });
   const g = service.config.gateway;
   const lines = [
     'rpcctl serve is ready',
     `  api       ${service.apiUrl}`,
     `  gateway   ${service.gatewayUrl}`,
-    `  data dir  ${service.dataDir}`,
+    service.store.kind === 'postgres' ? '  store     PostgreSQL (shared)' : `  data dir  ${service.dataDir}`,
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];
   if ((await listAccounts(service.store)).length === 0) {

@@ -74,6 +74,16 @@ export const configSchema = z.strictObject({
     timeout_ms: z.number().int().min(100).max(60_000).default(5000),
     allow_private_urls: z.boolean().default(false),
   }).default({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false }),
+  /** Multi-instance mode: a shared PostgreSQL (`postgres://...`); omitted, SQLite in the data dir. */
+  store: z.strictObject({
+    url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  }).default({}),
+  /** Multi-instance mode: a shared Redis (`redis://...`) for RPS windows and API limits. */
+  redis: z.strictObject({
+    url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    /** Prepended to every key, so deployments can share one Redis. */
+    key_prefix: z.string().max(100).default('rpcctl:'),
+  }).default({ key_prefix: 'rpcctl:' }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
-import { Store } from '../store/index.js';
+import { Store, storeUrl } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
@@ -10,6 +10,10 @@ export interface ServiceOptions {
   configFile?: string;
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** `--database`: a shared PostgreSQL; falls back to $RPCCTL_DATABASE_URL, then config `store.url`. */
+  databaseUrl?: string;
+  /** `--redis`: a shared Redis for limits; falls back to $RPCCTL_REDIS_URL, then config `redis.url`. */
+  redisUrl?: string;
   log?: (line: string) => void;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
@@ -32,7 +36,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env) });
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;

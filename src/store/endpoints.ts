@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Store } from './store.js';
+import { lockFor } from './dialect.js';
 import type { EndpointRow } from './tables.js';
 
 const listSql = new WeakMap<Store, string>();
@@ -29,6 +30,7 @@ export async function insertEndpointChecked(
   check: (existing: EndpointRow[]) => void,
 ): Promise<EndpointRow> {
   return store.db.transaction().execute(async (trx) => {
+    await lockFor(trx, `endpoints:${input.accountId}`);
     const existing = await trx.selectFrom('endpoints').selectAll().where('account_id', '=', input.accountId).execute();
     check(existing);
     const now = new Date().toISOString();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
+import { lockFor, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
 import type { ParsedAddress } from './addresses.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 
@@ -26,6 +26,7 @@ export async function addWatch(
   input: { accountId: number; plan: Plan | undefined; env: Environment; networkSlug: string; address: ParsedAddress },
 ): Promise<{ row: WatchedAddressRow; created: boolean }> {
   return store.db.transaction().execute(async (trx) => {
+    await lockFor(trx, `watches:${input.accountId}`);
     const existing = await trx.selectFrom('watched_addresses').selectAll()
       .where('account_id', '=', input.accountId)
       .where('network_environment_id', '=', input.env.id)
