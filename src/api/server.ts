@@ -7,7 +7,7 @@ import { formatIssues } from '../util/zod.js';
 import { Authenticator } from './auth.js';
 import { HttpError, sendError, sendJson } from './http.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
-import { FixedWindowLimiter } from './rate-limit.js';
+import { memoryLimits, type Limits } from '../limits/index.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -20,6 +20,8 @@ export interface ApiServerOptions {
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
+  /** Where the per-IP and per-account windows count: memory (default) or Redis, shared by instances. */
+  limits?: Limits;
 }
 
 export interface ApiServer {
@@ -35,8 +37,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const router = new Router([...accountRoutes, ...endpointRoutes, ...(opts.routes ?? [])]);
   const authenticator = new Authenticator(store);
-  const perIp = new FixedWindowLimiter(1000);
-  const perAccount = new FixedWindowLimiter(60_000);
+  const limits = opts.limits ?? memoryLimits();
+  const perIp = limits.window('api-ip', 1000);
+  const perAccount = limits.window('api-account', 60_000);
   const trusted = new IpAllowlist(config.api.trusted_proxies);
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
@@ -48,7 +51,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const ip = clientIp(req, trusted);
     const method = req.method ?? 'GET';
 
-    const ipWait = perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
+    const ipWait = await perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
     if (ipWait > 0) {
       req.resume();
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
@@ -75,7 +78,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const key = await authenticator.authenticate({ method, path, headers: req.headers, body, clientIp: ip });
     const account = key.account;
 
-    const accountWait = perAccount.take(String(account.id), config.limits.api_rpm_per_account);
+    const accountWait = await perAccount.take(String(account.id), config.limits.api_rpm_per_account);
     if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
 
     const def = match.def;

@@ -6,6 +6,7 @@ import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
 import { NodeProbe } from './probe.js';
 import { createGatewayServer } from './server.js';
+import type { WindowLimiter } from '../limits/index.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -21,7 +22,7 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function createGateway(store: Store, config: Config, log: (line: string) => void): Promise<Gateway> {
+export async function createGateway(store: Store, config: Config, log: (line: string) => void, opts: { sharedRps?: WindowLimiter } = {}): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
   const meter = new UsageMeter(store, log);
@@ -29,7 +30,7 @@ export async function createGateway(store: Store, config: Config, log: (line: st
   const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);
-  const server = createGatewayServer({ config, registry, meter, upstreams, log });
+  const server = createGatewayServer({ config, registry, meter, upstreams, log, sharedRps: opts.sharedRps });
   return {
     server, registry, meter, probe,
     async stop() {

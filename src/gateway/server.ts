@@ -8,6 +8,7 @@ import { parseRpc } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
+import type { WindowLimiter } from '../limits/index.js';
 import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
 
 export interface GatewayDeps {
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   meter: UsageMeter;
   upstreams: UpstreamDirectory;
   log: (line: string) => void;
+  /** RPS windows shared by every instance (Redis); without it each endpoint's window is in memory. */
+  sharedRps?: WindowLimiter;
 }
 
 const UUID_LENGTH = 36;
@@ -45,7 +48,8 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * is metered.
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
-  const { config, registry, meter, upstreams, log } = deps;
+  const { config, registry, meter, upstreams, log, sharedRps } = deps;
+  const takeRps = sharedRps ? (ep: EndpointState, cost: number) => takeSharedWindow(sharedRps, ep, cost) : takeWindow;
   const g = config.gateway;
   const trusted = new IpAllowlist(g.trusted_proxies);
   const prefix = `${g.host_prefix}-`;
@@ -102,7 +106,10 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
     }
     const cost = parsed.kind === 'single' ? 1 : parsed.calls.length;
-    if (!takeWindow(ep, cost)) return send(res, 429, 'rps');
+    // Only the shared (Redis) window answers later; the in-memory one stays synchronous.
+    let admitted = takeRps(ep, cost);
+    if (typeof admitted !== 'boolean') admitted = await admitted;
+    if (!admitted) return send(res, 429, 'rps');
 
     const forwardBody = parsed.kind === 'batch' && parsed.rejected.length > 0 ? Buffer.from(JSON.stringify(parsed.valid)) : body;
     const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' });
@@ -136,7 +143,9 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     const path = q === -1 ? pathAndQuery : pathAndQuery.slice(0, q);
     // `..` would climb out of the upstream URL's own path (which may hold a provider key).
     if (hasDotSegment(path)) return sendJson(res, 400, rpcError(-32600, 'invalid path'));
-    if (!takeWindow(ep, 1)) return send(res, 429, 'rps');
+    let admitted = takeRps(ep, 1);
+    if (typeof admitted !== 'boolean') admitted = await admitted;
+    if (!admitted) return send(res, 429, 'rps');
     const ct = req.headers['content-type'];
     const upstream = await forward(res, ep, { method, path: pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`, body, contentType: ct });
     if (!upstream) return;
@@ -225,6 +234,10 @@ function takeWindow(ep: EndpointState, cost: number): boolean {
   return true;
 }
 
+function takeSharedWindow(limiter: WindowLimiter, ep: EndpointState, cost: number): boolean | Promise<boolean> {
+  const wait = limiter.take(ep.uuid, ep.rpsLimit, cost);
+  return typeof wait === 'number' ? wait === 0 : wait.then((w) => w === 0);
+}
 
 function hasDotSegment(path: string): boolean {
   for (const raw of path.split('/')) {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
 import { Store, storeUrl } from '../store/index.js';
+import { openLimits, redisUrl, type Limits } from '../limits/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
@@ -27,6 +28,7 @@ export interface RunningService {
   gatewayUrl: string;
   gateway: Gateway;
   addressWatch: AddressWatch;
+  limits: Limits;
   stop(): Promise<void>;
 }
 
@@ -37,17 +39,19 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env) });
+  const redis = redisUrl(opts.redisUrl, config.redis.url, env);
+  const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
   let apiServer: Server | undefined;
   let gatewayServer: Server | undefined;
   try {
-    gateway = await createGateway(store, config, log);
+    gateway = await createGateway(store, config, log, { sharedRps: limits.kind === 'redis' ? limits.window('rps', 1000) : undefined });
     addressWatch = await startAddressWatch({ store, config, log, ...opts.watch });
     const gw = gateway;
     const api = createApiServer({
-      store, config, log,
+      store, config, log, limits,
       routes: [...addressWatch.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -59,6 +63,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
+    await limits.close();
     throw err;
   }
   const gw = gateway;
@@ -66,7 +71,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch,
+    config, store, dataDir, gateway: gw, addressWatch: watch, limits,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -77,6 +82,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await watch.stop();
         await gw.stop();
         await store.close();
+        await limits.close();
       })();
       return stopping;
     },
