@@ -1,0 +1,64 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/index.js';
+import { addUsage, createAccount, insertEndpointChecked, Store, usageReport } from '../src/store/index.js';
+import { freshSchema, reachable, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
+
+const why = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)'
+  : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
+if (why) console.warn(`multi-instance-store: skipped: ${why}`);
+
+const config = parseConfig({});
+const masterKey = 'ab'.repeat(32);
+
+describe.skipIf(why)('several instances on one PostgreSQL', () => {
+  let schema: TestSchema;
+  let stores: Store[] = [];
+  beforeAll(async () => {
+    schema = await freshSchema();
+    // Three instances starting together on an empty database: one migrates, the others wait.
+    stores = await Promise.all([0, 1, 2].map(() => Store.open({
+      dataDir: mkdtempSync(join(tmpdir(), 'rpcctl-mi-')), config, syncCatalog: 'always',
+      env: { RPCCTL_MASTER_KEY: masterKey }, url: schema.url,
+    })));
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await schema?.drop();
+  });
+
+  it('migrate once and see one catalog', async () => {
+    const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+    expect(applied.length).toBeGreaterThan(0);
+    expect(new Set(applied.map((r) => (r as { name: string }).name)).size).toBe(applied.length);
+    for (const s of stores) expect(s.catalog.plans.map((p) => p.slug)).toEqual(stores[0]!.catalog.plans.map((p) => p.slug));
+  });
+
+  it('usage flushed by every instance for the same endpoint/day/method adds up, nothing lost or doubled', async () => {
+    const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
+    const day = new Date().toISOString().slice(0, 10);
+    const delta = (n: number) => [{ account_id: account.id, endpoint_id: 7, day, method: 'eth_call', requests: n, credits: n * 20 }];
+    await Promise.all(Array.from({ length: 30 }, (_, i) => addUsage(stores[i % 3]!, delta(i + 1))));
+    const report = await usageReport(stores[1]!, { kind: 'account', accountId: account.id }, 1);
+    expect(report.total_requests).toBe((30 * 31) / 2);
+    expect(report.total_credits).toBe(20 * (30 * 31) / 2);
+  });
+
+  it('an account limit checked in one instance holds against creates through the others', async () => {
+    const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
+    const envId = stores[0]!.catalog.networks[0]!.environments[0]!.id;
+    const results = await Promise.allSettled(Array.from({ length: 9 }, (_, i) => insertEndpointChecked(stores[i % 3]!, { accountId: account.id, name: `e${i}`, environmentId: envId }, (existing) => {
+      if (existing.length >= 4) throw new Error('limit');
+    })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
+  });
+
+  it('a secret sealed by one instance opens in another (one master key for all)', async () => {
+    const { createApiKey, findActiveKey } = await import('../src/store/index.js');
+    const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
+    const key = await createApiKey(stores[0]!, { accountId: account.id });
+    expect((await findActiveKey(stores[2]!, key.api_key))?.secret).toBe(key.secret);
+  });
+});
