@@ -24,7 +24,9 @@ export async function addUsage(store: Store, deltas: readonly UsageDelta[]): Pro
 export async function addUsageIn(trx: Kysely<Database>, deltas: readonly UsageDelta[]): Promise<void> {
   // One row order for every instance: concurrent flushes on PostgreSQL then wait for each
   // other's row locks instead of deadlocking.
-  const sorted = deltas.length > 1 ? [...deltas].sort(byRowKey) : deltas;
+  // Merged too: PostgreSQL refuses an upsert that meets one row twice, and a batch kept after
+  // a failed flush can hold the same row twice.
+  const sorted = deltas.length > 1 ? merge(deltas) : deltas;
   for (let i = 0; i < sorted.length; i += 100) {
     const chunk = sorted.slice(i, i + 100);
     await trx.insertInto('usage_daily').values(chunk)
@@ -34,6 +36,16 @@ export async function addUsageIn(trx: Kysely<Database>, deltas: readonly UsageDe
       }))
       .execute();
   }
+}
+
+function merge(deltas: readonly UsageDelta[]): UsageDelta[] {
+  const out: UsageDelta[] = [];
+  for (const d of [...deltas].sort(byRowKey)) {
+    const last = out[out.length - 1];
+    if (last && byRowKey(last, d) === 0) out[out.length - 1] = { ...last, requests: last.requests + d.requests, credits: last.credits + d.credits };
+    else out.push(d);
+  }
+  return out;
 }
 
 function byRowKey(a: UsageDelta, b: UsageDelta): number {
