@@ -5,12 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { addUsage, createAccount, insertEndpointChecked, Store, usageReport } from '../src/store/index.js';
 import { freshSchema, reachable, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
+import { startReceiver } from './helpers/receiver.js';
+import { enqueueDelivery } from '../src/webhooks/outbox.js';
+import { putWebhook } from '../src/webhooks/config.js';
+import { DEFAULT_FILTERS } from '../src/webhooks/filters.js';
+import { DeliveryWorker } from '../src/webhooks/worker.js';
 
 const why = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
 if (why) console.warn(`multi-instance-store: skipped: ${why}`);
 
-const config = parseConfig({});
+const config = parseConfig({ webhooks: { allow_private_urls: true, timeout_ms: 1000 } });
 const masterKey = 'ab'.repeat(32);
 
 describe.skipIf(why)('several instances on one PostgreSQL', () => {
@@ -62,5 +67,54 @@ describe.skipIf(why)('several instances on one PostgreSQL', () => {
     const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
     const key = await createApiKey(stores[0]!, { accountId: account.id });
     expect((await findActiveKey(stores[2]!, key.api_key))?.secret).toBe(key.secret);
+  });
+
+  it('outbox: three workers deliver every delivery exactly once; a delivery written by one instance wakes the others at once; a dead claim is recovered', async () => {
+    const rx = await startReceiver();
+    const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
+    await putWebhook(stores[0]!, account.id, { url: rx.url, enabled: true, filters: DEFAULT_FILTERS });
+    // A long poll: anything delivered quickly was woken by NOTIFY.
+    const workers = stores.map((store) => new DeliveryWorker({ store, config, log: () => {}, pollMs: 60_000, perAccount: 8 }));
+    try {
+      workers.forEach((w) => w.start());
+      await new Promise((r) => setTimeout(r, 300)); // every worker idle, its first look done
+      const t0 = Date.now();
+      for (let i = 0; i < 60; i++) {
+        await enqueueDelivery(stores[i % 3]!.db, { accountId: account.id, eventId: null, webhookId: `wh_${i}`, type: 'payment', network: 'eth', body: `{"n":${i}}`, credits: 1, isTest: false });
+      }
+      await rx.waitFor((all) => all.length >= 60, 20_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const ids = rx.received.map((r) => r.headers['x-webhook-id']);
+      expect(new Set(ids).size).toBe(60);
+      expect(ids).toHaveLength(60);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      const byWorker = await stores[0]!.db.selectFrom('webhook_deliveries').select(['status']).where('account_id', '=', account.id).execute();
+      expect(byWorker.every((r) => r.status === 'delivered')).toBe(true);
+
+      // One delivery written while every worker sleeps its 60 s poll: NOTIFY brings it within a second or two.
+      const t1 = Date.now();
+      await enqueueDelivery(stores[1]!.db, { accountId: account.id, eventId: null, webhookId: 'wh_wake', type: 'payment', network: 'eth', body: '{}', credits: 1, isTest: false });
+      await rx.waitFor((all) => all.some((r) => r.headers['x-webhook-id'] === 'wh_wake'), 5000);
+      expect(Date.now() - t1).toBeLessThan(5000);
+
+      // An instance died holding a claim: once its lease runs out another instance sends it.
+      await enqueueDelivery(stores[2]!.db, { accountId: account.id, eventId: null, webhookId: 'wh_orphan', type: 'payment', network: 'eth', body: '{}', credits: 1, isTest: false }, Date.now() + 60_000);
+      await stores[2]!.db.updateTable('webhook_deliveries').set({ lease_owner: 'dead-instance', lease_until: Date.now() + 500, next_attempt_at: Date.now(), attempts: 1 })
+        .where('webhook_id', '=', 'wh_orphan').execute();
+      // Nothing wakes the workers for an expiring lease; their poll does. Shorten it for this part.
+      workers.forEach((w) => w.kick());
+      const w4 = new DeliveryWorker({ store: stores[1]!, config, log: () => {}, pollMs: 200 });
+      w4.start();
+      try {
+        await rx.waitFor((all) => all.some((r) => r.headers['x-webhook-id'] === 'wh_orphan'), 10_000);
+      } finally {
+        await w4.stop();
+      }
+      const orphan = await stores[0]!.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('webhook_id', '=', 'wh_orphan').executeTakeFirstOrThrow();
+      expect(orphan).toEqual({ status: 'delivered', attempts: 2 });
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+      await rx.close();
+    }
   });
 });
