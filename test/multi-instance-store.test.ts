@@ -10,6 +10,8 @@ import { enqueueDelivery } from '../src/webhooks/outbox.js';
 import { putWebhook } from '../src/webhooks/config.js';
 import { DEFAULT_FILTERS } from '../src/webhooks/filters.js';
 import { DeliveryWorker } from '../src/webhooks/worker.js';
+import { EndpointRegistry } from '../src/gateway/registry.js';
+import { setAccountPlan, updateEndpointRow } from '../src/store/index.js';
 
 const why = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
@@ -115,6 +117,34 @@ describe.skipIf(why)('several instances on one PostgreSQL', () => {
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
       await rx.close();
+    }
+  });
+
+  it('an endpoint created or paused through one instance reaches the others\' gateways within a second', async () => {
+    // A reload period far beyond the test: only the notification (or the 1 s version check) can do it.
+    const registries = stores.map((s) => new EndpointRegistry(s, config));
+    await Promise.all(registries.map((r) => r.start(600_000)));
+    const within = async (ms: number, ok: () => boolean) => {
+      const t0 = Date.now();
+      while (!ok()) {
+        if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return Date.now() - t0;
+    };
+    try {
+      const small = stores[0]!.catalog.plans[0]!;
+      const big = stores[0]!.catalog.plans[stores[0]!.catalog.plans.length - 1]!;
+      const account = await createAccount(stores[0]!, { planId: small.id });
+      const envId = stores[0]!.catalog.networks[0]!.environments[0]!.id;
+      const e = await insertEndpointChecked(stores[0]!, { accountId: account.id, name: 'x', environmentId: envId }, () => {});
+      await within(1000, () => registries[1]!.get(e.uuid) !== undefined && registries[2]!.get(e.uuid) !== undefined);
+      await updateEndpointRow(stores[0]!, account.id, e.id, { status: 'paused' });
+      await within(1000, () => registries[1]!.get(e.uuid)!.paused && registries[2]!.get(e.uuid)!.paused);
+      await setAccountPlan(stores[1]!, account.id, big.id);
+      await within(1000, () => registries[0]!.get(e.uuid)!.rpsLimit === big.rps_limit && registries[2]!.get(e.uuid)!.rpsLimit === big.rps_limit);
+    } finally {
+      registries.forEach((r) => r.stop());
     }
   });
 });
