@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { isStoreUnavailable, storeHealth, type Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
 import { formatIssues } from '../util/zod.js';
 import { Authenticator } from './auth.js';
@@ -31,6 +31,7 @@ export interface ApiServer {
 }
 
 export const RATE_LIMITED = 'Rate limit exceeded';
+export const SERVICE_UNAVAILABLE = 'Service unavailable';
 
 export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store, config } = opts;
@@ -43,6 +44,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const trusted = new IpAllowlist(config.api.trusted_proxies);
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
+  const health = storeHealth(() => store.ping());
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
@@ -55,6 +57,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     if (ipWait > 0) {
       req.resume();
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
+    }
+
+    if (path === '/health' && method === 'GET') {
+      const ok = await health();
+      return sendJson(res, ok ? 200 : 503, ok ? { ok: true, store: store.kind } : { ok: false, error: SERVICE_UNAVAILABLE });
     }
 
     if (path === '/v1/openapi.json' && method === 'GET') {
@@ -107,6 +114,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
       if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
       if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
+      // The store is away (multi-instance PostgreSQL down): the client did nothing wrong; retry later.
+      if (isStoreUnavailable(err)) return sendError(res, 503, SERVICE_UNAVAILABLE, { 'retry-after': '1' });
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);

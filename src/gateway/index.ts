@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { storeHealth, type Store } from '../store/index.js';
 import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
@@ -30,7 +30,7 @@ export async function createGateway(store: Store, config: Config, log: (line: st
   const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms);
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);
-  const server = createGatewayServer({ config, registry, meter, upstreams, log, sharedRps: opts.sharedRps });
+  const server = createGatewayServer({ config, registry, meter, upstreams, log, sharedRps: opts.sharedRps, storeHealth: storeHealth(() => store.ping()) });
   return {
     server, registry, meter, probe,
     async stop() {

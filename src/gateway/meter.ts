@@ -16,6 +16,7 @@ export class UsageMeter {
   #pending: UsageDelta[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
+  #failing = false;
 
   constructor(store: Store, log: (line: string) => void = () => {}) {
     this.#store = store;
@@ -59,10 +60,14 @@ export class UsageMeter {
     const batch = this.#pending;
     this.#pending = [];
     this.#flushing = addUsage(this.#store, batch)
-      .catch((err: unknown) => {
-        // Keep the counts: the next flush writes them.
+      .then(() => {
+        if (this.#failing) this.#log('gateway: usage flush works again; buffered counts written');
+        this.#failing = false;
+      }, (err: unknown) => {
+        // Keep the counts: the next flush writes them. One line per outage, not one a second.
         this.#pending = batch.concat(this.#pending);
-        this.#log(`gateway: usage flush failed, will retry: ${(err as Error).message}`);
+        if (!this.#failing) this.#log(`gateway: usage flush failed, counts kept in memory and retried: ${(err as Error).message}`);
+        this.#failing = true;
       })
       .finally(() => { this.#flushing = undefined; });
     return this.#flushing;

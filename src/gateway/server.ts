@@ -19,6 +19,8 @@ export interface GatewayDeps {
   log: (line: string) => void;
   /** RPS windows shared by every instance (Redis); without it each endpoint's window is in memory. */
   sharedRps?: WindowLimiter;
+  /** Whether the store answers, for `/health`. */
+  storeHealth?: () => Promise<boolean>;
 }
 
 const UUID_LENGTH = 36;
@@ -63,7 +65,9 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       return;
     }
     if (url === '/health') {
-      sendJson(res, 200, { ok: true, endpoints: registry.size });
+      // Serving goes on without the store (endpoints are in memory); health says it is missing.
+      const storeOk = deps.storeHealth ? await deps.storeHealth() : true;
+      sendJson(res, storeOk ? 200 : 503, storeOk ? { ok: true, endpoints: registry.size } : { ok: false, error: 'Service unavailable', endpoints: registry.size });
       return;
     }
 

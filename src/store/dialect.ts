@@ -39,8 +39,10 @@ export function openPostgres(url: string, max = 10): { dialect: PostgresDialect;
         oid === INT8_OID || oid === NUMERIC_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its server must not crash the process; the next query reports it.
+  // A client losing its server must not crash the process, idle (the pool's 'error') or
+  // checked out (pg emits 'error' on the client too); its query rejects and the caller answers.
   pool.on('error', () => {});
+  pool.on('connect', (client) => { client.on('error', () => {}); });
   return { dialect: new PostgresDialect({ pool }), pool };
 }
 
@@ -93,3 +95,34 @@ export const CHANNELS = {
   endpoints: 'rpcctl_endpoints',
   outbox: 'rpcctl_outbox',
 } as const;
+
+/**
+ * The store did not answer (server down, connection refused or cut, pool timed out, SQLite
+ * locked past its busy timeout): the request is fine and may be retried, so the API says 503,
+ * not 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; errcode?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  // PostgreSQL SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, cannot connect now).
+  if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message)) return true;
+  return /database is locked/.test(message);
+}
+
+/** A `/health` probe of the store, cached briefly so a scraper cannot turn it into load. */
+export function storeHealth(ping: () => Promise<boolean>, ttlMs = 1000): () => Promise<boolean> {
+  let last = 0;
+  let value: Promise<boolean> | undefined;
+  return () => {
+    const now = Date.now();
+    if (!value || now - last > ttlMs) {
+      last = now;
+      value = ping();
+    }
+    return value;
+  };
+}

@@ -8,4 +8,4 @@ export * from './endpoints.js';
 export * from './usage.js';
 export type * from './tables.js';
 export { SecretBox, loadMasterKey } from './secrets.js';
-export { lockFor, notifyIn, CHANNELS, storeKindOf, type StoreKind } from './dialect.js';
+export { lockFor, notifyIn, CHANNELS, storeKindOf, isStoreUnavailable, storeHealth, type StoreKind } from './dialect.js';

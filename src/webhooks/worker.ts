@@ -60,6 +60,7 @@ export class DeliveryWorker {
   #kicked = false;
   #stopping: Promise<void> | undefined;
   #unlisten: () => void = () => {};
+  #lastError = '';
 
   constructor(o: DeliveryWorkerOptions) {
     this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...o };
@@ -106,8 +107,12 @@ export class DeliveryWorker {
       let claimed = 0;
       try {
         claimed = await this.#claimAndStart();
+        this.#lastError = '';
       } catch (err) {
-        this.#o.log(`webhooks: claiming deliveries failed: ${(err as Error).message}`);
+        // One line per distinct failure: a store outage must not flood the log.
+        const msg = (err as Error).message;
+        if (msg !== this.#lastError) this.#o.log(`webhooks: claiming deliveries failed: ${msg}`);
+        this.#lastError = msg;
       }
       if (!this.#running) break;
       if (claimed === 0 || this.#inflight.size >= this.#o.concurrency) await this.#sleep(this.#o.pollMs);
