@@ -21,7 +21,8 @@ export function freePort(): Promise<number> {
 
 function which(bin: string): string | undefined {
   try {
-    return execFileSync('sh', ['-c', `command -v ${bin}`], { encoding: 'utf8' }).trim() || undefined;
+    // Debian keeps the server binaries off PATH, under /usr/lib/postgresql/<version>/bin.
+    return execFileSync('sh', ['-c', `command -v ${bin} || ls -d /usr/lib/postgresql/*/bin/${bin} 2>/dev/null | tail -1`], { encoding: 'utf8' }).trim() || undefined;
   } catch {
     return undefined;
   }
@@ -88,6 +89,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   const run = (args: string[]) => {
+    args = [which(args[0]!) ?? args[0]!, ...args.slice(1)];
     const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', ...args] : args;
     execFileSync(cmd[0]!, cmd.slice(1), { stdio: 'ignore', timeout: 60_000 });
   };
