@@ -17,7 +17,7 @@ export interface ServiceOptions {
   redisUrl?: string;
   log?: (line: string) => void;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
-  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
+  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery' | 'leaseMs'>;
 }
 
 export interface RunningService {

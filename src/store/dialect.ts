@@ -94,6 +94,7 @@ export async function notifyIn(trx: Kysely<any>, channel: string, payload: strin
 export const CHANNELS = {
   endpoints: 'rpcctl_endpoints',
   outbox: 'rpcctl_outbox',
+  watches: 'rpcctl_watches',
 } as const;
 
 /**

@@ -175,6 +175,21 @@ export const migrations: Record<string, Migration> = {
   },
 };
 
+export const migrations11: Record<string, Migration> = {
+  '0011_scanner_leases': {
+    async up(db: Kysely<any>) {
+      // Multi-instance mode: one instance scans an environment at a time.
+      await db.schema.createTable('scanner_leases')
+        .addColumn('network_environment_id', 'integer', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('generation', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'integer', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11);
+
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {
     return migrations;

@@ -17,6 +17,16 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   scanner_cursors: ScannerCursorsTable;
   scanner_blocks: ScannerBlocksTable;
+  scanner_leases: ScannerLeasesTable;
+}
+
+/** Which instance scans an environment; `generation` fences the writes of one that lost it. */
+export interface ScannerLeasesTable {
+  network_environment_id: number;
+  owner: string;
+  generation: number;
+  /** Unix ms. */
+  expires_at: number;
 }
 
 export interface PlansTable {
