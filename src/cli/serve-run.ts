@@ -11,7 +11,9 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
     'rpcctl serve is ready',
     `  api       ${service.apiUrl}`,
     `  gateway   ${service.gatewayUrl}`,
-    service.store.kind === 'postgres' ? '  store     PostgreSQL (shared)' : `  data dir  ${service.dataDir}`,
+    ...(service.store.kind === 'postgres'
+      ? ['  store     PostgreSQL (shared)', `  limits    ${service.limits.kind === 'redis' ? 'Redis (shared)' : 'in memory (this instance only: pass --redis to share them)'}`, `  instance  ${service.addressWatch.instanceId}`]
+      : [`  data dir  ${service.dataDir}`]),
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];
   if ((await listAccounts(service.store)).length === 0) {
