@@ -176,7 +176,7 @@ export const migrations: Record<string, Migration> = {
 };
 
 export const migrations11: Record<string, Migration> = {
-  '0011_scanner_leases': {
+  '0011_multi_instance': {
     async up(db: Kysely<any>) {
       // Multi-instance mode: one instance scans an environment at a time.
       await db.schema.createTable('scanner_leases')
@@ -184,6 +184,12 @@ export const migrations11: Record<string, Migration> = {
         .addColumn('owner', 'text', (c) => c.notNull())
         .addColumn('generation', 'integer', (c) => c.notNull())
         .addColumn('expires_at', 'integer', (c) => c.notNull())
+        .execute();
+      // Facts about the store itself, such as a value sealed with the master key, so an
+      // instance started with a different key refuses to start instead of failing per secret.
+      await db.schema.createTable('store_meta')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
         .execute();
     },
   },

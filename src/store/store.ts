@@ -74,13 +74,13 @@ export class Store {
         await db.connection().execute(async (conn) => {
           await sql`select pg_advisory_lock(${START_LOCK})`.execute(conn);
           try {
-            await prepare(conn, opts);
+            await prepare(conn, opts, secrets);
           } finally {
             await sql`select pg_advisory_unlock(${START_LOCK})`.execute(conn);
           }
         });
       } else {
-        await prepare(db, opts);
+        await prepare(db, opts, secrets);
       }
       store.catalog = await loadCatalog(db);
     } catch (err) {
@@ -112,7 +112,7 @@ export class Store {
   }
 }
 
-async function prepare(db: Kysely<Database>, opts: OpenStoreOptions): Promise<void> {
+async function prepare(db: Kysely<Database>, opts: OpenStoreOptions, secrets: SecretBox): Promise<void> {
   // Kysely looks for its migration tables in every schema; pin it to ours, so a database that
   // holds other schemas (a test per schema, another product) cannot mislead it.
   const migrationTableSchema = storeKindOf(db) === 'postgres'
@@ -123,6 +123,25 @@ async function prepare(db: Kysely<Database>, opts: OpenStoreOptions): Promise<vo
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`store migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`);
   }
+  await checkMasterKey(db, secrets);
   const empty = !(await db.selectFrom('plans').select('id').limit(1).executeTakeFirst());
   if (opts.syncCatalog === 'always' || empty) await syncCatalog(db, opts.config);
+}
+
+const KEY_CHECK = 'master_key_check';
+
+/**
+ * Every instance (and `rpcctl admin`) must seal and open secrets with one master key. A store
+ * keeps a value sealed with the first key it saw; a process with another key stops here with
+ * the reason, rather than later failing to read every API key.
+ */
+async function checkMasterKey(db: Kysely<Database>, secrets: SecretBox): Promise<void> {
+  await db.insertInto('store_meta').values({ key: KEY_CHECK, value: secrets.seal('rpcctl', `store:${KEY_CHECK}`) })
+    .onConflict((oc) => oc.column('key').doNothing()).execute();
+  const row = await db.selectFrom('store_meta').select('value').where('key', '=', KEY_CHECK).executeTakeFirstOrThrow();
+  try {
+    secrets.open(row.value, `store:${KEY_CHECK}`);
+  } catch {
+    throw new Error('the master key is not the one this store\'s secrets are sealed with: give every instance and `rpcctl admin` the same RPCCTL_MASTER_KEY (or the same master.key)');
+  }
 }

@@ -18,6 +18,12 @@ export interface Database {
   scanner_cursors: ScannerCursorsTable;
   scanner_blocks: ScannerBlocksTable;
   scanner_leases: ScannerLeasesTable;
+  store_meta: StoreMetaTable;
+}
+
+export interface StoreMetaTable {
+  key: string;
+  value: string;
 }
 
 /** Which instance scans an environment; `generation` fences the writes of one that lost it. */
