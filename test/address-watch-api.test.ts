@@ -239,7 +239,8 @@ describe('deliveries', () => {
       for (let attempt = 1; attempt <= 3; attempt++) {
         await rx.waitFor((all) => all.filter((x) => x.headers['x-webhook-id'] === id).length >= attempt);
         if (attempt < 3) {
-          const [d] = await waitForList(m, (l) => l[0]?.attempt_count === attempt);
+          // The attempt counts from the claim; wait for its answer to be recorded too.
+          const [d] = await waitForList(m, (l) => l[0]?.attempt_count === attempt && l[0]?.last_status_code === statuses[attempt - 1]);
           expect(d).toMatchObject({ status: 'pending', last_status_code: statuses[attempt - 1] });
           // The schedule's first waits are ~10 s and ~1 min (±20 %): check, then skip ahead.
           const wait = Date.parse(d.next_retry_at) - Date.now();

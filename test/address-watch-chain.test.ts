@@ -59,7 +59,8 @@ afterAll(async () => {
 });
 
 const bodies = (all: Received[]) => all.map((r) => JSON.parse(r.body) as Record<string, any>);
-const mine = (all: Received[]) => bodies(all).filter((b) => b.type !== 'block' && !b.test);
+// In event order: deliveries run concurrently, so arrival order is not the contract.
+const mine = (all: Received[]) => bodies(all).filter((b) => b.type !== 'block' && !b.test).sort((a, b) => Number(a.id) - Number(b.id));
 
 describe('Address Watch against a real chain (anvil)', () => {
   it('native and ERC-20 transfers give signed payment/payout webhooks; the feed holds the same events; billed once each', async () => {

@@ -9,12 +9,14 @@ import { AddressWatchClient, ApiClient } from '../src/client/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { testConfig } from './helpers/service.js';
+import { childProcessesOnTestDatabase } from './helpers/shared-stores.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 let anvil: Anvil;
 let dataDir: string;
 let configFile: string;
 let serve: ResultPromise | undefined;
+let dropDatabase = async () => {};
 const receivers: Receiver[] = [];
 
 async function startServe(): Promise<{ proc: ResultPromise; api: string }> {
@@ -46,6 +48,7 @@ function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
+  dropDatabase = await childProcessesOnTestDatabase();
   anvil = await startAnvil();
   dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-crash-'));
   configFile = join(dataDir, 'config.json');
@@ -57,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   serve?.kill('SIGKILL');
   await Promise.all([anvil?.stop(), ...receivers.map((r) => r.close())]);
+  await dropDatabase();
 });
 
 describe('at-least-once delivery across kill -9', () => {

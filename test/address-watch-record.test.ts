@@ -58,6 +58,11 @@ const cursor = async () => (await t.store.db.selectFrom('scanner_cursors').selec
 
 describe('store', () => {
   it('deliveries are indexed by event (rewind and deliveries?event_id= look them up by it)', async () => {
+    if (t.store.kind === 'postgres') {
+      const index = await t.store.db.selectFrom('pg_indexes' as never).select(['indexdef' as never]).where('indexname' as never, '=', 'webhook_deliveries_event' as never).executeTakeFirst();
+      expect(String((index as { indexdef?: string } | undefined)?.indexdef)).toMatch(/ON \S*webhook_deliveries USING btree \(event_id\)/);
+      return;
+    }
     const index = await t.store.db.selectFrom('sqlite_master' as never).select(['sql' as never]).where('name' as never, '=', 'webhook_deliveries_event' as never).executeTakeFirst();
     expect(index).toEqual({ sql: 'CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id)' });
   });
@@ -188,5 +193,32 @@ describe('deliveries of events orphaned by a reorg', () => {
     expect(await attempts(id)).toEqual([]);
     expect(sentTimes(hit.txHash)).toBe(0);
     expect(await credits()).toBe(before);
+  });
+});
+
+describe('scanner lease (one scanning instance per environment)', () => {
+  it('a free or expired lease is taken with the next generation; a former owner\'s cursor and event writes are fenced off', async () => {
+    const { acquireLease, LeaseLostError } = await import('../src/watch/lease.js');
+    const sep = t.store.catalog.environmentBySlug('eth-sepolia')!; // nobody watches it: no scanner holds it
+    const a = await acquireLease(t.store.db, sep.id, 'instance-a', 100);
+    expect(a).toEqual({ owner: 'instance-a', generation: 1 });
+    expect(await acquireLease(t.store.db, sep.id, 'instance-b', 100)).toBeUndefined(); // live: left alone
+    expect(await acquireLease(t.store.db, sep.id, 'instance-a', 100)).toEqual(a); // renewed by its owner
+    await new Promise((r) => setTimeout(r, 150));
+    const b = await acquireLease(t.store.db, sep.id, 'instance-b', 60_000);
+    expect(b).toEqual({ owner: 'instance-b', generation: 2 });
+
+    await setCursor(t.store.db, sep.id, 70);
+    const block = (height: number) => ({ height, hash: hex32(), txHashes: [] });
+    const reg = t.service.addressWatch.registry;
+    // A stalled into B's time: its block and its rewind roll back, the cursor stays B's.
+    await expect(recordBlock(t.store, reg, sep, block(70), [], a!)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(rewindTo(t.store, sep.id, 60, a!)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await t.store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', sep.id).executeTakeFirst())?.next_height).toBe(70);
+    expect(await recordBlock(t.store, reg, sep, block(70), [], b!)).toMatchObject({ recorded: true });
+    expect((await t.store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', sep.id).executeTakeFirst())?.next_height).toBe(71);
+    await t.store.db.deleteFrom('scanner_leases').where('network_environment_id', '=', sep.id).execute();
+    await t.store.db.deleteFrom('scanner_cursors').where('network_environment_id', '=', sep.id).execute();
+    await t.store.db.deleteFrom('scanner_blocks').where('network_environment_id', '=', sep.id).execute();
   });
 });

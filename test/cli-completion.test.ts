@@ -45,7 +45,7 @@ describe('rpcctl completion', () => {
     });
     it('options, inherited ones included, and option values', () => {
       expect(complete(script, 'rpcctl endpoints create --')).toEqual(expect.arrayContaining(['--name', '--network', '--env', '--environment-id', '--json', '--profile', '--help']));
-      expect(complete(script, 'rpcctl admin keys list --d')).toEqual(['--data-dir']);
+      expect(complete(script, 'rpcctl admin keys list --da')).toEqual(['--data-dir', '--database']);
       expect(complete(script, 'rpcctl usage --days ')).toEqual(['7', '30', '90']);
       expect(complete(script, 'rpcctl completion ')).toEqual(['bash', 'zsh', 'fish']);
     });

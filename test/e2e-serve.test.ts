@@ -5,10 +5,12 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/client/index.js';
 import { testConfig } from './helpers/service.js';
+import { childProcessesOnTestDatabase } from './helpers/shared-stores.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const rpcctl = (args: string[], opts: { env?: Record<string, string> } = {}) =>
   execa(process.execPath, [bin, ...args], { reject: false, env: { NO_COLOR: '1', ...opts.env } });
+let dropDatabase = async () => {};
 
 let dataDir: string;
 let configFile: string;
@@ -17,6 +19,7 @@ let output = '';
 let apiUrl: string;
 
 beforeAll(async () => {
+  dropDatabase = await childProcessesOnTestDatabase();
   dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-e2e-'));
   configFile = join(dataDir, 'rpcctl.json');
   writeFileSync(configFile, JSON.stringify(testConfig()));
@@ -30,7 +33,11 @@ beforeAll(async () => {
     serve.once('exit', () => reject(new Error(`serve exited early:\n${output}`)));
   });
 });
-afterAll(() => { serve.kill('SIGKILL'); });
+afterAll(async () => {
+  serve.kill('SIGKILL');
+  await serve.catch(() => {});
+  await dropDatabase();
+});
 
 describe('rpcctl serve + rpcctl admin, as separate processes', () => {
   it('tells a newcomer how to get a key', () => {

@@ -7,7 +7,7 @@ import { get } from 'node:http';
 import { parseConfig, type ConfigInput } from '../src/config/index.js';
 import { Store, usageReport } from '../src/store/index.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { dropTestSchema, startTestService, storeUrlOf, type TestService } from './helpers/service.js';
 
 let eth: FakeUpstream;
 let horizon: FakeUpstream;
@@ -125,9 +125,10 @@ describe('shutdown', () => {
     expect(calls.every((s) => s === 200)).toBe(true);
     await t.stop();
 
-    const store = await Store.open({ dataDir, config: parseConfig({ networks: networks() }), syncCatalog: 'if-empty' });
+    const store = await Store.open({ dataDir, config: parseConfig({ networks: networks() }), syncCatalog: 'if-empty', url: storeUrlOf(dataDir) });
     const usage = await usageReport(store, { kind: 'endpoint', accountId: m.userId, endpointId: e.id }, 7);
     await store.close();
+    await dropTestSchema(dataDir);
     expect(usage.total_requests).toBe(25);
     expect(usage.total_credits).toBe(250);
   });

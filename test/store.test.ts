@@ -16,7 +16,7 @@ describe('store', () => {
     const account = await createAccount(store, { planId: 1 });
     const key = await createApiKey(store, { accountId: account.id, allowedIps: ['192.0.2.1'] });
     const webhookSecret = webhookSecretOf(store, (await getAccount(store, account.id))!);
-    store.raw.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    store.raw?.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     await store.close();
 
     const bytes = readFileSync(join(dataDir, 'rpcctl.db')).toString('latin1');
@@ -36,16 +36,14 @@ describe('store', () => {
     await again.close();
   });
 
-  it('a wrong master key cannot open secrets', async () => {
+  it('a wrong master key cannot open secrets: the store refuses to open with it, saying why', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-store-'));
     const store = await Store.open({ dataDir, config, syncCatalog: 'always' });
     const account = await createAccount(store, { planId: 1 });
-    const key = await createApiKey(store, { accountId: account.id });
+    await createApiKey(store, { accountId: account.id });
     await store.close();
     writeFileSync(join(dataDir, 'master.key'), `${'ab'.repeat(32)}\n`);
-    const other = await Store.open({ dataDir, config, syncCatalog: 'always' });
-    await expect(findActiveKey(other, key.api_key)).rejects.toThrow();
-    await other.close();
+    await expect(Store.open({ dataDir, config, syncCatalog: 'always' })).rejects.toThrow(/same RPCCTL_MASTER_KEY/);
   });
 
   it('a sealed secret is bound to its row', () => {

@@ -13,6 +13,23 @@ export class FixedWindowLimiter {
 
   /** Counts `cost` against `key`; returns 0 when allowed, or the seconds until it resets. */
   take(key: string, limit: number, now = Date.now(), cost = 1): number {
+    const entry = this.#entry(key, now);
+    if (entry.count + cost > limit) {
+      return Math.max(1, Math.ceil(((entry.window + 1) * this.#windowMs - now) / 1000));
+    }
+    entry.count += cost;
+    return 0;
+  }
+
+  /** Counts as much of `cost` as still fits under `limit`; returns how much that was. */
+  admit(key: string, limit: number, now = Date.now(), cost = 1): number {
+    const entry = this.#entry(key, now);
+    const taken = Math.min(cost, Math.max(0, limit - entry.count));
+    entry.count += taken;
+    return taken;
+  }
+
+  #entry(key: string, now: number): { window: number; count: number } {
     const window = Math.floor(now / this.#windowMs);
     if (window !== this.#lastSweep) this.#sweep(window);
     let entry = this.#counts.get(key);
@@ -20,11 +37,7 @@ export class FixedWindowLimiter {
       entry = { window, count: 0 };
       this.#counts.set(key, entry);
     }
-    if (entry.count + cost > limit) {
-      return Math.max(1, Math.ceil(((window + 1) * this.#windowMs - now) / 1000));
-    }
-    entry.count += cost;
-    return 0;
+    return entry;
   }
 
   #sweep(window: number): void {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { isStoreUnavailable, storeHealth, type Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
 import { Authenticator } from './auth.js';
 import { HttpError, sendError, sendJson } from './http.js';
@@ -8,6 +8,7 @@ import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readB
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { FixedWindowLimiter } from './rate-limit.js';
+import { memoryLimits, type Limits } from '../limits/index.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -32,6 +33,8 @@ export interface ApiServerOptions {
   metrics?: Metrics;
   /** Access log: one line per request (method, route template, status, duration, account). */
   logger?: Logger;
+  /** Where the per-IP and per-account windows count: memory (default) or Redis, shared by instances. */
+  limits?: Limits;
 }
 
 /** What the access log needs of a request, filled in as it is handled. */
@@ -49,18 +52,21 @@ export interface ApiServer {
 export const RATE_LIMITED = 'Rate limit exceeded';
 /** Larger request heads get 431. */
 const MAX_HEADER_BYTES = 16 * 1024;
+export const SERVICE_UNAVAILABLE = 'Service unavailable';
 
 export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store, config } = opts;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const router = new Router([...accountRoutes, ...endpointRoutes, ...(opts.routes ?? [])]);
   const authenticator = new Authenticator(store);
-  const perIp = new FixedWindowLimiter(1000);
-  const perAccount = new FixedWindowLimiter(60_000);
+  const limits = opts.limits ?? memoryLimits();
+  const perIp = limits.window('api-ip', 1000);
+  const perAccount = limits.window('api-account', 60_000);
   const trusted = new IpAllowlist(config.api.trusted_proxies);
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
   const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log });
+  const health = storeHealth(() => store.ping());
 
   async function handle(req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {
     const url = req.url ?? '/';
@@ -76,7 +82,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return opts.pages(req, res);
     }
 
-    const ipWait = perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
+    const ipWait = await perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
     if (ipWait > 0) {
       req.resume();
       return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
@@ -92,12 +98,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
     if (path === '/health' && routeMethod === 'GET') {
       rl.route = '/health';
-      try {
-        await store.db.selectFrom('plans').select('id').limit(1).execute();
-      } catch {
-        return sendJson(res, 503, { ok: false, error: 'Service unavailable' });
-      }
-      return sendJson(res, 200, { ok: true });
+      const ok = await health();
+      return sendJson(res, ok ? 200 : 503, ok ? { ok: true, store: store.kind } : { ok: false, error: SERVICE_UNAVAILABLE });
     }
     if (path === '/v1/openapi.json' && routeMethod === 'GET') {
       rl.route = path;
@@ -134,7 +136,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     rl.accountId = account.id;
     keyUse.touch(key.id);
 
-    const accountWait = perAccount.take(String(account.id), config.limits.api_rpm_per_account);
+    const accountWait = await perAccount.take(String(account.id), config.limits.api_rpm_per_account);
     if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
 
     const def = match.def;
@@ -173,6 +175,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         res.once('finish', () => req.destroy());
         return sendError(res, 408, 'Request body not received in time', { connection: 'close' });
       }
+      // The store is away (multi-instance PostgreSQL down): the client did nothing wrong; retry later.
+      if (isStoreUnavailable(err)) return sendError(res, 503, SERVICE_UNAVAILABLE, { 'retry-after': '1' });
       // A client that hung up mid-request is not a server failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);

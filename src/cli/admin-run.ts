@@ -1,7 +1,7 @@
 import { defaultDataDir, findConfigFile, loadConfig } from '../config/index.js';
 import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
-  setAccountPlan, Store, webhookSecretOf, type AccountRow,
+  setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
 } from '../store/index.js';
 import { isValidIp } from '../util/ip.js';
 import { CliError, usageError, type CliIO } from './io.js';
@@ -18,7 +18,7 @@ export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out
   const dataDir = opts.dataDir ?? defaultDataDir(io.env);
   const explicit = opts.config !== undefined;
   const config = loadConfig(findConfigFile(dataDir, opts.config));
-  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env });
+  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env, url: storeUrl(opts.database, config, io.env) });
   try {
     return await fn(store, new Output(io, opts));
   } finally {

@@ -5,6 +5,7 @@ import { optionsOf } from './program.js';
 export interface AdminOptions {
   config?: string;
   dataDir?: string;
+  database?: string;
 }
 
 type AdminAction = (io: CliIO, opts: Record<string, unknown> & AdminOptions & { json?: boolean; color?: boolean }, args: string[]) => Promise<void>;
@@ -14,7 +15,8 @@ export function registerAdmin(program: Command, io: CliIO): void {
   const admin = program.command('admin')
     .description('operator commands: accounts, plans, API keys, networks')
     .option('--config <file>', 'config file; networks and plans are taken from it only when given (or when the store is new)')
-    .option('--data-dir <dir>', 'the data dir of the service (default: $RPCCTL_DATA_DIR or the XDG data dir)');
+    .option('--data-dir <dir>', 'the data dir of the service (default: $RPCCTL_DATA_DIR or the XDG data dir)')
+    .option('--database <url>', 'the shared PostgreSQL of a multi-instance service (default: $RPCCTL_DATABASE_URL, config store.url)');
 
   const act = (name: keyof typeof import('./admin-run.js')) =>
     async (...args: unknown[]) => {

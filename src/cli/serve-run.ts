@@ -4,7 +4,7 @@ import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } 
 import { usageError, type CliIO } from './io.js';
 
 /** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
-export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string; logFormat?: string; logLevel?: string }): Promise<void> {
+export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string; database?: string; redis?: string; logFormat?: string; logLevel?: string }): Promise<void> {
   let logger: Logger;
   try {
     const isTTY = io.stderr.isTTY === true;
@@ -18,13 +18,15 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
     throw usageError((err as Error).message);
   }
   const log = lineLogger(logger.child({ component: 'serve' }));
-  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, env: io.env, logger });
+  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger });
   const g = service.config.gateway;
   const lines = [
     'rpcctl serve is ready',
     `  api       ${service.apiUrl}`,
     `  gateway   ${service.gatewayUrl}`,
-    `  data dir  ${service.dataDir}`,
+    ...(service.store.kind === 'postgres'
+      ? ['  store     PostgreSQL (shared)', `  limits    ${service.limits.kind === 'redis' ? 'Redis (shared)' : 'in memory (this instance only: pass --redis to share them)'}`, `  instance  ${service.addressWatch.instanceId}`]
+      : [`  data dir  ${service.dataDir}`]),
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];
   if ((await listAccounts(service.store)).length === 0) {

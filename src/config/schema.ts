@@ -132,6 +132,16 @@ export const configSchema = z.strictObject({
     /** Addresses that may read `/metrics` on either listener; empty: anyone who reaches it. */
     allowed_ips: z.array(address).default([]),
   }).default({ enabled: true, allowed_ips: [] }),
+  /** Multi-instance mode: a shared PostgreSQL (`postgres://...`); omitted, SQLite in the data dir. */
+  store: z.strictObject({
+    url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  }).default({}),
+  /** Multi-instance mode: a shared Redis (`redis://...`) for RPS windows and API limits. */
+  redis: z.strictObject({
+    url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    /** Prepended to every key, so deployments can share one Redis. */
+    key_prefix: z.string().max(100).default('rpcctl:'),
+  }).default({ key_prefix: 'rpcctl:' }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

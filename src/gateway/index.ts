@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { storeHealth, type Store } from '../store/index.js';
 import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
@@ -12,6 +12,7 @@ import { observeRequests, sampleAccessLog } from './observe.js';
 import type { Logger } from '../log/index.js';
 import { IpAllowlist } from '../util/ip.js';
 import { WebSocketGateway } from './ws/server.js';
+import type { WindowLimiter } from '../limits/index.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -32,6 +33,7 @@ export interface Gateway {
 
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
+  opts: { sharedRps?: WindowLimiter } = {},
 ): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
@@ -46,10 +48,10 @@ export async function createGateway(
   const upstreams = new UpstreamDirectory(config.gateway.upstream_timeout_ms, { metrics: gm, nameOf });
   const probe = new NodeProbe(store, upstreams, log);
   probe.start(config.gateway.probe_interval_ms);
-  const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics });
+  const server = createGatewayServer({ config, registry, meter, upstreams, log, metrics, sharedRps: opts.sharedRps, storeHealth: storeHealth(() => store.ping()) });
   if (metrics.enabled) observeRequests(server, registry, gm);
   if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
-  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, log, accessLog: logger?.child({ component: 'gateway' }) });
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps: opts.sharedRps, log, accessLog: logger?.child({ component: 'gateway' }) });
   websockets.attach(server);
   return {
     server, registry, meter, probe, websockets,

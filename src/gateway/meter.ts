@@ -19,6 +19,7 @@ export class UsageMeter {
   #flushing: Promise<void> | undefined;
   /** When counts last reached the store (or when counting began). */
   #flushedAt = Date.now();
+  #failing = false;
 
   constructor(store: Store, log: (line: string) => void = () => {}) {
     this.#store = store;
@@ -65,11 +66,15 @@ export class UsageMeter {
     const batch = this.#pending;
     this.#pending = [];
     this.#flushing = addUsage(this.#store, batch)
-      .then(() => { this.#flushedAt = Date.now(); })
-      .catch((err: unknown) => {
-        // Keep the counts: the next flush writes them.
+      .then(() => {
+        this.#flushedAt = Date.now();
+        if (this.#failing) this.#log('gateway: usage flush works again; buffered counts written');
+        this.#failing = false;
+      }, (err: unknown) => {
+        // Keep the counts: the next flush writes them. One line per outage, not one a second.
         this.#pending = batch.concat(this.#pending);
-        this.#log(`gateway: usage flush failed, will retry: ${(err as Error).message}`);
+        if (!this.#failing) this.#log(`gateway: usage flush failed, counts kept in memory and retried: ${(err as Error).message}`);
+        this.#failing = true;
       })
       .finally(() => { this.#flushing = undefined; });
     return this.#flushing;

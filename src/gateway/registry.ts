@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { Environment, Store } from '../store/index.js';
+import { CHANNELS, type Environment, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
 
 /** What the gateway knows of one endpoint; the RPS window lives here so the hot path allocates nothing. */
@@ -29,6 +29,9 @@ export class EndpointRegistry {
   #byUuid = new Map<string, EndpointState>();
   #timer: NodeJS.Timeout | undefined;
   #reloading: Promise<void> | undefined;
+  #versionTimer: NodeJS.Timeout | undefined;
+  #version: string | undefined;
+  #unlisten: () => void = () => {};
 
   constructor(store: Store, config: Config) {
     this.#store = store;
@@ -49,10 +52,31 @@ export class EndpointRegistry {
       this.reload().catch(() => { /* keep serving the last good view; the next tick retries */ });
     }, reloadMs);
     this.#timer.unref();
+    // Several instances: a change made through any instance's API (or `rpcctl admin`) is
+    // announced in its transaction; the version check below catches a missed announcement.
+    this.#unlisten = this.#store.notifications.on(CHANNELS.endpoints, (payload) => {
+      const id = payload.startsWith('e:') ? Number(payload.slice(2)) : NaN;
+      (Number.isSafeInteger(id) ? this.refresh(id) : this.reload()).catch(() => {});
+    }, () => { this.reload().catch(() => {}); });
+    if (this.#store.kind === 'postgres') {
+      this.#versionTimer = setInterval(() => { this.#checkVersion().catch(() => {}); }, 1000);
+      this.#versionTimer.unref();
+    }
   }
 
   stop(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#versionTimer);
+    this.#unlisten();
+  }
+
+  /** Reloads when the endpoints' newest change or their number moved since the last look. */
+  async #checkVersion(): Promise<void> {
+    const row = await this.#store.db.selectFrom('endpoints')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('v')]).executeTakeFirst();
+    const version = `${Number(row?.n ?? 0)}/${String(row?.v ?? '')}`;
+    if (this.#version !== undefined && version !== this.#version) await this.reload();
+    this.#version = version;
   }
 
   async reload(): Promise<void> {

@@ -13,6 +13,7 @@ import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
+import type { WindowLimiter } from '../limits/index.js';
 import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
 
 export interface GatewayDeps {
@@ -22,6 +23,10 @@ export interface GatewayDeps {
   upstreams: UpstreamDirectory;
   log: (line: string) => void;
   metrics?: Metrics;
+  /** RPS windows shared by every instance (Redis); without it each endpoint's window is in memory. */
+  sharedRps?: WindowLimiter;
+  /** Whether the store answers, for `/health`. */
+  storeHealth?: () => Promise<boolean>;
 }
 
 const UUID_LENGTH = 36;
@@ -56,7 +61,8 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * is metered.
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
-  const { config, registry, meter, upstreams, log } = deps;
+  const { config, registry, meter, upstreams, log, sharedRps } = deps;
+  const takeRps = rpsWindow(sharedRps);
   const g = config.gateway;
   const trusted = new IpAllowlist(g.trusted_proxies);
   const prefix = `${g.host_prefix}-`;
@@ -70,8 +76,10 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       return;
     }
     if (url === '/health') {
-      // Nothing about the fleet (how many endpoints) to whoever asks.
-      sendJson(res, 200, { ok: true });
+      // Nothing about the fleet (how many endpoints) to whoever asks; 503 while the store is away
+      // (serving goes on meanwhile: endpoints are in memory).
+      const storeOk = deps.storeHealth ? await deps.storeHealth() : true;
+      sendJson(res, storeOk ? 200 : 503, storeOk ? { ok: true } : { ok: false, error: 'Service unavailable' });
       return;
     }
     if (hasDuplicateHost(req)) {
@@ -104,7 +112,9 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     const network = ep.env.network;
     if (parsed.kind === 'single') {
       // The spec's exact body, `id` null, for a single call over the window.
-      if (takeWindow(ep, 1) === 0) return send(res, 429, 'rps');
+      let one = takeRps(ep, 1);
+      if (typeof one !== 'number') one = await one;
+      if (one === 0) return send(res, 429, 'rps');
       const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json' });
       if (!upstream) return;
       if (upstream.status >= 200 && upstream.status < 300) {
@@ -116,7 +126,8 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
     if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
     // A batch takes what is left of the window; the elements over it are answered in place.
-    const admitted = takeWindow(ep, parsed.calls.length);
+    let admitted = takeRps(ep, parsed.calls.length);
+    if (typeof admitted !== 'number') admitted = await admitted;
     const overWindow = parsed.calls.slice(admitted).map((c) => rpcError(RPC_ERRORS.rps.code, RPC_ERRORS.rps.message, c.id));
     const ours = overWindow.length === 0 ? parsed.rejected : [...parsed.rejected, ...overWindow];
     if (admitted === 0) return sendJson(res, 429, ours);
@@ -151,7 +162,9 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     } else {
       req.resume();
     }
-    if (takeWindow(ep, 1) === 0) return send(res, 429, 'rps');
+    let admittedOne = takeRps(ep, 1);
+    if (typeof admittedOne !== 'number') admittedOne = await admittedOne;
+    if (admittedOne === 0) return send(res, 429, 'rps');
     const ct = req.headers['content-type'];
     const upstream = await forward(res, ep, { method, path: target.path + target.query, body, contentType: ct });
     if (!upstream) return;
@@ -274,4 +287,13 @@ export function takeWindow(ep: EndpointState, cost: number): number {
   return taken;
 }
 
+/**
+ * Where the endpoints' RPS windows count: in memory (synchronous), or shared by every instance
+ * through `shared` (Redis), which answers later. Either way the answer is how many of `cost`
+ * requests were admitted.
+ */
+export function rpsWindow(shared: WindowLimiter | undefined): (ep: EndpointState, cost: number) => number | Promise<number> {
+  if (!shared) return takeWindow;
+  return (ep, cost) => shared.admit(ep.uuid, ep.rpsLimit, cost);
+}
 

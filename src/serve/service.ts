@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
-import { Store } from '../store/index.js';
+import { Store, storeUrl } from '../store/index.js';
+import { openLimits, redisUrl, type Limits } from '../limits/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
@@ -17,11 +18,15 @@ export interface ServiceOptions {
   configFile?: string;
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** `--database`: a shared PostgreSQL; falls back to $RPCCTL_DATABASE_URL, then config `store.url`. */
+  databaseUrl?: string;
+  /** `--redis`: a shared Redis for limits; falls back to $RPCCTL_REDIS_URL, then config `redis.url`. */
+  redisUrl?: string;
   log?: (line: string) => void;
   /** Structured logger (`rpcctl serve`): access logs, and the parts' lines through `lineLogger` unless `log` is given. */
   logger?: Logger;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
-  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
+  watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery' | 'leaseMs'>;
   /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
   cabinet?: Pick<CabinetOptions, 'sessions' | 'sections' | 'signIn'>;
 }
@@ -38,6 +43,7 @@ export interface RunningService {
   keyUse: KeyUseRecorder;
   payments: Payments;
   metrics: Metrics;
+  limits: Limits;
   stop(): Promise<void>;
 }
 
@@ -49,7 +55,9 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = loadConfig(findConfigFile(dataDir, opts.configFile));
   const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, onQuery: storeQueryObserver(metrics) });
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
+  const redis = redisUrl(opts.redisUrl, config.redis.url, env);
+  const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
@@ -59,7 +67,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let keyUse: KeyUseRecorder | undefined;
   let retention: RetentionJob | undefined;
   try {
-    gateway = await createGateway(store, config, log, metrics, logger);
+    gateway = await createGateway(store, config, log, metrics, logger, { sharedRps: limits.kind === 'redis' ? limits.window('rps', 1000) : undefined });
     addressWatch = await startAddressWatch({
       store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
@@ -68,7 +76,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
-      store, config, log, metrics, logger,
+      store, config, log, metrics, logger, limits,
       routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -88,6 +96,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await addressWatch?.stop();
     await gateway?.stop();
     await store.close();
+    await limits.close();
     throw err;
   }
   const gw = gateway;
@@ -97,7 +106,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOf(gatewayServer, config.gateway.host),
     stop() {
@@ -112,6 +121,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();
+        await limits.close();
       })();
       return stopping;
     },

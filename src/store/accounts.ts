@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from './store.js';
+import { CHANNELS, notifyIn } from './dialect.js';
 import type { AccountRow } from './tables.js';
 
 export class NotFoundError extends Error {
@@ -32,7 +33,12 @@ export async function listAccounts(store: Store): Promise<AccountRow[]> {
 }
 
 export async function setAccountPlan(store: Store, id: number, planId: number): Promise<AccountRow> {
-  const row = await store.db.updateTable('accounts').set({ plan_id: planId }).where('id', '=', id).returningAll().executeTakeFirst();
+  const row = await store.db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('accounts').set({ plan_id: planId }).where('id', '=', id).returningAll().executeTakeFirst();
+    // The plan's RPS limit applies to the account's endpoints on every instance's gateway.
+    if (updated) await notifyIn(trx, CHANNELS.endpoints, `a:${id}`);
+    return updated;
+  });
   if (!row) throw new NotFoundError(`account ${id} not found`);
   return row;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import type { Store } from './store.js';
+import { CHANNELS, lockFor, notifyIn } from './dialect.js';
 import type { EndpointRow } from './tables.js';
 
 const listSql = new WeakMap<Store, string>();
@@ -29,14 +30,17 @@ export async function insertEndpointChecked(
   check: (existing: EndpointRow[]) => void,
 ): Promise<EndpointRow> {
   return store.db.transaction().execute(async (trx) => {
+    await lockFor(trx, `endpoints:${input.accountId}`);
     const existing = await trx.selectFrom('endpoints').selectAll().where('account_id', '=', input.accountId).execute();
     check(existing);
     const now = new Date().toISOString();
-    return trx.insertInto('endpoints').values({
+    const row = await trx.insertInto('endpoints').values({
       uuid: randomUUID(), account_id: input.accountId, name: input.name, status: 'active',
       network_environment_id: input.environmentId, allowed_ips: '[]', created_at: now, updated_at: now,
       version: null, block_height: null,
     }).returningAll().executeTakeFirstOrThrow();
+    await notifyIn(trx, CHANNELS.endpoints, `e:${row.id}`);
+    return row;
   });
 }
 
@@ -46,12 +50,17 @@ export async function updateEndpointRow(
   id: number,
   patch: { status?: 'active' | 'paused'; allowed_ips?: string[] },
 ): Promise<EndpointRow | undefined> {
-  return store.db.updateTable('endpoints')
-    .set({
-      ...(patch.status !== undefined ? { status: patch.status } : {}),
-      ...(patch.allowed_ips !== undefined ? { allowed_ips: JSON.stringify(patch.allowed_ips) } : {}),
-      updated_at: new Date().toISOString(),
-    })
-    .where('account_id', '=', accountId).where('id', '=', id)
-    .returningAll().executeTakeFirst();
+  // Every instance's gateway hears of it when it commits (pause and allowlist changes must not wait for a reload).
+  return store.db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('endpoints')
+      .set({
+        ...(patch.status !== undefined ? { status: patch.status } : {}),
+        ...(patch.allowed_ips !== undefined ? { allowed_ips: JSON.stringify(patch.allowed_ips) } : {}),
+        updated_at: new Date().toISOString(),
+      })
+      .where('account_id', '=', accountId).where('id', '=', id)
+      .returningAll().executeTakeFirst();
+    if (row) await notifyIn(trx, CHANNELS.endpoints, `e:${row.id}`);
+    return row;
+  });
 }

@@ -1,4 +1,4 @@
-export { Store } from './store.js';
+export { Store, storeUrl } from './store.js';
 export type { OpenStoreOptions } from './store.js';
 export { Catalog, syncCatalog, loadCatalog } from './catalog.js';
 export type { Network, Environment, Plan, NetworkFamily } from './catalog.js';
@@ -8,3 +8,4 @@ export * from './endpoints.js';
 export * from './usage.js';
 export type * from './tables.js';
 export { SecretBox, loadMasterKey } from './secrets.js';
+export { lockFor, notifyIn, CHANNELS, storeKindOf, isStoreUnavailable, storeHealth, type StoreKind } from './dialect.js';

@@ -206,6 +206,27 @@ export const migrations: Record<string, Migration> = {
   },
 };
 
+export const migrations11: Record<string, Migration> = {
+  '0011_multi_instance': {
+    async up(db: Kysely<any>) {
+      // Multi-instance mode: one instance scans an environment at a time.
+      await db.schema.createTable('scanner_leases')
+        .addColumn('network_environment_id', 'integer', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('generation', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'integer', (c) => c.notNull())
+        .execute();
+      // Facts about the store itself, such as a value sealed with the master key, so an
+      // instance started with a different key refuses to start instead of failing per secret.
+      await db.schema.createTable('store_meta')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11);
+
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {
     return migrations;

@@ -26,6 +26,22 @@ export interface Database {
   payment_settings: PaymentSettingsTable;
   aml_jobs: AmlJobsTable;
   aml_sanctions: AmlSanctionsTable;
+  scanner_leases: ScannerLeasesTable;
+  store_meta: StoreMetaTable;
+}
+
+export interface StoreMetaTable {
+  key: string;
+  value: string;
+}
+
+/** Which instance scans an environment; `generation` fences the writes of one that lost it. */
+export interface ScannerLeasesTable {
+  network_environment_id: number;
+  owner: string;
+  generation: number;
+  /** Unix ms. */
+  expires_at: number;
 }
 
 export interface PlansTable {

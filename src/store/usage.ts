@@ -22,8 +22,13 @@ export async function addUsage(store: Store, deltas: readonly UsageDelta[]): Pro
 
 /** The same, inside a caller's transaction (a webhook is billed in the one that marks it delivered). */
 export async function addUsageIn(trx: Kysely<Database>, deltas: readonly UsageDelta[]): Promise<void> {
-  for (let i = 0; i < deltas.length; i += 100) {
-    const chunk = deltas.slice(i, i + 100);
+  // One row order for every instance: concurrent flushes on PostgreSQL then wait for each
+  // other's row locks instead of deadlocking.
+  // Merged too: PostgreSQL refuses an upsert that meets one row twice, and a batch kept after
+  // a failed flush can hold the same row twice.
+  const sorted = deltas.length > 1 ? merge(deltas) : deltas;
+  for (let i = 0; i < sorted.length; i += 100) {
+    const chunk = sorted.slice(i, i + 100);
     await trx.insertInto('usage_daily').values(chunk)
       .onConflict((oc) => oc.columns(['account_id', 'endpoint_id', 'day', 'method']).doUpdateSet({
         requests: sql`usage_daily.requests + excluded.requests`,
@@ -31,6 +36,21 @@ export async function addUsageIn(trx: Kysely<Database>, deltas: readonly UsageDe
       }))
       .execute();
   }
+}
+
+function merge(deltas: readonly UsageDelta[]): UsageDelta[] {
+  const out: UsageDelta[] = [];
+  for (const d of [...deltas].sort(byRowKey)) {
+    const last = out[out.length - 1];
+    if (last && byRowKey(last, d) === 0) out[out.length - 1] = { ...last, requests: last.requests + d.requests, credits: last.credits + d.credits };
+    else out.push(d);
+  }
+  return out;
+}
+
+function byRowKey(a: UsageDelta, b: UsageDelta): number {
+  return a.account_id - b.account_id || a.endpoint_id - b.endpoint_id
+    || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.method < b.method ? -1 : a.method > b.method ? 1 : 0);
 }
 
 export function utcDay(ms: number): string {

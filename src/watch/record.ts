@@ -4,6 +4,7 @@ import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
 import { envIdentifier, filtersSelect } from '../webhooks/filters.js';
 import { creditsFor, enqueueDelivery, REORG_CANCELLED } from '../webhooks/outbox.js';
 import type { WatchRegistry } from './registry.js';
+import { fence, type ScannerLease } from './lease.js';
 import type { Hit } from './match.js';
 
 export interface ScannedBlock {
@@ -26,10 +27,11 @@ class CursorMovedError extends Error {}
  * written and `recorded` is false.
  */
 export async function recordBlock(
-  store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[],
+  store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[], lease?: ScannerLease,
 ): Promise<{ recorded: boolean; events: number; deliveries: number }> {
   try {
     return await store.db.transaction().execute(async (trx) => {
+      if (lease) await fence(trx, env.id, lease);
       // First, so a scanner that lost the race writes nothing and holds the lock briefly.
       const moved = await trx.updateTable('scanner_cursors').set({ next_height: block.height + 1, updated_at: new Date().toISOString() })
         .where('network_environment_id', '=', env.id).where('next_height', '=', block.height).executeTakeFirst();
@@ -171,8 +173,9 @@ export async function storedBlockHash(store: Store, envId: number, height: numbe
  * Undoes block `height` and above after a reorg: their events leave the feed (`removed`),
  * their deliveries that have not been delivered are cancelled, and the cursor moves back.
  */
-export async function rewindTo(store: Store, envId: number, height: number): Promise<{ removedEvents: number; cancelled: number }> {
+export async function rewindTo(store: Store, envId: number, height: number, lease?: ScannerLease): Promise<{ removedEvents: number; cancelled: number }> {
   return store.db.transaction().execute(async (trx) => {
+    if (lease) await fence(trx, envId, lease);
     const ids = (await trx.selectFrom('watch_events').select('id')
       .where('network_environment_id', '=', envId).where('block_height', '>=', height).where('removed', '=', 0).execute()).map((r) => r.id);
     let cancelled = 0;

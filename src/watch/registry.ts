@@ -22,6 +22,14 @@ export class WatchRegistry {
     for (const r of rows) this.#add(r);
   }
 
+  /** Replaces every watch (after a lost change feed). */
+  reset(rows: Iterable<WatchedAddressRow>): void {
+    this.#byEnv.clear();
+    this.#accountsByEnv.clear();
+    for (const r of rows) this.#add(r);
+    this.#changed();
+  }
+
   add(row: WatchedAddressRow): void {
     this.#add(row);
     this.#changed();

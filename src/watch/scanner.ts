@@ -2,6 +2,7 @@ import type { Environment, Store } from '../store/index.js';
 import type { Hit } from './match.js';
 import { getCursor, initCursor, recordBlock, rewindTo, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
+import { acquireLease, LeaseLostError, releaseLease, SCANNER_LEASE_MS, type ScannerLease } from './lease.js';
 
 /** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
 export interface FetchedBlock {
@@ -28,6 +29,9 @@ export interface ScannerOptions {
   pollMs: number;
   /** Told after a block's events are committed, so the delivery worker need not wait for its poll. */
   onRecorded?: (deliveries: number) => void;
+  /** This instance, as the scanner lease names it: one instance scans an environment at a time. */
+  owner: string;
+  leaseMs?: number;
 }
 
 /**
@@ -46,6 +50,9 @@ export class Scanner {
   #stopping: Promise<void> | undefined;
   /** Blocks between the chain's head and the next block to record, as of the last step (metrics). */
   lag: number | undefined;
+  #lease: ScannerLease | undefined;
+  #leaseRenewAt = 0;
+  #standby = false;
 
   constructor(o: ScannerOptions) {
     this.#o = o;
@@ -69,6 +76,9 @@ export class Scanner {
       if (this.#timer) clearTimeout(this.#timer);
       this.#wake?.();
       await this.#loop;
+      // Hand the environment over now rather than after the lease runs out.
+      if (this.#lease) await releaseLease(this.#o.store.db, this.env.id, this.#lease).catch(() => {});
+      this.#lease = undefined;
       await this.#o.chain.close();
     })();
     return this.#stopping;
@@ -76,7 +86,7 @@ export class Scanner {
 
   async #run(ready: () => void): Promise<void> {
     try {
-      await this.#startingCursor();
+      if (await this.#holdLease()) await this.#startingCursor();
     } catch {
       // step() tries again and logs.
     }
@@ -96,9 +106,43 @@ export class Scanner {
     }
   }
 
+  /** Holds (taking or renewing) the environment's lease; undefined while another instance scans it. */
+  async #holdLease(): Promise<ScannerLease | undefined> {
+    const ttl = this.#o.leaseMs ?? SCANNER_LEASE_MS;
+    if (this.#lease && Date.now() < this.#leaseRenewAt) return this.#lease;
+    const lease = await acquireLease(this.#o.store.db, this.env.id, this.#o.owner, ttl);
+    if (lease && (!this.#lease || lease.generation !== this.#lease.generation) && this.#standby) {
+      this.#o.log(`watch: ${this.#name()}: this instance scans it now (lease generation ${lease.generation})`);
+    }
+    this.#standby = !lease;
+    this.#lease = lease;
+    this.#leaseRenewAt = Date.now() + ttl / 3;
+    return lease;
+  }
+
+  /** The environment's lease while this scanner holds it (tests and status). */
+  get lease(): ScannerLease | undefined {
+    return this.#lease;
+  }
+
   /** Processes at most one block; true when there was nothing to do. */
   async step(): Promise<boolean> {
+    try {
+      return await this.#step();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      // Stalled past the lease and another instance took over: its writes stand, ours rolled back.
+      this.#o.log(`watch: ${this.#name()}: ${err.message}; standing by`);
+      this.#lease = undefined;
+      this.#standby = true;
+      return true;
+    }
+  }
+
+  async #step(): Promise<boolean> {
     const { store, env, chain, registry } = this.#o;
+    const lease = await this.#holdLease();
+    if (!lease) return true;
     const head = await chain.head();
     const safe = head - Math.max(1, env.confirmations) + 1;
     const next = await this.#startingCursor(head);
@@ -110,12 +154,12 @@ export class Scanner {
     if (next > 0) {
       const parent = await storedBlockHash(store, env.id, next - 1);
       if (parent !== undefined && parent !== block.parentHash) {
-        const r = await rewindTo(store, env.id, next - 1);
+        const r = await rewindTo(store, env.id, next - 1, lease);
         this.#o.log(`watch: ${this.#name()}: reorg at block ${next - 1}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
         return false;
       }
     }
-    const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits);
+    const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits, lease);
     // Lost the compare-and-set: another scanner on this store recorded the block. Carry on
     // from wherever the cursor is now; saying so shows two processes share the data dir.
     if (!r.recorded) this.#o.log(`watch: ${this.#name()}: block ${next} was recorded by another scanner`);

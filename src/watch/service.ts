@@ -10,6 +10,9 @@ import { Scanner } from './scanner.js';
 import { StellarChain } from './stellar-chain.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
+import { randomUUID } from 'node:crypto';
+import { CHANNELS, type WatchedAddressRow } from '../store/index.js';
+import { fence, LeaseLostError } from './lease.js';
 
 export interface AddressWatchOptions {
   store: Store;
@@ -17,6 +20,8 @@ export interface AddressWatchOptions {
   log: (line: string) => void;
   /** Head polling interval of the scanners (default 500 ms). */
   pollMs?: number;
+  /** Scanner lease length (default 5 s): how soon another instance takes over a dead one's scanning. */
+  leaseMs?: number;
   delivery?: Partial<Omit<DeliveryWorkerOptions, 'store' | 'config' | 'log'>>;
 }
 
@@ -26,6 +31,8 @@ export interface AddressWatchOptions {
  */
 export class AddressWatch {
   readonly registry = new WatchRegistry();
+  /** Names this instance in scanner leases. */
+  readonly instanceId = randomUUID();
   readonly worker: DeliveryWorker;
   readonly routes: RouteDef[];
   readonly #o: AddressWatchOptions;
@@ -45,6 +52,16 @@ export class AddressWatch {
   async start(): Promise<void> {
     this.registry.load(await allWatches(this.#o.store));
     this.#unsubscribe = this.registry.onChange(() => void this.reconcile());
+    // Watches added or removed through another instance's API: its scanners match against
+    // this registry too. A lost LISTEN connection reloads everything; block subscriptions
+    // (webhook settings) are re-read by a periodic reconcile.
+    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
+    if (this.#o.store.kind === 'postgres') {
+      const timer = setInterval(() => void this.reconcile(), 5000);
+      timer.unref();
+      const unsubscribe = this.#unsubscribe;
+      this.#unsubscribe = () => { unsubscribe(); unlisten(); clearInterval(timer); };
+    }
     this.worker.start();
     await this.reconcile();
   }
@@ -74,14 +91,19 @@ export class AddressWatch {
     for (const [envId, scanner] of this.#scanners) {
       if (wanted.has(envId)) continue;
       this.#scanners.delete(envId);
+      const lease = scanner.lease;
       await scanner.stop();
       // Nothing is watched there any more: a later watch starts at the head, not at a stale
       // cursor, and its parent-hash check must not compare against hashes kept from before
-      // (after a chain reset they would all differ and trigger a false rewind).
+      // (after a chain reset they would all differ and trigger a false rewind). Only the
+      // instance that scanned it clears it: another one's view of the watches may be behind.
+      if (!lease) continue;
       await store.db.transaction().execute(async (trx) => {
+        await fence(trx, envId, lease);
         await trx.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
         await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).execute();
-      });
+        await trx.deleteFrom('scanner_leases').where('network_environment_id', '=', envId).execute();
+      }).catch((err: unknown) => { if (!(err instanceof LeaseLostError)) throw err; });
     }
     const starting: Promise<void>[] = [];
     for (const envId of wanted) {
@@ -91,7 +113,7 @@ export class AddressWatch {
       const chain = env.network.family === 'stellar' ? new StellarChain(env.upstreams) : new EvmChain(env.upstreams);
       const scanner = new Scanner({
         store, registry: this.registry, env, chain, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
-        onRecorded: () => this.worker.kick(),
+        onRecorded: () => this.worker.kick(), owner: this.instanceId, leaseMs: this.#o.leaseMs,
       });
       this.#scanners.set(envId, scanner);
       starting.push(scanner.start());
@@ -102,6 +124,24 @@ export class AddressWatch {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.all(starting), new Promise((r) => { timer = setTimeout(r, 3000); })]);
       clearTimeout(timer);
+    }
+  }
+
+  #onWatchChange(payload: string): void {
+    try {
+      const { op, row } = JSON.parse(payload) as { op: '+' | '-'; row: WatchedAddressRow };
+      if (op === '+') this.registry.add(row);
+      else this.registry.remove(row);
+    } catch {
+      void this.#reloadWatches();
+    }
+  }
+
+  async #reloadWatches(): Promise<void> {
+    try {
+      this.registry.reset(await allWatches(this.#o.store));
+    } catch (err) {
+      this.#o.log(`watch: reloading watches failed: ${(err as Error).message}`);
     }
   }
 

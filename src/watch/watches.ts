@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
+import { CHANNELS, lockFor, notifyIn, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
 import type { ParsedAddress } from './addresses.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 
@@ -26,6 +26,7 @@ export async function addWatch(
   input: { accountId: number; plan: Plan | undefined; env: Environment; networkSlug: string; address: ParsedAddress },
 ): Promise<{ row: WatchedAddressRow; created: boolean }> {
   return store.db.transaction().execute(async (trx) => {
+    await lockFor(trx, `watches:${input.accountId}`);
     const existing = await trx.selectFrom('watched_addresses').selectAll()
       .where('account_id', '=', input.accountId)
       .where('network_environment_id', '=', input.env.id)
@@ -45,6 +46,7 @@ export async function addWatch(
       network_slug: input.networkSlug, address: input.address.display, address_key: input.address.key,
       created_at: new Date().toISOString(),
     }).returningAll().executeTakeFirstOrThrow();
+    await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
     return { row, created: true };
   });
 }
@@ -69,8 +71,12 @@ export async function listWatches(
 }
 
 export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
-  return store.db.deleteFrom('watched_addresses').where('account_id', '=', accountId).where('watch_id', '=', watchId)
-    .returningAll().executeTakeFirst();
+  return store.db.transaction().execute(async (trx) => {
+    const row = await trx.deleteFrom('watched_addresses').where('account_id', '=', accountId).where('watch_id', '=', watchId)
+      .returningAll().executeTakeFirst();
+    if (row) await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '-', row }));
+    return row;
+  });
 }
 
 export async function allWatches(store: Store): Promise<WatchedAddressRow[]> {

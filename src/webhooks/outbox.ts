@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, Network } from '../store/index.js';
+import { CHANNELS, notifyIn, type Database, type Network } from '../store/index.js';
 
 export interface NewDelivery {
   accountId: number;
@@ -26,6 +26,9 @@ export async function enqueueDelivery(db: Kysely<Database>, d: NewDelivery, nowM
     last_status_code: null, last_error: null, created_at: new Date(nowMs).toISOString(), delivered_at: null,
     sequence_key: d.sequenceKey ?? null, target_url: d.targetUrl ?? null,
   }).execute();
+  // Sent on commit, so no instance looks before the row is visible; repeats within one
+  // transaction fold into one.
+  await notifyIn(db, CHANNELS.outbox, '');
 }
 
 export const WALLET_HIT_CREDITS = 30;

@@ -3,7 +3,8 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Config } from '../config/index.js';
 import { signWebhook } from '../client/webhook-signing.js';
-import { addUsageIn, getAccount, utcDay, webhookSecretOf, type Store, type WebhookDeliveryRow } from '../store/index.js';
+import type { Kysely } from 'kysely';
+import { addUsageIn, CHANNELS, getAccount, utcDay, webhookSecretOf, type Database, type Store, type WebhookDeliveryRow } from '../store/index.js';
 import { getWebhook } from './config.js';
 import { REORG_CANCELLED } from './outbox.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
@@ -82,6 +83,8 @@ export class DeliveryWorker {
   #timer: NodeJS.Timeout | undefined;
   #kicked = false;
   #stopping: Promise<void> | undefined;
+  #unlisten: () => void = () => {};
+  #lastError = '';
 
   constructor(o: DeliveryWorkerOptions) {
     this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...o };
@@ -98,6 +101,9 @@ export class DeliveryWorker {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    // A delivery written by any instance wakes every worker at once (the poll is the backstop,
+    // and after a lost LISTEN connection everyone looks straight away).
+    this.#unlisten = this.#o.store.notifications.on(CHANNELS.outbox, () => this.kick(), () => this.kick());
     this.#loop = this.#run();
   }
 
@@ -111,6 +117,7 @@ export class DeliveryWorker {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.#running = false;
+      this.#unlisten();
       this.#wake?.();
       await this.#loop;
       await Promise.allSettled(this.#inflight.values());
@@ -124,8 +131,12 @@ export class DeliveryWorker {
       let claimed = 0;
       try {
         claimed = await this.#claimAndStart();
+        this.#lastError = '';
       } catch (err) {
-        this.#o.log(`webhooks: claiming deliveries failed: ${(err as Error).message}`);
+        // One line per distinct failure: a store outage must not flood the log.
+        const msg = (err as Error).message;
+        if (msg !== this.#lastError) this.#o.log(`webhooks: claiming deliveries failed: ${msg}`);
+        this.#lastError = msg;
       }
       if (!this.#running) break;
       if (claimed === 0 || this.#inflight.size >= this.#o.concurrency) await this.#sleep(this.#o.pollMs);
@@ -135,36 +146,13 @@ export class DeliveryWorker {
   async #claimAndStart(): Promise<number> {
     const free = this.#o.concurrency - this.#inflight.size;
     if (free <= 0) return 0;
-    const now = Date.now();
-    const busy = [...this.#perAccount].filter(([, n]) => n >= this.#o.perAccount).map(([a]) => a);
-    let q = this.#o.store.db.selectFrom('webhook_deliveries as d').select(['d.id', 'd.account_id'])
-      .where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
-      // A sequence (one payment order's webhooks) goes one at a time, oldest first: a later
-      // transition waits while an earlier one is pending, in flight or backing off.
-      .where((eb) => eb.or([
-        eb('d.sequence_key', 'is', null),
-        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
-          .whereRef('e.sequence_key', '=', 'd.sequence_key').where('e.status', '=', 'pending').whereRef('e.id', '<', 'd.id'))),
-      ]));
-    if (busy.length) q = q.where('d.account_id', 'not in', busy);
-    const candidates = await q.orderBy('d.next_attempt_at').orderBy('d.id').limit(free * 2).execute();
-    const picked: number[] = [];
-    const counts = new Map(this.#perAccount);
-    for (const c of candidates) {
-      if (picked.length >= free) break;
-      const n = counts.get(c.account_id) ?? 0;
-      if (n >= this.#o.perAccount) continue;
-      counts.set(c.account_id, n + 1);
-      picked.push(c.id);
-    }
-    if (picked.length === 0) return 0;
-    const rows = await this.#o.store.db.updateTable('webhook_deliveries')
-      // The attempt counts from the claim: one cut short by a crash still moves the schedule on.
-      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.#leaseMs, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', picked).where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .returningAll().execute();
+    const { store } = this.#o;
+    // On PostgreSQL instances claim side by side: each locks the due rows it reads and skips
+    // the ones another instance is claiming (Convoy's SKIP LOCKED), so none waits and no row
+    // is claimed twice. On SQLite the store is one writer and the guarded update suffices.
+    const rows = store.kind === 'postgres'
+      ? await store.db.transaction().execute((trx) => this.#claim(trx, free, true))
+      : await this.#claim(store.db, free, false);
     for (const row of rows) {
       this.#perAccount.set(row.account_id, (this.#perAccount.get(row.account_id) ?? 0) + 1);
       const p = this.#deliver(row)
@@ -179,6 +167,41 @@ export class DeliveryWorker {
       this.#inflight.set(row.id, p);
     }
     return rows.length;
+  }
+
+  /** Leases up to `free` due deliveries to this worker (its id is the claim id on the rows). */
+  async #claim(db: Kysely<Database>, free: number, skipLocked: boolean): Promise<WebhookDeliveryRow[]> {
+    const now = Date.now();
+    const busy = [...this.#perAccount].filter(([, n]) => n >= this.#o.perAccount).map(([a]) => a);
+    let q = db.selectFrom('webhook_deliveries as d').select(['d.id', 'd.account_id'])
+      .where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
+      // A sequence (one payment order's webhooks) goes one at a time, oldest first: a later
+      // transition waits while an earlier one is pending, in flight or backing off.
+      .where((eb) => eb.or([
+        eb('d.sequence_key', 'is', null),
+        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
+          .whereRef('e.sequence_key', '=', 'd.sequence_key').where('e.status', '=', 'pending').whereRef('e.id', '<', 'd.id'))),
+      ]));
+    if (busy.length) q = q.where('d.account_id', 'not in', busy);
+    q = q.orderBy('d.next_attempt_at').orderBy('d.id').limit(free * 2);
+    const candidates = await (skipLocked ? q.forUpdate().skipLocked() : q).execute();
+    const picked: number[] = [];
+    const counts = new Map(this.#perAccount);
+    for (const c of candidates) {
+      if (picked.length >= free) break;
+      const n = counts.get(c.account_id) ?? 0;
+      if (n >= this.#o.perAccount) continue;
+      counts.set(c.account_id, n + 1);
+      picked.push(c.id);
+    }
+    if (picked.length === 0) return [];
+    return db.updateTable('webhook_deliveries')
+      // The attempt counts from the claim: one cut short by a crash still moves the schedule on.
+      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.#leaseMs, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', picked).where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .returningAll().execute();
   }
 
   async #deliver(row: WebhookDeliveryRow): Promise<void> {

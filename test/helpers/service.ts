@@ -7,7 +7,8 @@ import { signatureHeaders } from '../../src/client/signing.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/serve/service.js';
 import { createAccount, createApiKey, Store } from '../../src/store/index.js';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { freshRedisPrefix, freshSchema, reuseSchema, testDatabaseUrl, testRedisUrl } from './shared-stores.js';
 
 export interface TestService {
   service: RunningService;
@@ -46,9 +47,27 @@ export async function startTestService(
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
   const configFile = join(dataDir, 'config.json');
   const config = testConfig(overrides);
+  // With RPCCTL_TEST_DATABASE_URL / RPCCTL_TEST_REDIS_URL the same tests run on PostgreSQL +
+  // Redis: a schema and a key prefix of this service's own.
+  // A test that restarts a service on its data dir gets the same schema back.
+  const schemaFile = join(dataDir, 'test-database.json');
+  const schema = !testDatabaseUrl ? undefined
+    : existsSync(schemaFile) ? reuseSchema(JSON.parse(readFileSync(schemaFile, 'utf8')) as { url: string; schema: string })
+    : await freshSchema();
+  if (schema) writeFileSync(schemaFile, JSON.stringify({ url: schema.url, schema: schema.schema }));
+  if (testRedisUrl) config.redis = { url: testRedisUrl, key_prefix: freshRedisPrefix(), ...config.redis };
   parseConfig(config); // fail here, with the config's own message, rather than in the service
   writeFileSync(configFile, JSON.stringify(config));
-  const service = await startService({ configFile, dataDir, env: { ...process.env, RPCCTL_MASTER_KEY: '', ...opts.env }, log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch, cabinet: opts.cabinet });
+  let service: RunningService;
+  try {
+    service = await startService({
+      configFile, dataDir, databaseUrl: schema?.url, env: { ...process.env, RPCCTL_MASTER_KEY: '', RPCCTL_DATABASE_URL: '', RPCCTL_REDIS_URL: '', ...opts.env },
+      log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch, cabinet: opts.cabinet,
+    });
+  } catch (err) {
+    await schema?.drop();
+    throw err;
+  }
   const baseUrl = service.apiUrl;
   const clients: ApiClient[] = [];
   return {
@@ -68,9 +87,24 @@ export async function startTestService(
     async stop() {
       await Promise.all(clients.map((c) => c.close()));
       await service.stop();
-      if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.keepDataDir) {
+        await schema?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
+}
+
+/** The store URL a test service on `dataDir` used (its PostgreSQL schema), for opening it again directly. */
+export function storeUrlOf(dataDir: string): string | undefined {
+  const file = join(dataDir, 'test-database.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url : undefined;
+}
+
+/** Drops the PostgreSQL schema a kept data dir's service used (nothing on SQLite). */
+export async function dropTestSchema(dataDir: string): Promise<void> {
+  const file = join(dataDir, 'test-database.json');
+  if (existsSync(file)) await reuseSchema(JSON.parse(readFileSync(file, 'utf8')) as { url: string; schema: string }).drop();
 }
 
 /** Mutating signatures sent this second: the server refuses one used twice (replay). */

@@ -11,7 +11,8 @@ import { priceRpc, usageMethodName } from '../credits.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointRegistry, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
-import { takeWindow } from '../server.js';
+import { rpsWindow } from '../server.js';
+import type { WindowLimiter } from '../../limits/index.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
 import { Feed, FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
@@ -47,6 +48,8 @@ export interface WsGatewayDeps {
   log: (line: string) => void;
   /** Sampled access log (`gateway.access_log_sample`): one line per socket when it closes. */
   accessLog?: Logger;
+  /** RPS windows shared by every instance (Redis), as for HTTP; without it in memory. */
+  sharedRps?: WindowLimiter;
 }
 
 interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
@@ -101,9 +104,11 @@ export class WebSocketGateway {
   readonly #wsUrls = new Map<string, string[]>();
   readonly #sweep: NodeJS.Timeout;
   readonly #ping: NodeJS.Timeout;
+  readonly #takeRps: (ep: EndpointState, cost: number) => number | Promise<number>;
 
   constructor(deps: WsGatewayDeps) {
     this.#d = deps;
+    this.#takeRps = rpsWindow(deps.sharedRps);
     const g = deps.config.gateway;
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: g.ws.max_message_bytes, perMessageDeflate: false, clientTracking: false });
     this.#trusted = new IpAllowlist(g.trusted_proxies);
@@ -247,7 +252,7 @@ export class WebSocketGateway {
       }
       m.wsMessages.inc({ network: conn.network });
       conn.calls++;
-      if (takeWindow(conn.ep, 1) === 0) {
+      if (await this.#takeRps(conn.ep, 1) === 0) {
         m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' });
         return conn.send(JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
       }
@@ -263,7 +268,7 @@ export class WebSocketGateway {
     conn.calls += calls.length;
     // As over HTTP (docs/gateway.md): a batch is admitted as far as the window allows, and the
     // rest are answered in place, each with its own id.
-    const admitted = takeWindow(conn.ep, calls.length);
+    const admitted = calls.length > 0 ? await this.#takeRps(conn.ep, calls.length) : 0;
     const answers: unknown[] = [...rejected];
     if (admitted < calls.length) {
       m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' }, calls.length - admitted);

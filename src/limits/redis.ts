@@ -1,0 +1,206 @@
+import { createClient } from 'redis';
+import { MemoryWindowLimiter, type Limits, type WindowLimiter } from './window.js';
+
+/**
+ * Counts and decides in one atomic round trip. ARGV: cost, limit, ttl ms, and `partial` ('1':
+ * take as much of cost as still fits, as a batch admitted in part does; else all or nothing, so a
+ * refused request takes nothing). Returns {taken, count after}. The key carries its window's
+ * number and expires with it.
+ */
+const TAKE = `
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local cost = tonumber(ARGV[1])
+local room = tonumber(ARGV[2]) - c
+if room < cost then
+  if ARGV[4] ~= '1' or room <= 0 then return {0, c} end
+  cost = room
+end
+c = redis.call('INCRBY', KEYS[1], cost)
+if c == cost then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {cost, c}
+`;
+
+/** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
+const DECISION_TIMEOUT_MS = 250;
+
+function connectClient(url: string) {
+  return createClient({
+    url,
+    // Commands fail at once while disconnected instead of queueing behind the outage.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
+  });
+}
+
+type Client = ReturnType<typeof connectClient>;
+
+export interface RedisLimitsOptions {
+  url: string;
+  keyPrefix: string;
+  log: (line: string) => void;
+  /** How long start-up waits for the first connection before it serves on memory limits. */
+  connectWaitMs?: number;
+}
+
+/**
+ * Limits shared through Redis (proxyd/eRPC style fixed windows). Redis unreachable, slow or
+ * failing: each decision falls back to this instance's memory windows — never an error to the
+ * client and never unlimited — with one warning per outage and a counter (`fallbacks`) for
+ * metrics; shared counting resumes by itself once Redis answers again.
+ */
+export class RedisLimits implements Limits {
+  readonly kind = 'redis' as const;
+  readonly #client: Client;
+  readonly #prefix: string;
+  readonly #log: (line: string) => void;
+  #sha: string | undefined;
+  #degraded = false;
+  /** Decisions taken from memory because Redis did not answer. */
+  fallbacks = 0;
+
+  private constructor(client: Client, o: RedisLimitsOptions) {
+    this.#client = client;
+    this.#prefix = o.keyPrefix;
+    this.#log = o.log;
+  }
+
+  static async open(o: RedisLimitsOptions): Promise<RedisLimits> {
+    const client = connectClient(o.url);
+    const limits = new RedisLimits(client, o);
+    client.on('error', (err: Error) => limits.#degrade(err.message));
+    client.on('ready', () => {
+      if (limits.#degraded) o.log('limits: Redis is back; rate limits are shared again');
+      limits.#degraded = false;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const connected = client.connect().then(() => true, () => false);
+    const ok = await Promise.race([connected, new Promise<false>((r) => { timer = setTimeout(() => r(false), o.connectWaitMs ?? 2000); })]);
+    clearTimeout(timer);
+    if (!ok) limits.#degrade('no connection at start-up');
+    return limits;
+  }
+
+  /** True while decisions are shared (Redis answering). */
+  get shared(): boolean {
+    return this.#client.isReady && !this.#degraded;
+  }
+
+  window(name: string, windowMs: number): WindowLimiter {
+    return new RedisWindow(this, `${this.#prefix}${name}:`, windowMs);
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (this.#client.isOpen) await this.#client.close();
+    } catch {
+      this.#client.destroy();
+    }
+  }
+
+  /** @internal One atomic decision; undefined when Redis could not decide (the caller falls back). */
+  async decide(key: string, cost: number, limit: number, ttlMs: number, partial = false): Promise<[taken: number, count: number] | undefined> {
+    if (!this.#client.isReady) {
+      this.fallbacks++;
+      return undefined;
+    }
+    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const call = this.#eval(key, args);
+      const timeout = new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), DECISION_TIMEOUT_MS); });
+      const reply = await Promise.race([call, timeout]);
+      if (reply === undefined) {
+        call.catch(() => {});
+        this.fallbacks++;
+        this.#degrade(`no answer within ${DECISION_TIMEOUT_MS} ms`);
+        return undefined;
+      }
+      if (this.#degraded && this.#client.isReady) {
+        this.#degraded = false;
+        this.#log('limits: Redis is back; rate limits are shared again');
+      }
+      return [Number(reply[0]), Number(reply[1])];
+    } catch (err) {
+      this.fallbacks++;
+      this.#degrade((err as Error).message);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #eval(key: string, args: string[]): Promise<[number, number]> {
+    if (this.#sha) {
+      try {
+        return await this.#client.evalSha(this.#sha, { keys: [key], arguments: args }) as [number, number];
+      } catch (err) {
+        if (!String((err as Error).message).includes('NOSCRIPT')) throw err;
+      }
+    }
+    this.#sha = await this.#client.scriptLoad(TAKE);
+    return await this.#client.evalSha(this.#sha, { keys: [key], arguments: args }) as [number, number];
+  }
+
+  #degrade(reason: string): void {
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.#log(`limits: Redis unavailable (${reason}); each instance enforces its own in-memory limits until it is back`);
+  }
+}
+
+/** One named fixed window (an endpoint's RPS, the API's per-IP second, the per-account minute). */
+class RedisWindow implements WindowLimiter {
+  readonly #limits: RedisLimits;
+  readonly #prefix: string;
+  readonly #windowMs: number;
+  readonly #fallback: MemoryWindowLimiter;
+  /** key -> window number known to be full: the rest of that window is refused without Redis. */
+  readonly #full = new Map<string, number>();
+
+  constructor(limits: RedisLimits, prefix: string, windowMs: number) {
+    this.#limits = limits;
+    this.#prefix = prefix;
+    this.#windowMs = windowMs;
+    this.#fallback = new MemoryWindowLimiter(windowMs);
+  }
+
+  take(key: string, limit: number, cost = 1, now = Date.now()): number | Promise<number> {
+    const window = Math.floor(now / this.#windowMs);
+    const wait = Math.max(1, Math.ceil(((window + 1) * this.#windowMs - now) / 1000));
+    if (this.#full.get(key) === window) return wait;
+    return this.#decide(key, window, limit, cost, false).then((taken) => {
+      if (taken === undefined) return this.#fallback.take(key, limit, cost, now);
+      return taken > 0 ? 0 : wait;
+    });
+  }
+
+  admit(key: string, limit: number, cost: number, now = Date.now()): number | Promise<number> {
+    const window = Math.floor(now / this.#windowMs);
+    if (this.#full.get(key) === window) return 0;
+    return this.#decide(key, window, limit, cost, true).then((taken) => taken ?? this.#fallback.admit(key, limit, cost, now));
+  }
+
+  /** How much Redis took (undefined: it could not decide); remembers a window it saw full. */
+  async #decide(key: string, window: number, limit: number, cost: number, partial: boolean): Promise<number | undefined> {
+    const d = await this.#limits.decide(`${this.#prefix}${key}:${window}`, cost, limit, this.#windowMs * 2, partial);
+    if (d === undefined) return undefined;
+    const [taken, count] = d;
+    if (count >= limit) {
+      if (this.#full.size > 10_000) this.#sweep(window);
+      this.#full.set(key, window);
+    }
+    return taken;
+  }
+
+  #sweep(window: number): void {
+    for (const [k, w] of this.#full) if (w !== window) this.#full.delete(k);
+  }
+}
+
+export async function openLimits(o: RedisLimitsOptions | undefined): Promise<Limits> {
+  if (!o) {
+    const { memoryLimits } = await import('./window.js');
+    return memoryLimits();
+  }
+  return RedisLimits.open(o);
+}

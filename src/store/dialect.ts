@@ -1,0 +1,129 @@
+import {
+  ColumnDefinitionNode, DataTypeNode, GeneratedNode, OperationNodeTransformer, PostgresAdapter, PostgresDialect, sql,
+  type Kysely, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult,
+  type RootOperationNode, type UnknownRow,
+} from 'kysely';
+import pg from 'pg';
+
+/**
+ * Everything where SQLite and PostgreSQL differ lives here; the rest of the store is portable
+ * Kysely. SQLite runs every query on one connection (Kysely's driver holds a mutex for the
+ * length of a transaction), so its transactions are serial and need no locks; PostgreSQL runs
+ * them concurrently under READ COMMITTED and needs the explicit ones below.
+ */
+export type StoreKind = 'sqlite' | 'postgres';
+
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+export function storeKindOf(db: Kysely<any>): StoreKind {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+export function openPostgres(url: string, max = 10): { dialect: PostgresDialect; pool: pg.Pool } {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // Fail a query fast when the server is gone instead of queueing it for ever: the API turns
+    // that into a 503 and the gateway keeps serving from memory.
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // Counts and millisecond timestamps are bigint on PostgreSQL; they stay far below 2^53, and
+    // the code reads them as numbers exactly as it does on SQLite.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID || oid === NUMERIC_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A client losing its server must not crash the process, idle (the pool's 'error') or
+  // checked out (pg emits 'error' on the client too); its query rejects and the caller answers.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => { client.on('error', () => {}); });
+  return { dialect: new PostgresDialect({ pool }), pool };
+}
+
+/**
+ * Migrations are written once, with SQLite's vocabulary. On PostgreSQL every `integer` column
+ * becomes `bigint` (millisecond timestamps and block heights outgrow int4) and an
+ * autoincrement key becomes an identity column.
+ */
+class PostgresSchemaTransformer extends OperationNodeTransformer {
+  protected override transformColumnDefinition(node: ColumnDefinitionNode): ColumnDefinitionNode {
+    const out = super.transformColumnDefinition(node);
+    const isInteger = DataTypeNode.is(out.dataType) && out.dataType.dataType === 'integer';
+    if (!isInteger && !out.autoIncrement) return out;
+    return ColumnDefinitionNode.cloneWith(
+      { ...out, dataType: isInteger ? DataTypeNode.create('bigint') : out.dataType } as ColumnDefinitionNode,
+      out.autoIncrement ? { autoIncrement: false, generated: GeneratedNode.create({ byDefault: true, identity: true }) } : {},
+    );
+  }
+}
+
+export class PostgresSchemaPlugin implements KyselyPlugin {
+  readonly #t = new PostgresSchemaTransformer();
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const k = args.node.kind;
+    return k === 'CreateTableNode' || k === 'AlterTableNode' ? this.#t.transformNode(args.node) : args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+/**
+ * Serialises transactions that check-then-write one thing (an account's endpoint count, a
+ * scanner's cursor) across instances: a transaction-scoped advisory lock on PostgreSQL, nothing
+ * on SQLite where transactions are serial anyway.
+ */
+export async function lockFor(trx: Kysely<any>, name: string): Promise<void> {
+  if (storeKindOf(trx) !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+}
+
+/** Wakes other instances (`LISTEN channel`) when the transaction commits; nothing on SQLite. */
+export async function notifyIn(trx: Kysely<any>, channel: string, payload: string): Promise<void> {
+  if (storeKindOf(trx) !== 'postgres') return;
+  await sql`select pg_notify(${channel}, ${payload})`.execute(trx);
+}
+
+/** `pg_notify` channels the instances share. */
+export const CHANNELS = {
+  endpoints: 'rpcctl_endpoints',
+  outbox: 'rpcctl_outbox',
+  watches: 'rpcctl_watches',
+} as const;
+
+/**
+ * The store did not answer (server down, connection refused or cut, pool timed out, SQLite
+ * locked past its busy timeout): the request is fine and may be retried, so the API says 503,
+ * not 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; errcode?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  // PostgreSQL SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, cannot connect now).
+  if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message)) return true;
+  return /database is locked/.test(message);
+}
+
+/** A `/health` probe of the store, cached briefly so a scraper cannot turn it into load. */
+export function storeHealth(ping: () => Promise<boolean>, ttlMs = 1000): () => Promise<boolean> {
+  let last = 0;
+  let value: Promise<boolean> | undefined;
+  return () => {
+    const now = Date.now();
+    if (!value || now - last > ttlMs) {
+      last = now;
+      value = ping();
+    }
+    return value;
+  };
+}

@@ -1,0 +1,105 @@
+import pg from 'pg';
+
+type Handler = (payload: string) => void;
+
+/**
+ * PostgreSQL LISTEN on one dedicated connection, reconnected after a failure. Notifications
+ * only make other instances act sooner: every user also polls, so a notification lost while
+ * the connection was down delays work by at most one poll and loses nothing. On SQLite (no
+ * URL) there is one instance and subscribing does nothing.
+ */
+export class Notifications {
+  readonly #url: string | undefined;
+  readonly #handlers = new Map<string, Set<Handler>>();
+  #client: pg.Client | undefined;
+  #connecting: Promise<void> | undefined;
+  #closed = false;
+  #retry: NodeJS.Timeout | undefined;
+  /** Called after a reconnect: notifications may have been missed, so users should look now. */
+  #onReconnect = new Set<() => void>();
+
+  constructor(url: string | undefined) {
+    this.#url = url;
+  }
+
+  get enabled(): boolean {
+    return this.#url !== undefined;
+  }
+
+  /** Subscribes to `channel`; returns the unsubscribe. `onReconnect` runs after a lost connection returns. */
+  on(channel: string, handler: Handler, onReconnect?: () => void): () => void {
+    if (!this.#url || this.#closed) return () => {};
+    let set = this.#handlers.get(channel);
+    const isNew = !set;
+    if (!set) {
+      set = new Set();
+      this.#handlers.set(channel, set);
+    }
+    set.add(handler);
+    if (onReconnect) this.#onReconnect.add(onReconnect);
+    if (isNew && this.#client) this.#client.query(`LISTEN ${quoteIdent(channel)}`).catch(() => this.#drop());
+    else void this.#connect();
+    return () => {
+      set.delete(handler);
+      if (onReconnect) this.#onReconnect.delete(onReconnect);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    await this.#connecting?.catch(() => {});
+    const c = this.#client;
+    this.#client = undefined;
+    await c?.end().catch(() => {});
+  }
+
+  #connect(): Promise<void> {
+    if (this.#client || this.#closed) return Promise.resolve();
+    this.#connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 3000, keepAlive: true });
+      client.on('error', () => this.#drop());
+      client.on('end', () => this.#drop());
+      client.on('notification', (n) => {
+        for (const h of this.#handlers.get(n.channel) ?? []) {
+          try { h(n.payload ?? ''); } catch { /* a handler's failure is its own */ }
+        }
+      });
+      try {
+        await client.connect();
+        for (const channel of this.#handlers.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+        if (this.#closed) {
+          await client.end().catch(() => {});
+          return;
+        }
+        this.#client = client;
+      } catch {
+        await client.end().catch(() => {});
+        this.#scheduleRetry();
+      }
+    })().finally(() => { this.#connecting = undefined; });
+    return this.#connecting;
+  }
+
+  #drop(): void {
+    const c = this.#client;
+    this.#client = undefined;
+    c?.end().catch(() => {});
+    this.#scheduleRetry();
+  }
+
+  #scheduleRetry(): void {
+    if (this.#closed || this.#retry) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      void this.#connect().then(() => {
+        if (this.#client) for (const f of this.#onReconnect) f();
+      });
+    }, 1000);
+    this.#retry.unref();
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisLimits } from '../src/limits/index.js';
+import { freshRedisPrefix } from './helpers/shared-stores.js';
+import { privateRedisUnavailable, startPrivateRedis, type PrivateRedis } from './helpers/private-servers.js';
+
+const why = privateRedisUnavailable();
+if (why) console.warn(`limits-redis: skipped: ${why}`);
+
+// A moment in the middle of a window, passed explicitly: no test depends on the clock's edge.
+const NOW = Math.floor(Date.now() / 1000) * 1000 + 500;
+
+describe.skipIf(why)('RPS windows in Redis', () => {
+  let redis: PrivateRedis;
+  beforeAll(async () => { redis = await startPrivateRedis(); });
+  afterAll(async () => { await redis?.stop(); });
+
+  async function instances(n: number, prefix = freshRedisPrefix(), log: string[] = []) {
+    return Promise.all(Array.from({ length: n }, () => RedisLimits.open({ url: redis.url, keyPrefix: prefix, log: (l) => log.push(l) })));
+  }
+
+  it('three instances share one window: exactly the limit is admitted in total, batches all or nothing', async () => {
+    const all = await instances(3);
+    try {
+      const windows = all.map((l) => l.window('rps', 1000));
+      const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => windows[i % 3]!.take('ep', 25, 1, NOW)));
+      expect(decisions.filter((d) => d === 0)).toHaveLength(25);
+      expect(decisions.filter((d) => d === 1)).toHaveLength(35);
+      // The next second is a new window; a batch of 3 over a remaining 2 takes nothing.
+      const next = NOW + 1000;
+      expect(await windows[0]!.take('b', 5, 3, next)).toBe(0);
+      expect(await windows[1]!.take('b', 5, 3, next)).toBe(1);
+      expect(await windows[2]!.take('b', 5, 2, next)).toBe(0);
+      expect(all.every((l) => l.fallbacks === 0)).toBe(true);
+    } finally {
+      await Promise.all(all.map((l) => l.close()));
+    }
+  });
+
+  it('a window known to be full is refused from memory for the rest of its second (no Redis round trip)', async () => {
+    const [l] = await instances(1);
+    try {
+      const w = l!.window('rps', 1000);
+      for (let i = 0; i < 3; i++) expect(await w.take('ep', 3, 1, NOW)).toBe(0);
+      const answer = w.take('ep', 3, 1, NOW);
+      expect(answer).toBe(1); // a number, not a promise: answered without Redis
+      expect(w.take('ep', 3, 1, NOW + 1000)).toBeInstanceOf(Promise); // the next second asks again
+    } finally {
+      await l!.close();
+    }
+  });
+
+  it('Redis gone: each instance enforces its own memory window with one warning, and shares again once Redis is back', async () => {
+    const log: string[] = [];
+    const [l] = await instances(1, freshRedisPrefix(), log);
+    try {
+      const w = l!.window('rps', 1000);
+      expect(await w.take('ep', 4, 1, NOW)).toBe(0);
+      await redis.kill();
+      const during = await Promise.all(Array.from({ length: 10 }, () => w.take('ep2', 4, 1, NOW)));
+      // Never an error, never unlimited: the instance's own window of 4.
+      expect(during.filter((d) => d === 0)).toHaveLength(4);
+      expect(l!.fallbacks).toBeGreaterThanOrEqual(10);
+      expect(log.filter((x) => x.includes('Redis unavailable'))).toHaveLength(1);
+
+      await redis.start();
+      const until = Date.now() + 10_000;
+      while (!l!.shared && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(l!.shared).toBe(true);
+      const before = l!.fallbacks;
+      expect(await w.take('ep3', 4, 1, NOW)).toBe(0);
+      expect(l!.fallbacks).toBe(before);
+      expect(log.some((x) => x.includes('Redis is back'))).toBe(true);
+    } finally {
+      await l!.close();
+    }
+  });
+});
