@@ -131,7 +131,18 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     await check('GET', '/v1/address-watch/webhook', '/v1/address-watch/webhook');
     await check('POST', '/v1/address-watch/webhook/test', '/v1/address-watch/webhook/test', { type: 'payment', network: 'eth' });
     await rx.waitFor((all) => all.length >= 1, 10_000);
-    await check('GET', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries');
+    const deliveries = await check('GET', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries');
+    const delivered = deliveries.deliveries.find((d: { status: string }) => d.status === 'delivered');
+    await check('POST', `/v1/address-watch/deliveries/${delivered.delivery_id}/redeliver`, '/v1/address-watch/deliveries/{delivery_id}/redeliver');
+
+    // Payment orders: settings with an xpub, an order on a derived address, the list, cancel.
+    const xpub = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+    await check('PUT', '/v1/payments/settings', '/v1/payments/settings', { xpubs: { evm: xpub } });
+    await check('GET', '/v1/payments/settings', '/v1/payments/settings');
+    const order = (await check('POST', '/v1/payments', '/v1/payments', { order_id: 'contract-1', network_slug: 'eth', amount: '0.5' })).payment;
+    await check('GET', `/v1/payments/${order.payment_id}`, '/v1/payments/{payment_id}');
+    await check('GET', '/v1/payments?status=pending', '/v1/payments');
+    await check('POST', `/v1/payments/${order.payment_id}/cancel`, '/v1/payments/{payment_id}/cancel');
 
     // The feed with one event of each kind, as the recorder writes them.
     const now = new Date().toISOString();
