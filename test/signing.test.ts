@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalString, sha256Hex, sign, verify, signedPath, signWebhook, verifyWebhook } from '../src/client/index.js';
 
-const vectors = JSON.parse(readFileSync(new URL('../../shared/vectors/signatures.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('./fixtures/signatures.json', import.meta.url), 'utf8')) as {
   cases: Array<{ name: string; secret: string; timestamp: number; method: string; request_target: string; body: string; body_sha256: string; canonical_string: string; signature: string }>;
 };
-const webhookVectors = JSON.parse(readFileSync(new URL('../../shared/vectors/webhook-signatures.json', import.meta.url), 'utf8')) as {
+const webhookVectors = JSON.parse(readFileSync(new URL('./fixtures/webhook-signatures.json', import.meta.url), 'utf8')) as {
   cases: Array<{ name: string; secret: string; timestamp: number; body: string; signed_input: string; signature: string }>;
 };
 

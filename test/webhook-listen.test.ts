@@ -6,7 +6,7 @@ import { startWebhookReceiver, type ForwardResult, type ReceivedWebhook } from '
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
-const vectors = JSON.parse(readFileSync(new URL('../../shared/vectors/webhook-signatures.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('./fixtures/webhook-signatures.json', import.meta.url), 'utf8')) as {
   cases: Array<{ name: string; secret: string; timestamp: number; body: string; signature: string }>;
 };
 

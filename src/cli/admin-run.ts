@@ -1,4 +1,4 @@
-import { defaultDataDir, findConfigFile, loadConfig } from '../config/index.js';
+import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
 import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
   setAccountPlan, Store, webhookSecretOf, type AccountRow,
@@ -10,13 +10,14 @@ import type { AdminOptions } from './admin.js';
 
 type Opts = AdminOptions & { json?: boolean; color?: boolean } & Record<string, unknown>;
 
-async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output) => Promise<T>): Promise<T> {
+/** The store of the data dir (`--data-dir`, else the default), opened as `serve` would; closed after `fn`. */
+export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
   const dataDir = opts.dataDir ?? defaultDataDir(io.env);
   const explicit = opts.config !== undefined;
   const config = loadConfig(findConfigFile(dataDir, opts.config));
   const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env });
   try {
-    return await fn(store, new Output(io, opts));
+    return await fn(store, new Output(io, opts), config);
   } finally {
     await store.close();
   }

@@ -9,6 +9,11 @@ export interface Profile {
   base_url: string;
   api_key: string;
   secret: string;
+  /**
+   * The account's webhook signing secret, saved by `init --local` (which reads it from the
+   * store); `webhook listen` verifies with it. The Public API never hands it out.
+   */
+  webhook_secret?: string;
 }
 
 interface ProfileFile {

@@ -5,6 +5,7 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { applyOverrides, followGatewayPort, type ServeOverrides } from './overrides.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -13,6 +14,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery'>;
+  /** `rpcctl serve` flags: --host, --port, --gateway-port, --dev. */
+  overrides?: ServeOverrides;
 }
 
 export interface RunningService {
@@ -31,7 +34,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const env = opts.env ?? process.env;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
-  const config = loadConfig(findConfigFile(dataDir, opts.configFile));
+  const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
   let gateway: Gateway | undefined;
@@ -48,8 +51,9 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
     });
-    apiServer = await listen(api.server, config.api.port, config.api.host);
-    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
+    apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
+    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host, 'gateway');
+    followGatewayPort(config, (gatewayServer.address() as AddressInfo).port);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await addressWatch?.stop();
@@ -79,10 +83,25 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<Server> {
+/** A port another process holds; `part` says which listener wanted it, so the CLI can name its flag. */
+export class AddressInUseError extends Error {
+  readonly code = 'E_ADDRESS_IN_USE';
+  readonly part: 'api' | 'gateway';
+  readonly host: string;
+  readonly port: number;
+  constructor(part: 'api' | 'gateway', host: string, port: number) {
+    super(`cannot listen on ${host}:${port}: the address is already in use`);
+    this.name = 'AddressInUseError';
+    this.part = part;
+    this.host = host;
+    this.port = port;
+  }
+}
+
+function listen(server: Server, port: number, host: string, part: 'api' | 'gateway'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE' ? new Error(`cannot listen on ${host}:${port}: the address is already in use`) : err);
+      reject(err.code === 'EADDRINUSE' ? new AddressInUseError(part, host, port) : err);
     };
     server.once('error', onError);
     server.listen(port, host, () => {

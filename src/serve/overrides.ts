@@ -1,0 +1,32 @@
+import type { Config } from '../config/index.js';
+
+/** What `rpcctl serve` flags change on top of the config file. */
+export interface ServeOverrides {
+  /** Address both the Public API and the gateway listen on. */
+  host?: string;
+  apiPort?: number;
+  gatewayPort?: number;
+  /**
+   * Local development: webhooks may go to loopback and private addresses (so `webhook listen`
+   * on this machine can receive them). Never the default.
+   */
+  dev?: boolean;
+}
+
+/** The config with the flags applied; the input is left as it was. */
+export function applyOverrides(config: Config, o: ServeOverrides): Config {
+  const api = { ...config.api, ...(o.host !== undefined && { host: o.host }), ...(o.apiPort !== undefined && { port: o.apiPort }) };
+  const gateway = { ...config.gateway, ...(o.host !== undefined && { host: o.host }), ...(o.gatewayPort !== undefined && { port: o.gatewayPort }) };
+  const webhooks = o.dev ? { ...config.webhooks, allow_private_urls: true } : config.webhooks;
+  return { ...config, api, gateway, webhooks };
+}
+
+/**
+ * Endpoint URLs name the gateway's port through `rpc_domain` (`localhost:8545` by default).
+ * When that is a `localhost:PORT` domain and the gateway listens elsewhere (`--gateway-port`,
+ * or port 0), the URLs handed out would not reach it: follow the real port.
+ */
+export function followGatewayPort(config: Config, listeningPort: number): void {
+  const m = /^localhost:(\d+)$/.exec(config.gateway.rpc_domain);
+  if (m && Number(m[1]) !== listeningPort) config.gateway.rpc_domain = `localhost:${listeningPort}`;
+}
