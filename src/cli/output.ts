@@ -1,10 +1,23 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import Table from 'cli-table3';
-import type { CliIO } from './io.js';
+import { CliError, EXIT, pendingOutput as pendingJq, type CliIO } from './io.js';
 
 export interface OutputOptions {
   json?: boolean;
   color?: boolean;
+  /** A jq filter for the JSON output (implies --json), as `gh --jq`. */
+  jq?: string;
+}
+
+async function runJq(value: unknown, filter: string, compact: boolean): Promise<string> {
+  const { raw } = await import('jq-wasm');
+  try {
+    // Strings print bare (-r), as gh does: `--jq .url` gives a URL, not a quoted string.
+    return await raw(JSON.stringify(value), filter, compact ? ['-r', '-c'] : ['-r']);
+  } catch (err) {
+    const message = (err as Error).message.replace(/^jq: error(?: \(at [^)]*\))?: /, '').trim();
+    throw new CliError(`--jq: ${message}`, /compile error/.test(message) ? EXIT.usage : EXIT.error);
+  }
 }
 
 export interface Column<T> {
@@ -21,10 +34,12 @@ export class Output {
   readonly json: boolean;
   readonly isTTY: boolean;
   readonly c: ChalkInstance;
+  readonly jq: string | undefined;
 
   constructor(io: CliIO, opts: OutputOptions = {}) {
     this.io = io;
-    this.json = opts.json ?? false;
+    this.jq = opts.jq;
+    this.json = (opts.json ?? false) || opts.jq !== undefined;
     this.isTTY = io.stdout.isTTY === true;
     const color = opts.color !== false && this.isTTY && !('NO_COLOR' in io.env && io.env.NO_COLOR !== '') && io.env.TERM !== 'dumb';
     this.c = new Chalk({ level: color ? 1 : 0 });
@@ -35,7 +50,23 @@ export class Output {
   }
 
   printJson(value: unknown): void {
+    if (this.jq !== undefined) return this.#jq(value, false);
     this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** One value as one line (JSON lines: `events`, `webhook listen`). */
+  printJsonLine(value: unknown): void {
+    if (this.jq !== undefined) return this.#jq(value, true);
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  #jq(value: unknown, compact: boolean): void {
+    const filter = this.jq!;
+    const done = (pendingJq.get(this.io) ?? Promise.resolve()).then(async () => {
+      const text = await runJq(value, filter, compact);
+      if (text !== '') this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    });
+    pendingJq.set(this.io, done);
   }
 
   /** Status lines for people go to stderr, so stdout stays parseable. */

@@ -15,7 +15,7 @@ export interface EventContext {
  * terminal. One line each so `events --follow` and `webhook listen` can be piped to grep/jq.
  */
 export function printEvent(out: Output, e: WatchEvent, ctx: EventContext = {}): void {
-  if (out.json) return out.print(JSON.stringify(e));
+  if (out.json) return out.printJsonLine(e);
   if (!out.isTTY) {
     const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
     return out.print(TSV_FIELDS.map((f) => cell(e[f])).join('\t'));

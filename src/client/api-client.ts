@@ -1,6 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { signatureHeaders } from './signing.js';
-import { AbortedError, ApiError, NetworkError, RpcctlClientError } from './errors.js';
+import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
   Account, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
 } from './types.js';
@@ -16,9 +16,32 @@ export interface ApiClientOptions {
   timeoutMs?: number;
   dispatcher?: Dispatcher;
   userAgent?: string;
+  /**
+   * Most time one call may take, retries and Retry-After waits included; past it the call
+   * rejects with a TimeoutError. Unset: no overall limit (each attempt still has `timeoutMs`).
+   */
+  callTimeoutMs?: number;
+  /** Told about each call and each retry: a command line shows a spinner and notes from these. */
+  hooks?: ClientHooks;
   /** Injected clock and sleep, for tests. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RetryInfo {
+  /** `rate-limited`: a 429 with Retry-After; `unreachable`: no HTTP answer. */
+  reason: 'rate-limited' | 'unreachable';
+  waitMs: number;
+  /** The attempt about to be made, 2-based. */
+  attempt: number;
+  /** For `unreachable`: what went wrong. */
+  error?: string;
+}
+
+export interface ClientHooks {
+  /** A call starts; the returned function is called once it ends, however it ends. */
+  call?(method: string, path: string): () => void;
+  retry?(info: RetryInfo): void;
 }
 
 export interface RequestOptions {
@@ -76,11 +99,32 @@ export class ApiClient {
     const maxRetries = this.#opts.maxRetries ?? 3;
     const sleep = this.#opts.sleep ?? defaultSleep;
 
-    const signal = opts.signal;
+    const budgetMs = this.#opts.callTimeoutMs;
+    const budget = budgetMs === undefined ? undefined : AbortSignal.timeout(budgetMs);
+    const signal = budget && opts.signal ? AbortSignal.any([opts.signal, budget]) : budget ?? opts.signal;
+    const startedAt = Date.now();
+    const overBudget = () => budget?.aborted === true && opts.signal?.aborted !== true;
     const wait = async (ms: number) => {
       await Promise.race([sleep(ms), abortPromise(signal)]);
     };
+    const done = this.#opts.hooks?.call?.(upper, signed);
+    try {
+      return await this.#attempts({ upper, url, signed, body, maxRetries, signal, wait, overBudget, startedAt, budgetMs });
+    } catch (err) {
+      if (err instanceof AbortedError && overBudget()) throw new TimeoutError(this.baseUrl, budgetMs!);
+      throw err;
+    } finally {
+      done?.();
+    }
+  }
 
+  async #attempts(c: {
+    upper: string; url: string; signed: string; body: string; maxRetries: number; signal: AbortSignal | undefined;
+    wait: (ms: number) => Promise<void>; overBudget: () => boolean; startedAt: number; budgetMs: number | undefined;
+  }): Promise<RawResponse> {
+    const { upper, url, signed, body, maxRetries, signal, wait } = c;
+    // A wait that would outlast the budget is not started: the caller gets the answer now.
+    const fits = (ms: number) => c.budgetMs === undefined || Date.now() - c.startedAt + ms < c.budgetMs;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new AbortedError();
       const headers: Record<string, string> = {
@@ -107,15 +151,18 @@ export class ApiClient {
         res = { status: r.statusCode, headers: r.headers, text, json: parseJson(text) };
       } catch (err) {
         if (signal?.aborted) throw new AbortedError();
-        if (IDEMPOTENT.has(upper) && attempt < maxRetries) {
+        const reason = networkReason(err);
+        if (IDEMPOTENT.has(upper) && attempt < maxRetries && fits(backoffMs(attempt))) {
+          this.#opts.hooks?.retry?.({ reason: 'unreachable', waitMs: backoffMs(attempt), attempt: attempt + 2, error: reason });
           await wait(backoffMs(attempt));
           continue;
         }
-        throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
+        throw new NetworkError(`cannot reach ${this.baseUrl}: ${reason}`, err);
       }
       if (res.status === 429 && attempt < maxRetries) {
         const seconds = retryAfterSeconds(res.headers['retry-after']) ?? 1;
-        if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
+        if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30) && fits(seconds * 1000)) {
+          this.#opts.hooks?.retry?.({ reason: 'rate-limited', waitMs: seconds * 1000, attempt: attempt + 2 });
           await wait(seconds * 1000);
           continue;
         }
@@ -204,4 +251,16 @@ function toApiError(res: RawResponse): ApiError {
   const body = res.json as { error?: unknown } | undefined;
   const message = typeof body?.error === 'string' ? body.error : `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`;
   return new ApiError(res.status, message, res.json ?? res.text, retryAfterSeconds(res.headers['retry-after']));
+}
+
+/**
+ * Why no HTTP answer came, never empty: undici's errors can carry an empty message (an
+ * AggregateError of IPv4 and IPv6 refusals), with the reason in `code` or in `errors`.
+ */
+function networkReason(err: unknown): string {
+  const e = err as { message?: string; code?: string; cause?: unknown; errors?: unknown[] };
+  const inner = e.errors?.[0] ?? e.cause;
+  const text = e.message?.trim() || (inner ? networkReason(inner) : '') || e.code || (err as Error)?.name || 'unknown error';
+  if (e.code === 'ECONNREFUSED' || /ECONNREFUSED/.test(text)) return 'connection refused';
+  return text;
 }
