@@ -66,6 +66,8 @@ export class Output {
       const text = await runJq(value, filter, compact);
       if (text !== '') this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     });
+    // Handled here so Node does not call it unhandled; `flushOutput` still rejects with it.
+    done.catch(() => {});
     pendingJq.set(this.io, done);
   }
 
