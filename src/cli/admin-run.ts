@@ -56,11 +56,11 @@ export async function accountsList(io: CliIO, opts: Opts): Promise<void> {
     const rows = (await listAccounts(store)).map((a) => presentAccount(store, a));
     if (out.json) return out.printJson(rows);
     out.table(rows, [
-      { header: 'USER ID', value: (r) => r.user_id },
-      { header: 'NAME', value: (r) => r.name },
+      { header: 'USER ID', value: (r) => r.user_id, keep: true },
+      { header: 'NAME', value: (r) => r.name, keep: true },
       { header: 'PLAN', value: (r) => r.plan },
-      { header: 'CREATED', value: (r) => r.created_at },
-    ]);
+      { header: 'CREATED', value: (r) => out.when(r.created_at) },
+    ], 'No accounts yet: rpcctl admin accounts create --plan SLUG');
   });
 }
 
@@ -104,12 +104,12 @@ export async function keysList(io: CliIO, opts: Opts): Promise<void> {
     const keys = await listApiKeys(store, opts.account === undefined ? undefined : accountId(opts.account));
     if (out.json) return out.printJson(keys);
     out.table(keys, [
-      { header: 'PREFIX', value: (k) => k.prefix },
+      { header: 'PREFIX', value: (k) => k.prefix, keep: true },
       { header: 'ACCOUNT', value: (k) => k.account_id },
       { header: 'NAME', value: (k) => k.name },
       { header: 'ALLOWED IPS', value: (k) => k.allowed_ips.join(',') || 'any' },
-      { header: 'CREATED', value: (k) => k.created_at },
-      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${k.revoked_at}` : 'active') },
+      { header: 'CREATED', value: (k) => out.when(k.created_at) },
+      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${out.when(k.revoked_at)}` : 'active') },
     ]);
   });
 }

@@ -18,7 +18,7 @@ function renderEndpoint(out: Output, e: Endpoint): void {
   out.fields([
     ['id', e.id], ['uuid', e.uuid], ['name', e.name], ['status', status(out, e)],
     ['network', `${e.network_name} (${e.network_slug})`], ['environment', `${e.env_slug} (id ${e.network_environment_id})`],
-    ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', e.created_at],
+    ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', out.at(e.created_at)],
     ['node version', e.version ?? 'unknown'], ['block height', e.block_height ?? 'unknown'],
     ['allowed ips', e.allowed_ips.length ? e.allowed_ips.join(out.isTTY ? ', ' : ',') : 'any'],
   ]);
@@ -28,13 +28,13 @@ export const list: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, o
   const { endpoints } = await api.listEndpoints();
   if (out.json) return out.printJson(endpoints);
   out.table(endpoints, [
-    { header: 'ID', value: (e) => e.id },
-    { header: 'NAME', value: (e) => e.name },
+    { header: 'ID', value: (e) => e.id, keep: true },
+    { header: 'NAME', value: (e) => e.name, keep: true },
     { header: 'NETWORK', value: (e) => `${e.network_slug}-${e.env_slug}` },
     { header: 'STATUS', value: (e) => status(out, e) },
     { header: 'IPS', value: (e) => (e.allowed_ips.length ? e.allowed_ips.length : 'any') },
     { header: 'URL', value: (e) => e.url },
-  ]);
+  ], 'No endpoints yet. Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG (choices: rpcctl networks)');
 });
 
 export const get: CommandImpl = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {

@@ -39,12 +39,11 @@ export const list: CommandImpl = async (io, opts) => {
   if (out.json) return out.printJson(rows);
   out.table(rows, [
     { header: '', value: (r) => (r.selected ? '*' : '') },
-    { header: 'NAME', value: (r) => r.name },
+    { header: 'NAME', value: (r) => r.name, keep: true },
     { header: 'BASE URL', value: (r) => r.base_url },
     { header: 'API KEY', value: (r) => r.api_key },
     { header: 'SECRET', value: (r) => r.secret },
-  ]);
-  if (rows.length === 0) out.note('No profiles yet: rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
+  ], 'No profiles yet: rpcctl init --local (a service on this machine), rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
 };
 
 export const use: CommandImpl = async (io, opts, [name]) => {

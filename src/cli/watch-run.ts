@@ -37,11 +37,11 @@ export const list: CommandImpl<{ network?: string; address?: string }> = (io, op
   for await (const w of watch.all({ network_slug: opts.network, address: opts.address })) rows.push(w);
   if (out.json) return out.printJson(rows);
   out.table(rows, [
-    { header: 'WATCH ID', value: (w) => w.watch_id },
+    { header: 'WATCH ID', value: (w) => w.watch_id, keep: true },
     { header: 'NETWORK', value: (w) => w.network_slug },
-    { header: 'ADDRESS', value: (w) => w.address },
-    { header: 'CREATED', value: (w) => w.created_at },
-  ]);
+    { header: 'ADDRESS', value: (w) => w.address, keep: true },
+    { header: 'CREATED', value: (w) => out.when(w.created_at) },
+  ], 'No watched addresses. Add one: rpcctl watch add --network eth ADDRESS');
 });
 
 export const remove: CommandImpl<{ yes?: boolean }> = (io, opts, [watchId]) => withWatch(io, opts, async ({ watch, out }) => {

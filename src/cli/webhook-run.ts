@@ -72,16 +72,16 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
     if (out.json) return out.printJson(r.deliveries);
     const statusText = (s: string) => (s === 'delivered' ? out.c.green(s) : s === 'pending' ? out.c.yellow(s) : out.c.red(s));
     out.table(r.deliveries, [
-      { header: 'DELIVERY', value: (d) => d.delivery_id },
-      { header: 'WEBHOOK ID', value: (d) => d.webhook_id },
+      { header: 'DELIVERY', value: (d) => d.delivery_id, keep: true },
+      { header: 'WEBHOOK ID', value: (d) => d.webhook_id, keep: true },
       { header: 'TYPE', value: (d) => d.type },
       { header: 'NETWORK', value: (d) => d.network },
       { header: 'STATUS', value: (d) => statusText(d.status) },
       { header: 'ATTEMPTS', value: (d) => d.attempt_count },
       { header: 'LAST', value: (d) => d.last_status_code ?? d.last_error ?? '' },
-      { header: 'NEXT RETRY', value: (d) => d.next_retry_at ?? '' },
-      { header: 'CREATED', value: (d) => d.created_at },
-    ]);
+      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at) },
+      { header: 'CREATED', value: (d) => out.when(d.created_at) },
+    ], 'No deliveries yet. Send a sample: rpcctl webhook test --type payment --network NETWORK');
     if (r.next_before && r.deliveries.length === limit) out.note(`Older: rpcctl webhook deliveries --before ${r.next_before}`);
   });
 };
