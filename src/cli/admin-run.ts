@@ -6,9 +6,10 @@ import {
 import { isValidIp } from '../util/ip.js';
 import { CliError, usageError, type CliIO } from './io.js';
 import { Output } from './output.js';
+import { confirmOrYes } from './prompts.js';
 import type { AdminOptions } from './admin.js';
 
-type Opts = AdminOptions & { json?: boolean; color?: boolean } & Record<string, unknown>;
+type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & Record<string, unknown>;
 
 /** The store of the data dir (`--data-dir`, else the default), opened as `serve` would; closed after `fn`. */
 export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
@@ -116,6 +117,9 @@ export async function keysList(io: CliIO, opts: Opts): Promise<void> {
 
 export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promise<void> {
   await withStore(io, opts, async (store, out) => {
+    const match = (await listApiKeys(store)).filter((k) => k.api_key === key || k.prefix === key);
+    if (match.length !== 1) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (!match[0]!.revoked_at) await confirmOrYes(io, opts, `Revoke key ${match[0]!.prefix} of account ${match[0]!.account_id}? Requests signed with it fail from now on.`);
     const revoked = await revokeApiKey(store, key!);
     if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
     if (out.json) return out.printJson(revoked);
@@ -126,6 +130,7 @@ export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promis
 export async function webhookSecret(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     const account = await mustGetAccount(store, accountId(opts.account));
+    if (opts.rotate) await confirmOrYes(io, opts, `Replace the webhook signing secret of account ${account.id}? Receivers verifying with the old one will refuse new deliveries.`);
     const secret = opts.rotate ? await rotateWebhookSecret(store, account.id) : webhookSecretOf(store, account);
     if (out.json) return out.printJson({ user_id: account.id, secret });
     out.print(secret);

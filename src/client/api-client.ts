@@ -189,6 +189,9 @@ export class ApiClient {
   getEndpoint(id: number): Promise<{ ok: true; endpoint: Endpoint }> {
     return this.request('GET', `/v1/endpoints/${id}`);
   }
+  renameEndpoint(id: number, name: string): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('PATCH', `/v1/endpoints/${id}`, { body: { name } });
+  }
   setEndpointStatus(id: number, status: 'active' | 'paused'): Promise<{ ok: true; endpoint: Endpoint }> {
     return this.request('PATCH', `/v1/endpoints/${id}/status`, { body: { status } });
   }

@@ -44,12 +44,13 @@ export async function updateEndpointRow(
   store: Store,
   accountId: number,
   id: number,
-  patch: { status?: 'active' | 'paused'; allowed_ips?: string[] },
+  patch: { status?: 'active' | 'paused'; allowed_ips?: string[]; name?: string },
 ): Promise<EndpointRow | undefined> {
   return store.db.updateTable('endpoints')
     .set({
       ...(patch.status !== undefined ? { status: patch.status } : {}),
       ...(patch.allowed_ips !== undefined ? { allowed_ips: JSON.stringify(patch.allowed_ips) } : {}),
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
       updated_at: new Date().toISOString(),
     })
     .where('account_id', '=', accountId).where('id', '=', id)
