@@ -32,5 +32,9 @@ if (major < 22 || (major === 22 && minor < 22)) {
     if (text.includes('SQLite')) return;
     return emitWarning.call(process, warning, ...rest);
   };
+  // V8's compiled code for our modules and dependencies, cached on disk across runs: a
+  // command line is started thousands of times, and start-up is most of a short command.
+  const { enableCompileCache } = await import('node:module');
+  enableCompileCache?.();
   await import('../dist/cli/main.js');
 }

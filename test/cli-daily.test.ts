@@ -27,6 +27,7 @@ async function api(steps: Step[]): Promise<{ base: string; count: () => number }
       res.end(JSON.stringify({
         ok: true, user_id: 7, plan: { id: 3, slug: 'pro', name: 'Pro', endpoints_limit: 25, rps_limit: 100, webhook_address_slots: 10 },
         usage: { period: '2026-01', requests: 3, credits_used: 30, credits_included: 100, credits_remaining: 70 },
+        endpoints: [],
       }));
     };
     if (typeof step === 'object') setTimeout(answer, step.slowMs);
@@ -41,7 +42,7 @@ const envFor = (base: string) => ({ PUBLIC_API_KEY: 'key_1234567890', PUBLIC_API
 describe('slow calls are never silent', () => {
   it('a spinner on a terminal\'s stderr once a call takes longer than ~300 ms, cleared afterwards', async () => {
     const a = await api([{ slowMs: 1200 }]);
-    const r = await cli(['account'], { env: envFor(a.base), tty: true });
+    const r = await cli(['account', '--json'], { env: envFor(a.base), tty: true });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] GET \/v1\/account/);
     expect(r.stderr.endsWith('\r\x1b[K')).toBe(true);

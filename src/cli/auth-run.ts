@@ -6,7 +6,7 @@ import { Output } from './output.js';
 export const status: CommandImpl = async (io, opts) => {
   const creds = await resolveCredentials(io, opts);
   const out = new Output(io, opts);
-  const api = clientFor(creds, io, opts);
+  const api = await clientFor(creds, io, opts);
   let account: Awaited<ReturnType<typeof api.account>> | undefined;
   let failure: { message: string; exitCode: number } | undefined;
   try {

@@ -1,4 +1,4 @@
-import { ApiClient } from '../client/api-client.js';
+import type { ApiClient } from '../client/api-client.js';
 import { CliError, EXIT, type CliIO } from './io.js';
 import { Output } from './output.js';
 import { ProfileStore } from './profiles.js';
@@ -74,8 +74,10 @@ export function timeoutMsOf(opts: GlobalOptions): number {
 /** The hint a "cannot reach" error gets: the usual cause on a developer's machine. */
 export const NOT_RUNNING_HINT = '(is `rpcctl serve` running?)';
 
-export function clientFor(creds: Credentials, io?: CliIO, opts: GlobalOptions = {}): ApiClient {
+export async function clientFor(creds: Credentials, io?: CliIO, opts: GlobalOptions = {}): Promise<ApiClient> {
   checkBaseUrl(creds.baseUrl);
+  // Loaded here, not at the top: commands that only read local files (`profile list`) never need undici.
+  const { ApiClient } = await import('../client/api-client.js');
   const callTimeoutMs = timeoutMsOf(opts);
   const spinner = io ? new Spinner(io.stderr) : undefined;
   // Retries stay on (the client's default: 3, honouring Retry-After up to 30 s).
@@ -116,7 +118,7 @@ export interface ApiContext {
  */
 export async function withApi<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext) => Promise<T>): Promise<T> {
   const credentials = await resolveCredentials(io, opts);
-  const api = clientFor(credentials, io, opts);
+  const api = await clientFor(credentials, io, opts);
   try {
     return await fn({ api, out: new Output(io, opts), credentials });
   } finally {

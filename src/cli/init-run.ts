@@ -42,7 +42,7 @@ export const init: CommandImpl<InitLocalOptions & { local?: boolean }> = async (
   const apiKey = (await ask.input({ message: 'API key', default: existing?.api_key, validate: required })).trim();
   const secret = (await ask.password({ message: 'API secret', validate: required })).trim();
 
-  const api = clientFor({ baseUrl, apiKey, secret, profile: null }, io, opts);
+  const api = await clientFor({ baseUrl, apiKey, secret, profile: null }, io, opts);
   try {
     // A key that does not work is not saved: the error (exit 4 for 401/403) says why.
     const account = await api.account();

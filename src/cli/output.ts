@@ -1,6 +1,6 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import { stripVTControlCharacters } from 'node:util';
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
 import { localTime, relativeTime } from './format.js';
 import { CliError, EXIT, pendingOutput as pendingJq, type CliIO } from './io.js';
 
@@ -10,6 +10,9 @@ export interface OutputOptions {
   /** A jq filter for the JSON output (implies --json), as `gh --jq`. */
   jq?: string;
 }
+
+/** cli-table3 (CommonJS) is loaded only when a table goes to a terminal: piped output never needs it. */
+const requireCjs = createRequire(import.meta.url);
 
 async function runJq(value: unknown, filter: string, compact: boolean): Promise<string> {
   const { raw } = await import('jq-wasm');
@@ -126,6 +129,7 @@ export class Output {
     const natural = columns.map((col, i) => Math.max(col.header.length, ...cells.map((line) => visibleLength(line[i]!))));
     const minimum = columns.map((col, i) => Math.min(natural[i]!, Math.max(MIN_WIDTH, col.header.length)));
     const widths = fitWidths(natural, columns.map((col) => col.keep === true), minimum, this.io.stdout.columns);
+    const Table = requireCjs('cli-table3') as typeof import('cli-table3');
     const table = new Table({
       head: columns.map((col) => this.c.bold(col.header)),
       colWidths: widths,

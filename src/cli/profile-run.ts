@@ -17,7 +17,7 @@ export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, 
   const profile: Profile = { base_url: baseUrl, api_key: opts.apiKey, secret };
   const out = new Output(io, opts);
   if (opts.verify) {
-    const api = clientFor({ baseUrl, apiKey: opts.apiKey, secret, profile: name }, io, opts);
+    const api = await clientFor({ baseUrl, apiKey: opts.apiKey, secret, profile: name }, io, opts);
     try {
       const me = await api.account();
       out.note(`Verified: account ${me.user_id}${me.plan ? ` on the ${me.plan.name} plan` : ''}.`);

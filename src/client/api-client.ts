@@ -1,4 +1,3 @@
-import { Agent, request, type Dispatcher } from 'undici';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
@@ -14,7 +13,8 @@ export interface ApiClientOptions {
   /** Longest wait honoured from a Retry-After header, in seconds. Default 30. */
   maxRetryAfterSeconds?: number;
   timeoutMs?: number;
-  dispatcher?: Dispatcher;
+  /** An undici dispatcher for Node's fetch (a proxy agent, a mock); default: Node's own. */
+  dispatcher?: RequestInit['dispatcher'];
   userAgent?: string;
   /**
    * Most time one call may take, retries and Retry-After waits included; past it the call
@@ -67,7 +67,6 @@ export class ApiClient {
   readonly #apiKey: string;
   readonly #secret: string;
   readonly #opts: ApiClientOptions;
-  readonly #dispatcher: Dispatcher;
 
   constructor(opts: ApiClientOptions) {
     if (!opts.baseUrl) throw new RpcctlClientError('E_CONFIG', 'base URL is required');
@@ -77,7 +76,6 @@ export class ApiClient {
     this.#apiKey = opts.apiKey;
     this.#secret = opts.secret;
     this.#opts = opts;
-    this.#dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 8 });
   }
 
   /**
@@ -137,21 +135,24 @@ export class ApiClient {
       };
       if (body !== '') headers['content-type'] = 'application/json';
       let res: RawResponse;
+      // Node's own fetch (undici inside Node): loading the undici package costs a command line
+      // more start-up time than the whole rest of a call.
+      const timeoutMs = this.#opts.timeoutMs ?? 30_000;
+      const attemptTimeout = AbortSignal.timeout(timeoutMs);
       try {
-        const r = await request(url, {
-          method: upper as Dispatcher.HttpMethod,
+        const init: RequestInit = {
+          method: upper,
           headers,
           body: body === '' ? undefined : body,
-          dispatcher: this.#dispatcher,
-          headersTimeout: this.#opts.timeoutMs ?? 30_000,
-          bodyTimeout: this.#opts.timeoutMs ?? 30_000,
-          signal,
-        });
-        const text = await r.body.text();
-        res = { status: r.statusCode, headers: r.headers, text, json: parseJson(text) };
+          signal: signal ? AbortSignal.any([signal, attemptTimeout]) : attemptTimeout,
+          ...(this.#opts.dispatcher && { dispatcher: this.#opts.dispatcher }),
+        };
+        const r = await fetch(url, init);
+        const text = await r.text();
+        res = { status: r.status, headers: Object.fromEntries(r.headers), text, json: parseJson(text) };
       } catch (err) {
         if (signal?.aborted) throw new AbortedError();
-        const reason = networkReason(err);
+        const reason = attemptTimeout.aborted ? `no answer within ${timeoutMs / 1000} s` : networkReason(err);
         if (IDEMPOTENT.has(upper) && attempt < maxRetries && fits(backoffMs(attempt))) {
           this.#opts.hooks?.retry?.({ reason: 'unreachable', waitMs: backoffMs(attempt), attempt: attempt + 2, error: reason });
           await wait(backoffMs(attempt));
@@ -205,9 +206,8 @@ export class ApiClient {
     return this.request('GET', `/v1/endpoints/${id}/usage`, { query: { days } });
   }
 
-  async close(): Promise<void> {
-    if (!this.#opts.dispatcher) await this.#dispatcher.close();
-  }
+  /** Kept for callers that close clients; Node's fetch pools its own connections. */
+  async close(): Promise<void> {}
 }
 
 /** Rejects with AbortedError when the signal fires; never settles without one. */
@@ -262,8 +262,10 @@ function toApiError(res: RawResponse): ApiError {
  */
 function networkReason(err: unknown): string {
   const e = err as { message?: string; code?: string; cause?: unknown; errors?: unknown[] };
-  const inner = e.errors?.[0] ?? e.cause;
-  const text = e.message?.trim() || (inner ? networkReason(inner) : '') || e.code || (err as Error)?.name || 'unknown error';
-  if (e.code === 'ECONNREFUSED' || /ECONNREFUSED/.test(text)) return 'connection refused';
-  return text;
+  if (e.code === 'ECONNREFUSED') return 'connection refused';
+  // fetch says only "fetch failed"; the cause (or the first of several) says why.
+  const inner = e.cause ?? e.errors?.[0];
+  if (inner) return networkReason(inner);
+  const text = e.message?.trim() || e.code || (err as Error)?.name || 'unknown error';
+  return /ECONNREFUSED/.test(text) ? 'connection refused' : text;
 }

@@ -23,10 +23,12 @@ export function applyOverrides(config: Config, o: ServeOverrides): Config {
 
 /**
  * Endpoint URLs name the gateway's port through `rpc_domain` (`localhost:8545` by default).
- * When that is a `localhost:PORT` domain and the gateway listens elsewhere (`--gateway-port`,
- * or port 0), the URLs handed out would not reach it: follow the real port.
+ * When that domain is the gateway itself (the default, or `localhost:` the configured port)
+ * and the gateway listens elsewhere (`--gateway-port`, port 0), the URLs handed out would not
+ * reach it: follow the real port. A domain pointing anywhere else (a proxy) is left alone.
  */
-export function followGatewayPort(config: Config, listeningPort: number): void {
-  const m = /^localhost:(\d+)$/.exec(config.gateway.rpc_domain);
-  if (m && Number(m[1]) !== listeningPort) config.gateway.rpc_domain = `localhost:${listeningPort}`;
+export function followGatewayPort(config: Config, configuredPort: number, listeningPort: number): void {
+  const domain = config.gateway.rpc_domain;
+  const isGatewayItself = domain === 'localhost:8545' || domain === `localhost:${configuredPort}`;
+  if (isGatewayItself && domain !== `localhost:${listeningPort}`) config.gateway.rpc_domain = `localhost:${listeningPort}`;
 }

@@ -34,7 +34,8 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const env = opts.env ?? process.env;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
-  const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
+  const loaded = loadConfig(findConfigFile(dataDir, opts.configFile));
+  const config = applyOverrides(loaded, opts.overrides ?? {});
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
   let gateway: Gateway | undefined;
@@ -53,7 +54,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host, 'gateway');
-    followGatewayPort(config, (gatewayServer.address() as AddressInfo).port);
+    followGatewayPort(config, loaded.gateway.port, (gatewayServer.address() as AddressInfo).port);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await addressWatch?.stop();
