@@ -1,3 +1,4 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
@@ -13,8 +14,8 @@ export interface ApiClientOptions {
   /** Longest wait honoured from a Retry-After header, in seconds. Default 30. */
   maxRetryAfterSeconds?: number;
   timeoutMs?: number;
-  /** An undici dispatcher for Node's fetch (a proxy agent, a mock); default: Node's own. */
-  dispatcher?: RequestInit['dispatcher'];
+  /** The node:http(s) agent to send through (a proxy agent); default: one keep-alive agent per client. */
+  agent?: HttpAgent;
   userAgent?: string;
   /**
    * Most time one call may take, retries and Retry-After waits included; past it the call
@@ -67,6 +68,7 @@ export class ApiClient {
   readonly #apiKey: string;
   readonly #secret: string;
   readonly #opts: ApiClientOptions;
+  #agent: HttpAgent | undefined;
 
   constructor(opts: ApiClientOptions) {
     if (!opts.baseUrl) throw new RpcctlClientError('E_CONFIG', 'base URL is required');
@@ -135,21 +137,10 @@ export class ApiClient {
       };
       if (body !== '') headers['content-type'] = 'application/json';
       let res: RawResponse;
-      // Node's own fetch (undici inside Node): loading the undici package costs a command line
-      // more start-up time than the whole rest of a call.
       const timeoutMs = this.#opts.timeoutMs ?? 30_000;
       const attemptTimeout = AbortSignal.timeout(timeoutMs);
       try {
-        const init: RequestInit = {
-          method: upper,
-          headers,
-          body: body === '' ? undefined : body,
-          signal: signal ? AbortSignal.any([signal, attemptTimeout]) : attemptTimeout,
-          ...(this.#opts.dispatcher && { dispatcher: this.#opts.dispatcher }),
-        };
-        const r = await fetch(url, init);
-        const text = await r.text();
-        res = { status: r.status, headers: Object.fromEntries(r.headers), text, json: parseJson(text) };
+        res = await this.#send(url, upper, headers, body, signal ? AbortSignal.any([signal, attemptTimeout]) : attemptTimeout);
       } catch (err) {
         if (signal?.aborted) throw new AbortedError();
         const reason = attemptTimeout.aborted ? `no answer within ${timeoutMs / 1000} s` : networkReason(err);
@@ -206,8 +197,35 @@ export class ApiClient {
     return this.request('GET', `/v1/endpoints/${id}/usage`, { query: { days } });
   }
 
-  /** Kept for callers that close clients; Node's fetch pools its own connections. */
-  async close(): Promise<void> {}
+  /** Closes the kept-alive connections of the client's own agent. */
+  async close(): Promise<void> {
+    this.#agent?.destroy();
+  }
+
+  /**
+   * One HTTP exchange over node:http(s). Not fetch or the undici package: either costs a
+   * command line (which makes one or two calls and exits) more start-up time than the rest.
+   */
+  async #send(url: string, method: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<RawResponse> {
+    const target = new URL(url);
+    // TLS is loaded only for an https base URL: a local service is plain http.
+    const https = target.protocol === 'https:' ? await import('node:https') : undefined;
+    const agent = this.#opts.agent ?? (this.#agent ??= new (https ? https.Agent : HttpAgent)({ keepAlive: true, maxSockets: 8 }));
+    const send = https ? https.request : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(target, { method, headers, agent, signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parseJson(text) });
+        });
+      });
+      req.on('error', reject);
+      req.end(body === '' ? undefined : body);
+    });
+  }
 }
 
 /** Rejects with AbortedError when the signal fires; never settles without one. */
