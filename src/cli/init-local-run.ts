@@ -30,12 +30,13 @@ export async function initLocal(io: CliIO, opts: InitLocalOptions): Promise<void
     let userId: number;
     if (kept) {
       ({ profile, userId } = kept);
+      profile = { ...profile, gateway_url: gatewayUrlOf(config) };
       out.note(`Profile "${name}" already signs in as account ${userId} here; kept it.`);
     } else {
       const plan = pickPlan(store, opts.plan);
       const account = await createAccount(store, { planId: plan.id, name: 'local' });
       const key = await createApiKey(store, { accountId: account.id, name: 'rpcctl init --local' });
-      profile = { base_url: baseUrl, api_key: key.api_key, secret: key.secret, webhook_secret: webhookSecretOf(store, account) };
+      profile = { base_url: baseUrl, api_key: key.api_key, secret: key.secret, webhook_secret: webhookSecretOf(store, account), gateway_url: gatewayUrlOf(config) };
       userId = account.id;
       out.note(`Created account ${account.id} on the ${plan.name} plan and an API key for it${existing ? `; replaced profile "${name}"` : ''}.`);
     }
@@ -53,7 +54,15 @@ function nextSteps(out: Output): void {
 
 /** Where this data dir's config says the Public API listens, as a URL the CLI can call. */
 function apiUrlOf(config: Config): string {
-  const { host, port } = config.api;
+  return localUrl(config.api.host, config.api.port);
+}
+
+/** Unknown (undefined) when the gateway takes a free port at each start. */
+function gatewayUrlOf(config: Config): string | undefined {
+  return config.gateway.port === 0 ? undefined : localUrl(config.gateway.host, config.gateway.port);
+}
+
+function localUrl(host: string, port: number): string {
   const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${h}:${port}`;
 }

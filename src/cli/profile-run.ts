@@ -65,7 +65,7 @@ export const remove: CommandImpl<{ yes?: boolean }> = async (io, opts, [name]) =
 };
 
 /** What `profile set` may change. The key and secret go together: `profile add` replaces both. */
-const SETTABLE = { base_url: checkBaseUrl } as const;
+const SETTABLE = { base_url: checkBaseUrl, gateway_url: checkBaseUrl } as const;
 
 export const set: CommandImpl = async (io, opts, [key, value]) => {
   const setting = key!.replace(/-/g, '_');

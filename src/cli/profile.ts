@@ -15,7 +15,7 @@ export function registerProfile(program: Command, io: CliIO): void {
     .action(act('add'));
   profile.command('list').alias('ls').description('list profiles (secrets shown as a prefix)').action(act('list'));
   profile.command('set').description('change one setting of a profile (the selected one, or --profile) without re-entering the secret')
-    .argument('<key>', 'the setting: base_url')
+    .argument('<key>', 'the setting: base_url, or gateway_url (for rpc UUID without a Public API call)')
     .argument('<value>')
     .addHelpText('after', '\nExamples:\n  rpcctl profile set base_url https://api.example.com\n  rpcctl profile set base_url http://127.0.0.1:9080 --profile local')
     .action(act('set'));

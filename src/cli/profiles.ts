@@ -13,6 +13,8 @@ export interface Profile {
    * store); `webhook listen` verifies with it. The Public API never hands it out.
    */
   webhook_secret?: string;
+  /** The gateway's base URL, so `rpc UUID` needs no Public API call (saved by `init --local`). */
+  gateway_url?: string;
 }
 
 interface ProfileFile {
