@@ -1,4 +1,5 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
+import { EXAMPLES } from './examples.js';
 import { CliError, EXIT, flushOutput, type CliIO } from './io.js';
 import { VERSION } from './version.js';
 import { registerServe } from './serve.js';
@@ -59,9 +60,22 @@ export function buildProgram(io: CliIO): Command {
       writeErr: (s) => io.stderr.write(s),
     })
     .exitOverride();
-  program.configureHelp({ sortSubcommands: false });
+  program.configureHelp({
+    sortSubcommands: false,
+    // Like gh: a subcommand's help also lists the flags every command takes.
+    showGlobalOptions: true,
+    optionDescription(option) {
+      const text = Help.prototype.optionDescription.call(this, option);
+      return option.mandatory ? `${text} (required)` : text;
+    },
+  });
 
   for (const register of GROUPS) register(program, io);
+  program.commands.forEach(function addExamples(cmd: Command, _i: number, _all: readonly Command[], path = cmd.name()) {
+    const examples = EXAMPLES[path];
+    if (examples) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}`);
+    cmd.commands.forEach((sub, i, all) => addExamples(sub, i, all, `${path} ${sub.name()}`));
+  });
   return program;
 }
 
