@@ -110,7 +110,7 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
         }
       },
       onForwarded: (f) => out.note(f.error
-        ? `forward of ${f.webhookId ?? 'a delivery'} to ${f.url} failed: ${f.error}`
+        ? `forward of ${f.webhookId ?? 'a delivery'} to ${f.url} failed: ${f.error}${f.retryInMs ? `; retrying in ${f.retryInMs / 1000} s` : ''}`
         : `forwarded ${f.webhookId ?? 'a delivery'} to ${f.url}: ${f.status} (${f.durationMs} ms)`),
     }).catch((err: NodeJS.ErrnoException) => {
       throw new CliError(err.code === 'EADDRINUSE' ? `port ${port} is in use (try --port 0 for a free one)` : `cannot listen on ${opts.host}:${port}: ${err.message}`);

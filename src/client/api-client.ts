@@ -213,7 +213,9 @@ export class ApiClient {
     const agent = this.#opts.agent ?? (this.#agent ??= new (https ? https.Agent : HttpAgent)({ keepAlive: true, maxSockets: 8 }));
     const send = https ? https.request : httpRequest;
     return new Promise((resolve, reject) => {
-      const req = send(target, { method, headers, agent, signal }, (res) => {
+      // Explicit: node:http leaves it out for a DELETE with a body (the watch removal has one).
+      const withLength = body === '' ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+      const req = send(target, { method, headers: withLength, agent, signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
