@@ -38,7 +38,9 @@ describe('rpcctl serve flags', () => {
 
   it('--gateway-port: the printed endpoint URL form follows the real gateway port; no accounts: init --local is offered', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-gwport-'));
-    const child = execa(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--gateway-port', '0'], { reject: false, env: { NO_COLOR: '1' } });
+    const gatewayPort = await holdPort();
+    holders.pop()!.close(); // free again: serve takes it
+    const child = execa(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--gateway-port', String(gatewayPort)], { reject: false, env: { NO_COLOR: '1' } });
     let stdout = '';
     child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
     const deadline = Date.now() + 20_000;
@@ -46,8 +48,8 @@ describe('rpcctl serve flags', () => {
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode, r.stderr).toBe(0);
-    const gateway = /gateway\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)![1];
-    expect(stdout).toContain(`endpoint URLs look like http://rpc-{network}-{env}.localhost:${gateway}/{endpoint_uuid}`);
+    expect(stdout).toMatch(new RegExp(`gateway\\s+http://127\\.0\\.0\\.1:${gatewayPort}\\n`));
+    expect(stdout).toContain(`endpoint URLs look like http://rpc-{network}-{env}.localhost:${gatewayPort}/{endpoint_uuid}`);
     expect(stdout).toMatch(new RegExp(`rpcctl init --local --data-dir ${dataDir} --base-url http://127\\.0\\.0\\.1:\\d+\\n`));
   });
 });

@@ -126,6 +126,7 @@ describe('the README tour', () => {
     const out = (prefix: string) => [...outputs].find(([k]) => k.startsWith(prefix))![1];
     expect(out('rpcctl serve').stdout).toContain(`endpoint URLs look like http://rpc-{network}-{env}.localhost:${gatewayPort}/`);
     expect(out('rpcctl init --local').stderr).toContain('Saved profile "local"');
+    expect(out('rpcctl account').stdout).toMatch(/^endpoints\t0 of 25$/m); // before the tour creates one
     expect(out('rpcctl endpoints list').stdout).toMatch(/\tmain\teth-mainnet\tactive\t/);
     expect(out('rpcctl rpc main').stdout.trim()).toBe('0x9');
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');

@@ -98,7 +98,7 @@ describe('webhook listen forwarding', () => {
       expect(forwarded[0]).toMatchObject({ webhookId: 'evt_9', error: 'connection refused', retryInMs: 200 });
 
       await new Promise<void>((r) => appServer.listen(port, '127.0.0.1', r)); // the app is back
-      await until(() => received.length === 1);
+      await until(() => received.length === 1 && forwarded.at(-1)?.status !== undefined);
       expect(received).toEqual([body]);
       expect(forwarded.at(-1)).toMatchObject({ webhookId: 'evt_9', status: 204 });
       expect(forwarded.at(-1)!.retryInMs).toBeUndefined();

@@ -5,7 +5,7 @@ import { Store } from '../store/index.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
-import { applyOverrides, followGatewayPort, type ServeOverrides } from './overrides.js';
+import { applyOverrides, type ServeOverrides } from './overrides.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -34,8 +34,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const env = opts.env ?? process.env;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
-  const loaded = loadConfig(findConfigFile(dataDir, opts.configFile));
-  const config = applyOverrides(loaded, opts.overrides ?? {});
+  const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env });
 
   let gateway: Gateway | undefined;
@@ -54,7 +53,6 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host, 'gateway');
-    followGatewayPort(config, loaded.gateway.port, (gatewayServer.address() as AddressInfo).port);
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await addressWatch?.stop();
