@@ -1,7 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { cli } from './helpers/cli.js';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, tempConfigDir } from './helpers/cli.js';
+import { startTestService, type TestService } from './helpers/service.js';
 
 const FILES = { bash: 'rpcctl.bash', zsh: '_rpcctl', fish: 'rpcctl.fish' } as const;
 const committed = (shell: keyof typeof FILES) => readFileSync(new URL(`../completions/${FILES[shell]}`, import.meta.url), 'utf8');
@@ -59,5 +63,60 @@ describe('rpcctl completion', () => {
     expect(zsh).toContain(`'clear:remove the restriction: any IP may call'`);
     expect(fish).toContain(`complete -c rpcctl -n '__rpcctl_at '\\''endpoints allowlist'\\''' -a 'clear'`);
     expect(fish).toContain(`-l days -x -a '7 30 90'`);
+  });
+});
+
+describe('dynamic completion: values only the service knows', () => {
+  let t: TestService;
+  let env: Record<string, string>;
+  let script: string;
+  const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
+
+  beforeAll(async () => {
+    t = await startTestService();
+    const m = await t.merchant({ plan: 'pro' });
+    await m.client.createEndpoint({ name: 'main', network_id: 1, env_slug: 'mainnet' });
+    await m.client.createEndpoint({ name: 'archive', network_id: 1, env_slug: 'sepolia' });
+    // `rpcctl` on PATH, as after `npm link`: the scripts call it for the values.
+    const pathDir = mkdtempSync(join(tmpdir(), 'rpcctl-path-'));
+    writeFileSync(join(pathDir, 'rpcctl'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 });
+    env = { PATH: `${pathDir}:${process.env.PATH}`, PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: m.secret, PUBLIC_API_BASE: t.baseUrl, RPCCTL_CONFIG_DIR: tempConfigDir() };
+    script = (await cli(['completion', 'bash'])).stdout;
+  });
+  afterAll(() => t.stop());
+
+  // Asynchronous: the service runs in this process, and must answer the script's rpcctl calls.
+  const completeWith = async (line: string, extra: Record<string, string> = {}) => {
+    const words = line.split(' ');
+    const program = `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}\n_rpcctl; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    const { stdout } = await promisify(execFile)('bash', ['-c', program], { encoding: 'utf8', env: { ...process.env, ...env, ...extra } });
+    return stdout.split('\n').filter(Boolean);
+  };
+
+  it('endpoint names (and ids) for endpoint arguments, network slugs for --network, profile names', async () => {
+    expect(await completeWith('rpcctl endpoints get ')).toEqual(expect.arrayContaining(['main', 'archive', '1', '2']));
+    expect(await completeWith('rpcctl rpc ma')).toEqual(['main']);
+    expect(await completeWith('rpcctl watch add --network eth')).toEqual(expect.arrayContaining(['eth', 'eth-sepolia']));
+    const profiles = tempConfigDir();
+    expect((await cli(['profile', 'add', 'staging', '--api-key', 'k', '--no-verify'], { env: { RPCCTL_CONFIG_DIR: profiles }, stdin: 's\n' })).code).toBe(0);
+    expect(await completeWith('rpcctl profile use st', { RPCCTL_CONFIG_DIR: profiles })).toEqual(['staging']);
+    expect(await completeWith('rpcctl --profile ', { RPCCTL_CONFIG_DIR: profiles })).toEqual(['staging']);
+  });
+
+  it('watch ids for watch rm', async () => {
+    const add = await cli(['watch', 'add', '--network', 'eth', '0x52908400098527886E0F7030069857D2E4169EE7'], { env });
+    expect(await completeWith('rpcctl watch rm ')).toEqual([add.stdout.trim()]);
+  });
+
+  it('silent when the service cannot answer: no values, nothing on stderr', async () => {
+    const r = await cli(['__complete', 'endpoints'], { env: { ...env, PUBLIC_API_BASE: 'http://127.0.0.1:1' } });
+    expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await completeWith('rpcctl endpoints get ', { PUBLIC_API_BASE: 'http://127.0.0.1:1' })).toEqual([]);
+  });
+
+  it('install lines: zsh with compinit, fish under $XDG_CONFIG_HOME', async () => {
+    const help = (await cli(['completion', '--help'])).stdout;
+    expect(help).toContain('autoload -Uz compinit && compinit');
+    expect(help).toContain('"${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions/rpcctl.fish"');
   });
 });

@@ -97,6 +97,9 @@ describe('rpcctl init', () => {
     ], { RPCCTL_CONFIG_DIR: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(r.screen).toContain(`API secret ${'*'.repeat(m.secret.length)}`);
+    // Each answer ends its line before the next note ("Save as profile ciSaved profile..." was a bug).
+    const lines = r.screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n');
+    expect(lines.some((l) => l.startsWith('Saved profile "ci"')), lines.join('\n')).toBe(true);
     expect(r.screen + r.stderr).not.toContain(m.secret);
     const saved = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     expect(saved.profiles.ci).toEqual({ base_url: t.baseUrl, api_key: m.apiKey, secret: m.secret });

@@ -72,6 +72,20 @@ describe('rpcctl rpc', () => {
     expect((await as(['rpc', ep!.uuid, 'eth_blockNumber'])).stdout).toBe('0x10\n');
   });
 
+  it('a URL, or a uuid with a known gateway, makes no Public API call', async () => {
+    const { endpoints: [ep] } = await m.client.listEndpoints();
+    const noApi = { PUBLIC_API_BASE: 'http://127.0.0.1:1' }; // any Public API call would fail
+    seen.length = 0;
+    const byUrl = await as(['rpc', ep!.url, 'eth_blockNumber'], { env: noApi });
+    expect(byUrl).toMatchObject({ code: 0, stdout: '0x10\n' });
+    expect(seen[0]).toMatchObject({ host: `rpc-eth-mainnet.localhost:${port}`, url: `/${ep!.uuid}` });
+    const byUuid = await as(['rpc', ep!.uuid, 'eth_blockNumber'], { env: { ...noApi, RPCCTL_GATEWAY_URL: `http://127.0.0.1:${port}` } });
+    expect(byUuid).toMatchObject({ code: 0, stdout: '0x10\n' });
+    expect(seen[1]).toMatchObject({ host: `127.0.0.1:${port}`, url: `/${ep!.uuid}` });
+    // Without a known gateway a uuid is looked up, and so needs the API.
+    expect((await as(['rpc', ep!.uuid, 'eth_blockNumber'], { env: noApi })).code).toBe(1);
+  });
+
   it('passes params; objects print as JSON; --json prints the whole JSON-RPC answer', async () => {
     const r = await as(['rpc', 'main', 'eth_getBlockByNumber', '["latest", false]']);
     expect(JSON.parse(r.stdout)).toEqual({ number: 'latest', full: false });

@@ -203,8 +203,12 @@ describe('events', () => {
     const json = lines((await as(['events', '--type', 'payment', '--json'])).stdout).map((l) => JSON.parse(l));
     expect(json).toEqual([expect.objectContaining({ type: 'payment', tx_hash: b1.txs[0]!.hash, amount: String(2n * ETH), token: null })]);
 
+    // A terminal line: amounts in units, the raw value too when the line fits, hex cut when it does not.
     const tty = plain((await as(['events', '--type', 'payout'], { tty: true })).stdout);
-    expect(tty).toContain(`payout   eth  #${b2.height}  ${ADDR} out  5 (native)  tx ${b2.txs[0]!.hash}`);
+    expect(tty).toContain(`payout   eth  #${b2.height}  out ${ADDR.slice(0, 6)}…${ADDR.slice(-4)}  0.000000000000000005 ETH  tx ${b2.txs[0]!.hash.slice(0, 6)}…${b2.txs[0]!.hash.slice(-4)}`);
+    const wide = plain((await as(['events', '--type', 'payout'], { tty: true, columns: 250 })).stdout);
+    expect(wide).toContain(`payout   eth  #${b2.height}  out ${ADDR}  0.000000000000000005 ETH (5 wei)  tx ${b2.txs[0]!.hash}`);
+    expect(wide).toMatch(/^\d+  \d\d:\d\d:\d\d  payout/); // local time of today
 
     const first = await as(['events', '--limit', '1']);
     expect(lines(first.stdout)).toHaveLength(1);
@@ -253,7 +257,7 @@ describe('webhook listen', () => {
     await watch.add('eth', ADDR);
     const forwardedBefore = app.received.length;
     const listen = cliStarted(['webhook', 'listen', '--forward-to', app.url], { env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
-    const url = (await listen.waitFor(/Listening on (\S+) \(secret whsec_\S…\)/, 'stderr'))[1]!;
+    const url = (await listen.waitFor(/Listening on (\S+) \(secret whsec_\S…, from \$RPCCTL_WEBHOOK_SECRET\)/, 'stderr'))[1]!;
     expect(listen.stderr()).not.toContain(secret);
     expect((await as(['webhook', 'set', '--url', url, '--no-block'])).code).toBe(0);
 
@@ -310,7 +314,7 @@ describe('webhook listen', () => {
     await as(['webhook', 'set', '--url', url]);
     const id = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
     await listen.waitFor(/\n/);
-    expect(plain(listen.stdout())).toMatch(new RegExp(`^\\S+  \\S+ \\S+Z  payment  eth  #\\d+  0x\\w+ in  \\d+ .*\\[test\\]  ${id} attempt 1\\n$`));
+    expect(plain(listen.stdout())).toMatch(new RegExp(`^\\S+  \\d\\d:\\d\\d:\\d\\d  payment  eth  #\\d+  in 0x\\w+…\\w+  [\\d.]+ ETH  tx \\S+  \\[test\\]  ${id} attempt 1\\n$`));
     expect((await listen.interrupt()).code).toBe(0);
   });
 

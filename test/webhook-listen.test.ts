@@ -64,3 +64,47 @@ describe('webhook listen core', () => {
     }
   });
 });
+
+describe('webhook listen forwarding', () => {
+  it('a forward target that is down (restarting) is retried with backoff until it is back; none lost', async () => {
+    const { createHmac } = await import('node:crypto');
+    const { createServer } = await import('node:http');
+    // A port nothing listens on yet: the app behind `--forward-to` is restarting.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+
+    const forwarded: ForwardResult[] = [];
+    const secret = 'whsec_forward_retry';
+    const listen = await startWebhookReceiver({
+      secret, forwardTo: `http://127.0.0.1:${port}/hooks`, forwardRetryMs: [200, 200, 200, 200, 200, 200, 200, 200, 10_000],
+      onEvent: () => {}, onForwarded: (f) => forwarded.push(f),
+    });
+    const received: string[] = [];
+    const appServer = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => { body += c.toString(); });
+      req.on('end', () => { received.push(body); res.writeHead(204).end(); });
+    });
+    try {
+      const body = JSON.stringify({ id: '9', type: 'block', network: 'eth', block_height: 1, block_hash: '0x01', created_at: new Date().toISOString() });
+      const ts = String(Math.floor(Date.now() / 1000));
+      const res = await request(listen.url, { method: 'POST', body, headers: { 'x-timestamp': ts, 'x-webhook-id': 'evt_9', 'x-signature': createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex') } });
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+      const until = async (ok: () => boolean) => { for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25)); };
+      await until(() => forwarded.length >= 1);
+      expect(forwarded[0]).toMatchObject({ webhookId: 'evt_9', error: 'connection refused', retryInMs: 200 });
+
+      await new Promise<void>((r) => appServer.listen(port, '127.0.0.1', r)); // the app is back
+      await until(() => received.length === 1 && forwarded.at(-1)?.status !== undefined);
+      expect(received).toEqual([body]);
+      expect(forwarded.at(-1)).toMatchObject({ webhookId: 'evt_9', status: 204 });
+      expect(forwarded.at(-1)!.retryInMs).toBeUndefined();
+    } finally {
+      await listen.close();
+      appServer.close();
+    }
+  });
+});

@@ -80,6 +80,9 @@ export const idParam = z.object({
 const name = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 const envSlug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
 
+/** PATCH /v1/endpoints/{id}: what may change besides status and allowlist (their own routes). */
+export const updateEndpointBody = z.strictObject({ name });
+
 /**
  * Three accepted forms: `network_environment_id`; `network_id` + `env_slug` (the reference
  * contract); `network_slug` + `env_slug` with an optional name (the machine-readable one).

@@ -11,15 +11,15 @@ export function withoutOk<T extends { ok?: unknown }>(body: T): Omit<T, 'ok'> {
 }
 
 export const account: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, out, credentials }) => {
-  const body = withoutOk(await api.account());
-  if (out.json) return out.printJson(body);
+  if (out.json) return out.printJson(withoutOk(await api.account()));
+  const [body, { endpoints }] = await Promise.all([api.account().then(withoutOk), api.listEndpoints()]);
   const { plan, usage } = body;
   const pct = usage.credits_included > 0 ? ` (${Math.round((usage.credits_used / usage.credits_included) * 100)} %)` : '';
   out.fields([
     ['account', body.user_id],
     ['profile', credentials.profile ?? '(environment)'],
     ['plan', plan ? `${plan.name} (${plan.slug})` : '(none)'],
-    ['endpoints', plan?.endpoints_limit],
+    ['endpoints', plan ? `${endpoints.length} of ${plan.endpoints_limit}` : endpoints.length],
     ['rps per endpoint', plan?.rps_limit],
     ['watch slots', plan?.webhook_address_slots],
     ['period', usage.period],

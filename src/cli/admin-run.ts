@@ -1,4 +1,4 @@
-import { defaultDataDir, findConfigFile, loadConfig } from '../config/index.js';
+import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
 import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
   setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
@@ -10,17 +10,19 @@ import {
 } from '../cabinet/credentials.js';
 import { readSecret } from './prompts.js';
 import { Output } from './output.js';
+import { confirmOrYes } from './prompts.js';
 import type { AdminOptions } from './admin.js';
 
-type Opts = AdminOptions & { json?: boolean; color?: boolean } & Record<string, unknown>;
+type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & Record<string, unknown>;
 
-export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output) => Promise<T>): Promise<T> {
+/** The store of the data dir (`--data-dir`, else the default), opened as `serve` would; closed after `fn`. */
+export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
   const dataDir = opts.dataDir ?? defaultDataDir(io.env);
   const explicit = opts.config !== undefined;
   const config = loadConfig(findConfigFile(dataDir, opts.config));
   const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env, url: storeUrl(opts.database, config, io.env) });
   try {
-    return await fn(store, new Output(io, opts));
+    return await fn(store, new Output(io, opts), config);
   } finally {
     await store.close();
   }
@@ -84,11 +86,11 @@ export async function accountsList(io: CliIO, opts: Opts): Promise<void> {
     const rows = (await listAccounts(store)).map((a) => presentAccount(store, a));
     if (out.json) return out.printJson(rows);
     out.table(rows, [
-      { header: 'USER ID', value: (r) => r.user_id },
-      { header: 'NAME', value: (r) => r.name },
+      { header: 'USER ID', value: (r) => r.user_id, keep: true },
+      { header: 'NAME', value: (r) => r.name, keep: true },
       { header: 'PLAN', value: (r) => r.plan },
-      { header: 'CREATED', value: (r) => r.created_at },
-    ]);
+      { header: 'CREATED', value: (r) => out.when(r.created_at) },
+    ], 'No accounts yet: rpcctl admin accounts create --plan SLUG');
   });
 }
 
@@ -133,18 +135,21 @@ export async function keysList(io: CliIO, opts: Opts): Promise<void> {
     const keys = await listApiKeys(store, opts.account === undefined ? undefined : accountId(opts.account));
     if (out.json) return out.printJson(keys);
     out.table(keys, [
-      { header: 'PREFIX', value: (k) => k.prefix },
+      { header: 'PREFIX', value: (k) => k.prefix, keep: true },
       { header: 'ACCOUNT', value: (k) => k.account_id },
       { header: 'NAME', value: (k) => k.name },
       { header: 'ALLOWED IPS', value: (k) => k.allowed_ips.join(',') || 'any' },
-      { header: 'CREATED', value: (k) => k.created_at },
-      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${k.revoked_at}` : 'active') },
+      { header: 'CREATED', value: (k) => out.when(k.created_at) },
+      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${out.when(k.revoked_at)}` : 'active') },
     ]);
   });
 }
 
 export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promise<void> {
   await withStore(io, opts, async (store, out) => {
+    const match = (await listApiKeys(store)).filter((k) => k.api_key === key || k.prefix === key);
+    if (match.length !== 1) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (!match[0]!.revoked_at) await confirmOrYes(io, opts, `Revoke key ${match[0]!.prefix} of account ${match[0]!.account_id}? Requests signed with it fail from now on.`);
     const revoked = await revokeApiKey(store, key!);
     if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
     if (out.json) return out.printJson(revoked);
@@ -155,6 +160,7 @@ export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promis
 export async function webhookSecret(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     const account = await mustGetAccount(store, accountId(opts.account));
+    if (opts.rotate) await confirmOrYes(io, opts, `Replace the webhook signing secret of account ${account.id}? Receivers verifying with the old one will refuse new deliveries.`);
     const secret = opts.rotate ? await rotateWebhookSecret(store, account.id) : webhookSecretOf(store, account);
     if (out.json) return out.printJson({ user_id: account.id, secret });
     out.print(secret);

@@ -55,11 +55,16 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .action(act('keysCreate'));
   keys.command('list').alias('ls').description('list API keys (prefixes only)')
     .option('--account <user_id>', 'only this account\'s keys').action(act('keysList'));
-  keys.command('revoke').description('revoke a key by id or prefix').argument('<key>').action(act('keysRevoke'));
+  keys.command('revoke').description('revoke a key by id or prefix (asks first; scripts add --yes)').argument('<key>')
+    .addOption(new Option('-y, --yes', 'do not ask for confirmation (needed in scripts)'))
+    .addHelpText('after', '\nExample:\n  rpcctl admin keys revoke 3f2a9c1b --yes')
+    .action(act('keysRevoke'));
 
   admin.command('webhook-secret').description('show (or rotate) an account\'s webhook signing secret')
     .requiredOption('--account <user_id>', 'account id')
-    .option('--rotate', 'replace it with a new secret')
+    .option('--rotate', 'replace it with a new secret (asks first: receivers verifying with the old one start refusing)')
+    .addOption(new Option('-y, --yes', 'with --rotate: do not ask for confirmation (needed in scripts)'))
+    .addHelpText('after', '\nExamples:\n  rpcctl admin webhook-secret --account 1\n  rpcctl admin webhook-secret --account 1 --rotate --yes')
     .action(act('webhookSecret'));
 
   admin.command('plans').description('plans, from config').command('list').alias('ls').description('list plans').action(act('plansList'));

@@ -27,7 +27,7 @@ export const api: CommandImpl<{ data?: string; input?: string }> = async (io, op
     const res = await client.raw(method, path, { body });
     if (res.text !== '') {
       // Pretty for people; exactly the bytes received for scripts.
-      if (out.isTTY && res.json !== undefined) out.printJson(res.json);
+      if (res.json !== undefined && (out.isTTY || out.jq !== undefined)) out.printJson(res.json);
       else io.stdout.write(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
     }
     if (res.status >= 200 && res.status < 300) return;

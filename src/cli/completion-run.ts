@@ -7,7 +7,40 @@ interface Node {
   options: Array<{ long?: string; short?: string; takesValue: boolean; choices: string[]; file: boolean; description: string }>;
   /** Choices of the first positional argument, e.g. the shells of `completion`. */
   argChoices: string[];
+  /** Values of the first positional argument that only the service knows (see DYNAMIC). */
+  argKind: DynamicKind | undefined;
 }
+
+/**
+ * Values completed by asking the CLI itself (`rpcctl __complete KIND`), which asks the API
+ * with a short timeout and prints nothing on failure. Which arguments and options take them
+ * follows from their names, so a new command gets completion by naming its argument as others do.
+ */
+export type DynamicKind = 'endpoints' | 'profiles' | 'networks' | 'watches';
+const ARG_KINDS: Record<string, DynamicKind> = { id: 'endpoints', endpoint: 'endpoints', watch_id: 'watches' };
+const OPTION_KINDS: Record<string, DynamicKind> = { '--endpoint': 'endpoints', '--profile': 'profiles', '--network': 'networks' };
+
+function argKindOf(key: string, name: string | undefined): DynamicKind | undefined {
+  if (name === undefined) return undefined;
+  // `profile use NAME`, `profile remove NAME`: the saved profiles.
+  if (name === 'name' && /^profile (use|remove|rm|set)$/.test(key)) return 'profiles';
+  return ARG_KINDS[name];
+}
+
+/** The option flags (long and short) that complete from the service, with what. */
+function optionKinds(nodes: Node[]): Array<[string[], DynamicKind]> {
+  const seen = new Map<string, [string[], DynamicKind]>();
+  for (const n of nodes) {
+    for (const o of n.options) {
+      const kind = o.long ? OPTION_KINDS[o.long] : undefined;
+      if (kind && !seen.has(o.long!)) seen.set(o.long!, [[o.long!, ...(o.short ? [o.short] : [])], kind]);
+    }
+  }
+  return [...seen.values()];
+}
+
+/** The shell command that prints the values of a kind, silent on any failure. */
+const askCli = (kind: DynamicKind) => `rpcctl __complete ${kind} 2>/dev/null`;
 
 const FILE_OPTIONS = new Set(['--input', '--config', '--data-dir']);
 
@@ -24,12 +57,13 @@ export function completionModel(root: Command): Node[] {
   // Commander accepts an ancestor's options after a subcommand too (`admin keys list --data-dir`).
   const visit = (cmd: Command, key: string, inherited: readonly Option[]) => {
     const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
-    const args = (cmd as unknown as { registeredArguments: Array<{ argChoices?: string[] }> }).registeredArguments ?? [];
+    const args = (cmd as unknown as { registeredArguments: Array<{ argChoices?: string[]; name(): string }> }).registeredArguments ?? [];
     nodes.push({
       key,
       subs: subs.flatMap((c) => [c.name(), ...c.aliases()].map((name) => ({ name, description: c.description() }))),
       options: optionsOf(cmd, inherited),
       argChoices: args[0]?.argChoices ?? [],
+      argKind: argKindOf(key, args[0]?.name()),
     });
     for (const c of subs) for (const name of [c.name(), ...c.aliases()]) visit(c, key ? `${key} ${name}` : name, [...cmd.options, ...inherited]);
   };
@@ -87,6 +121,12 @@ __rpcctl_opts() {
 ${caseTable(nodes, (n) => n.options.flatMap(flagsOf).join(' '), '    ', 'sh')}
   esac
 }
+__rpcctl_dynamic() {
+  case "$1" in
+${[...optionKinds(nodes).map(([flags, kind]) => `    ${flags.map((f) => sq(`|${f}`)).join('|')}) ${askCli(kind)} ;;`),
+    ...nodes.filter((n) => n.argKind).map((n) => `    ${sq(`${n.key}|`)}) ${askCli(n.argKind!)} ;;`)].join('\n')}
+  esac
+}
 __rpcctl_choices() {
   case "$1" in
 ${nodes.flatMap((n) => [
@@ -100,13 +140,13 @@ _rpcctl() {
 ${walk(1, 'COMP_CWORD', 'COMP_WORDS')}
   if ((skip)); then
     case "$prev" in --input|--config|--data-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;; esac
-    COMPREPLY=($(compgen -W "$(__rpcctl_choices "$cmdpath|$prev")" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(__rpcctl_choices "$cmdpath|$prev") $(__rpcctl_dynamic "|$prev")" -- "$cur"))
     return
   fi
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(__rpcctl_opts "$cmdpath")" -- "$cur"))
   else
-    COMPREPLY=($(compgen -W "$(__rpcctl_subs "$cmdpath") $(__rpcctl_choices "$cmdpath|")" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(__rpcctl_subs "$cmdpath") $(__rpcctl_choices "$cmdpath|") $(__rpcctl_dynamic "$cmdpath|")" -- "$cur"))
   fi
 }
 complete -F _rpcctl rpcctl
@@ -125,7 +165,7 @@ __rpcctl_describe() {
 ${nodes.map((n) => `    ${sq(n.key)})
       subs=(${describe(n.subs)})
       opts=(${describe(n.options.flatMap((o) => flagsOf(o).map((f) => ({ name: f, description: o.description }))))})
-      choices=(${n.argChoices.map(sq).join(' ')}) ;;`).join('\n')}
+      choices=(${n.argChoices.map(sq).join(' ')}${n.argKind ? ` \${(f)"$(${askCli(n.argKind)})"}` : ''}) ;;`).join('\n')}
   esac
   if [[ "$PREFIX" == -* ]]; then
     _describe -t options 'option' opts
@@ -140,6 +180,7 @@ ${walk(2, 'CURRENT', 'words')}
   if ((skip)); then
     case "$prev" in
       --input|--config|--data-dir) _files ;;
+${optionKinds(nodes).map(([flags, kind]) => `      ${flags.join('|')}) compadd -- \${(f)"$(${askCli(kind)})"} ;;`).join('\n')}
 ${nodes.flatMap((n) => n.options.filter((o) => o.choices.length)).filter((o, i, all) => all.findIndex((x) => x.long === o.long) === i)
     .map((o) => `      ${flagsOf(o).join('|')}) compadd ${o.choices.map(sq).join(' ')} ;;`).join('\n')}
     esac
@@ -161,9 +202,12 @@ function fish(nodes: Node[]): string {
     const at = `-n ${sq(`__rpcctl_at ${sq(n.key)}`)}`;
     for (const s of n.subs) lines.push(`complete -c rpcctl ${at} -a ${sq(s.name)} -d ${sq(s.description)}`);
     for (const c of n.argChoices) lines.push(`complete -c rpcctl ${at} -a ${sq(c)}`);
+    if (n.argKind) lines.push(`complete -c rpcctl ${at} -a ${sq(`(${askCli(n.argKind)})`)}`);
     for (const o of n.options) {
       const flags = [o.long ? `-l ${o.long.slice(2)}` : '', o.short ? `-s ${o.short.slice(1)}` : ''].filter(Boolean).join(' ');
-      const value = o.file ? ' -r -F' : o.takesValue ? ` -x${o.choices.length ? ` -a ${sq(o.choices.join(' '))}` : ''}` : '';
+      const kind = o.long ? OPTION_KINDS[o.long] : undefined;
+      const values = o.choices.length ? ` -a ${sq(o.choices.join(' '))}` : kind ? ` -a ${sq(`(${askCli(kind)})`)}` : '';
+      const value = o.file ? ' -r -F' : o.takesValue ? ` -x${values}` : '';
       lines.push(`complete -c rpcctl ${at} ${flags}${value} -d ${sq(o.description)}`);
     }
   }

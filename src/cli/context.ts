@@ -1,9 +1,10 @@
-import { ApiClient } from '../client/api-client.js';
+import type { ApiClient } from '../client/api-client.js';
 import { CliError, EXIT, type CliIO } from './io.js';
 import { Output } from './output.js';
 import { ProfileStore } from './profiles.js';
 import type { GlobalOptions } from './program.js';
 import { VERSION } from './version.js';
+import { Spinner } from './spinner.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 
@@ -55,10 +56,43 @@ export async function resolveCredentials(io: CliIO, opts: GlobalOptions): Promis
   return { baseUrl, apiKey: selected.api_key, secret: selected.secret, profile: selectedName! };
 }
 
-export function clientFor(creds: Credentials): ApiClient {
+/** `--timeout`'s default: long enough for a Retry-After wait, short enough to notice a hang. */
+export const DEFAULT_TIMEOUT_SECONDS = 60;
+
+export function timeoutMsOf(opts: GlobalOptions): number {
+  const value = opts.timeout ?? String(DEFAULT_TIMEOUT_SECONDS);
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new CliError(`--timeout must be a number of seconds above 0, got "${value}"`, EXIT.usage);
+  return Math.round(seconds * 1000);
+}
+
+/**
+ * A client for this invocation. With `io`, slow calls are never silent: a spinner on a
+ * terminal after 300 ms, a note before each retry wait, and each call (retries included)
+ * ends within --timeout.
+ */
+/** The hint a "cannot reach" error gets: the usual cause on a developer's machine. */
+export const NOT_RUNNING_HINT = '(is `rpcctl serve` running?)';
+
+export async function clientFor(creds: Credentials, io?: CliIO, opts: GlobalOptions = {}): Promise<ApiClient> {
   checkBaseUrl(creds.baseUrl);
+  // Loaded here, not at the top: commands that only read local files (`profile list`) never need undici.
+  const { ApiClient } = await import('../client/api-client.js');
+  const callTimeoutMs = timeoutMsOf(opts);
+  const spinner = io ? new Spinner(io.stderr) : undefined;
   // Retries stay on (the client's default: 3, honouring Retry-After up to 30 s).
-  return new ApiClient({ baseUrl: creds.baseUrl, apiKey: creds.apiKey, secret: creds.secret, userAgent: `rpcctl/${VERSION}` });
+  return new ApiClient({
+    baseUrl: creds.baseUrl, apiKey: creds.apiKey, secret: creds.secret, userAgent: `rpcctl/${VERSION}`, callTimeoutMs,
+    timeoutMs: Math.min(callTimeoutMs, 30_000),
+    hooks: spinner && {
+      call: (method, path) => spinner.start(`${method} ${path}`),
+      retry: (r) => {
+        // Quick reconnects (under a second) are the spinner's business; a real wait gets a note.
+        if (r.reason === 'rate-limited') spinner.note(`rate limited, retrying in ${Math.ceil(r.waitMs / 1000)} s`);
+        else if (r.waitMs >= 1000) spinner.note(`cannot reach ${creds.baseUrl}: ${r.error}; retrying in ${Math.ceil(r.waitMs / 1000)} s`);
+      },
+    },
+  });
 }
 
 export function checkBaseUrl(value: string): string {
@@ -84,7 +118,7 @@ export interface ApiContext {
  */
 export async function withApi<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext) => Promise<T>): Promise<T> {
   const credentials = await resolveCredentials(io, opts);
-  const api = clientFor(credentials);
+  const api = await clientFor(credentials, io, opts);
   try {
     return await fn({ api, out: new Output(io, opts), credentials });
   } finally {

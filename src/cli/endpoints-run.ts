@@ -18,7 +18,7 @@ function renderEndpoint(out: Output, e: Endpoint): void {
   out.fields([
     ['id', e.id], ['uuid', e.uuid], ['name', e.name], ['status', status(out, e)],
     ['network', `${e.network_name} (${e.network_slug})`], ['environment', `${e.env_slug} (id ${e.network_environment_id})`],
-    ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', e.created_at],
+    ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', out.at(e.created_at)],
     ['node version', e.version ?? 'unknown'], ['block height', e.block_height ?? 'unknown'],
     ['allowed ips', e.allowed_ips.length ? e.allowed_ips.join(out.isTTY ? ', ' : ',') : 'any'],
   ]);
@@ -28,20 +28,20 @@ export const list: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, o
   const { endpoints } = await api.listEndpoints();
   if (out.json) return out.printJson(endpoints);
   out.table(endpoints, [
-    { header: 'ID', value: (e) => e.id },
-    { header: 'NAME', value: (e) => e.name },
+    { header: 'ID', value: (e) => e.id, keep: true },
+    { header: 'NAME', value: (e) => e.name, keep: true },
     { header: 'NETWORK', value: (e) => `${e.network_slug}-${e.env_slug}` },
     { header: 'STATUS', value: (e) => status(out, e) },
     { header: 'IPS', value: (e) => (e.allowed_ips.length ? e.allowed_ips.length : 'any') },
     { header: 'URL', value: (e) => e.url },
-  ]);
+  ], 'No endpoints yet. Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG (choices: rpcctl networks)');
 });
 
 export const get: CommandImpl = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
   renderEndpoint(out, await resolveEndpoint(api, ref!));
 });
 
-export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string }> = (io, opts) => {
+export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string; allowDuplicate?: boolean }> = (io, opts) => {
   const bySlug = opts.network !== undefined || opts.env !== undefined;
   if (bySlug === (opts.environmentId !== undefined)) throw usageError('give either --network and --env, or --environment-id');
   if (bySlug && (!opts.network || !opts.env)) throw usageError('--network and --env go together');
@@ -51,6 +51,13 @@ export const create: CommandImpl<{ name: string; network?: string; env?: string;
     const input: CreateEndpointInput = bySlug
       ? { name: opts.name, ...(await networkBySlug(api, opts.network!, opts.env!)) }
       : { name: opts.name, network_environment_id: envId };
+    // Names pick endpoints in every command (`rpc main ...`): a second "main" would make them ambiguous.
+    if (!opts.allowDuplicate) {
+      const same = (await api.listEndpoints()).endpoints.filter((e) => e.name === opts.name.trim());
+      if (same.length) {
+        throw usageError(`an endpoint named "${opts.name}" exists already (id ${same.map((e) => e.id).join(', ')}): choose another name, rename it (rpcctl endpoints rename ${same[0]!.id} NEW_NAME), or add --allow-duplicate`);
+      }
+    }
     const { endpoint } = await api.createEndpoint(input);
     if (out.json) return out.printJson(endpoint);
     out.print(endpoint.url);
@@ -66,6 +73,13 @@ async function networkBySlug(api: ApiClient, slug: string, env: string): Promise
   if (!network.environment_kinds.includes(env)) throw usageError(`network "${slug}" has no environment "${env}" (one of: ${network.environment_kinds.join(', ')})`);
   return { network_id: network.id, env_slug: env };
 }
+
+export const rename: CommandImpl = (io, opts, [ref, newName]) => withApi(io, opts, async ({ api, out }) => {
+  const current = await resolveEndpoint(api, ref!);
+  const { endpoint } = await api.renameEndpoint(current.id, newName!);
+  if (out.json) return out.printJson(endpoint);
+  out.note(`Endpoint ${endpoint.id} is now named "${endpoint.name}" (was "${current.name}").`);
+});
 
 const setStatus = (target: 'active' | 'paused'): CommandImpl => (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
   const { id } = await resolveEndpoint(api, ref!);
@@ -96,7 +110,7 @@ function checkIps(ips: string[]): string[] {
 }
 
 /** PATCH replaces the whole list, so add/remove read it first and send the result. */
-const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl => (io, opts, [ref, ...ips]) => {
+const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl<{ yes?: boolean }> => (io, opts, [ref, ...ips]) => {
   checkIps(ips);
   return withApi(io, opts, async ({ api, out }) => {
     const current = await resolveEndpoint(api, ref!);
@@ -104,7 +118,12 @@ const changeAllowlist = (change: (current: string[], ips: string[]) => string[],
       const absent = ips.filter((ip) => !current.allowed_ips.includes(ip));
       if (absent.length) out.note(`Not on the list of endpoint ${current.id}: ${absent.join(', ')}`);
     }
-    const { endpoint } = await api.setAllowedIps(current.id, change(current.allowed_ips, ips));
+    const next = change(current.allowed_ips, ips);
+    // An empty list means no restriction at all: emptying it by removal must be meant.
+    if (next.length === 0 && current.allowed_ips.length > 0) {
+      await confirmOrYes(io, opts, `That removes the last allowed IP: endpoint ${current.id} (${current.name}) will accept calls from any IP. Continue?`);
+    }
+    const { endpoint } = await api.setAllowedIps(current.id, next);
     renderAllowlist(out, endpoint);
   });
 };

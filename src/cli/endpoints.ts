@@ -15,7 +15,12 @@ export function registerEndpoints(program: Command, io: CliIO): void {
     .option('--network <slug>', 'network slug, with --env')
     .option('--env <slug>', 'environment slug, with --network')
     .option('--environment-id <n>', 'network environment id (instead of --network/--env)')
+    .option('--allow-duplicate', 'create it even if an endpoint already has this name (names then no longer pick one endpoint)')
+    .addHelpText('after', '\nExamples:\n  rpcctl endpoints create --name main --network eth --env mainnet\n  rpcctl endpoints create --name archive --environment-id 2')
     .action(act('create'));
+  endpoints.command('rename').description('give an endpoint another name').argument('<id>', 'id, uuid or name').argument('<new-name>')
+    .addHelpText('after', '\nExample:\n  rpcctl endpoints rename 7 main-eu')
+    .action(act('rename'));
   endpoints.command('pause').description('stop JSON-RPC traffic to an endpoint').argument('<id>', 'id, uuid or name').action(act('pause'));
   endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume'));
   endpoints.command('usage').description("one endpoint's requests and credits").argument('<id>', 'id, uuid or name')
@@ -25,6 +30,7 @@ export function registerEndpoints(program: Command, io: CliIO): void {
     .argument('<id>', 'id, uuid or name').action(act('allowlistShow'));
   allowlist.command('set').description('replace the whole list').argument('<id>').argument('<ip...>').action(act('allowlistSet'));
   allowlist.command('add').description('add addresses to the list').argument('<id>').argument('<ip...>').action(act('allowlistAdd'));
-  allowlist.command('remove').alias('rm').description('remove addresses from the list').argument('<id>').argument('<ip...>').action(act('allowlistRemove'));
+  allowlist.command('remove').alias('rm').description('remove addresses from the list (removing the last one asks: any IP may then call)').argument('<id>').argument('<ip...>')
+    .addOption(yesOption()).action(act('allowlistRemove'));
   allowlist.command('clear').description('remove the restriction: any IP may call').argument('<id>').addOption(yesOption()).action(act('allowlistClear'));
 }

@@ -2,7 +2,8 @@ import type { ApiClient } from '../client/api-client.js';
 import type { Account, Endpoint } from '../client/types.js';
 import type { CommandImpl } from './action.js';
 import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
-import { CliError } from './io.js';
+import { CliError, usageError } from './io.js';
+import type { InitLocalOptions } from './init-local-run.js';
 import { Output } from './output.js';
 import { checkProfileName, ProfileStore, type Profile } from './profiles.js';
 import { prompterFor, type Prompter } from './prompts.js';
@@ -22,7 +23,14 @@ const validator = (check: (value: string) => unknown) => (v: string): true | str
 const validUrl = validator(checkBaseUrl);
 const validName = validator(checkProfileName);
 
-export const init: CommandImpl = async (io, opts) => {
+export const init: CommandImpl<InitLocalOptions & { local?: boolean }> = async (io, opts) => {
+  if (opts.local) {
+    const { initLocal } = await import('./init-local-run.js');
+    return initLocal(io, opts);
+  }
+  for (const flag of ['plan', 'dataDir', 'config'] as const) {
+    if (opts[flag] !== undefined) throw usageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --local`);
+  }
   const ask = prompterFor(io, 'in scripts use: rpcctl profile add NAME --base-url URL --api-key KEY < secret-file');
   const out = new Output(io, opts);
   const store = await ProfileStore.open(io.env);
@@ -34,7 +42,7 @@ export const init: CommandImpl = async (io, opts) => {
   const apiKey = (await ask.input({ message: 'API key', default: existing?.api_key, validate: required })).trim();
   const secret = (await ask.password({ message: 'API secret', validate: required })).trim();
 
-  const api = clientFor({ baseUrl, apiKey, secret, profile: null });
+  const api = await clientFor({ baseUrl, apiKey, secret, profile: null }, io, opts);
   try {
     // A key that does not work is not saved: the error (exit 4 for 401/403) says why.
     const account = await api.account();

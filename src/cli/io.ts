@@ -33,3 +33,14 @@ export const usageError = (message: string) => new CliError(message, EXIT.usage)
 export function processIO(): CliIO {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }
+
+/**
+ * `--jq` runs asynchronously (WebAssembly); printing stays a plain call for commands, and the
+ * filtered text is written in order through this per-invocation queue, which `run` drains.
+ */
+export const pendingOutput = new WeakMap<CliIO, Promise<void>>();
+
+/** Waits for every `--jq` output of this invocation; rejects with the first jq error. */
+export function flushOutput(io: CliIO): Promise<void> {
+  return pendingOutput.get(io) ?? Promise.resolve();
+}

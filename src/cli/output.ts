@@ -1,15 +1,62 @@
 import { Chalk, type ChalkInstance } from 'chalk';
-import Table from 'cli-table3';
-import type { CliIO } from './io.js';
+import { stripVTControlCharacters } from 'node:util';
+import { createRequire } from 'node:module';
+import { localTime, relativeTime } from './format.js';
+import { CliError, EXIT, pendingOutput as pendingJq, type CliIO } from './io.js';
 
 export interface OutputOptions {
   json?: boolean;
   color?: boolean;
+  /** A jq filter for the JSON output (implies --json), as `gh --jq`. */
+  jq?: string;
+}
+
+/** cli-table3 (CommonJS) is loaded only when a table goes to a terminal: piped output never needs it. */
+const requireCjs = createRequire(import.meta.url);
+
+async function runJq(value: unknown, filter: string, compact: boolean): Promise<string> {
+  const { raw } = await import('jq-wasm');
+  try {
+    // Strings print bare (-r), as gh does: `--jq .url` gives a URL, not a quoted string.
+    return await raw(JSON.stringify(value), filter, compact ? ['-r', '-c'] : ['-r']);
+  } catch (err) {
+    const message = (err as Error).message.replace(/^jq: error(?: \(at [^)]*\))?: /, '').trim();
+    throw new CliError(`--jq: ${message}`, /compile error/.test(message) ? EXIT.usage : EXIT.error);
+  }
 }
 
 export interface Column<T> {
   header: string;
   value: (row: T) => string | number | boolean | null | undefined;
+  /** Never truncated to fit the terminal: ids and names, which people copy. */
+  keep?: boolean;
+}
+
+/** Spaces between table columns on a terminal. */
+const GAP = 2;
+/** A truncated column keeps at least this many characters (with the `…`). */
+const MIN_WIDTH = 6;
+
+/**
+ * Column widths that fit `columns`: the widest truncatable column gives way first, down to
+ * MIN_WIDTH (or its header); kept columns never shrink. Without a known width, natural widths.
+ */
+export function fitWidths(natural: number[], keep: boolean[], minimum: number[], columns: number | undefined): number[] {
+  const widths = [...natural];
+  if (!columns) return widths;
+  const available = columns - GAP * (widths.length - 1);
+  let total = widths.reduce((a, b) => a + b, 0);
+  while (total > available) {
+    let widest = -1;
+    for (let i = 0; i < widths.length; i++) {
+      if (keep[i] || widths[i]! <= minimum[i]!) continue;
+      if (widest === -1 || widths[i]! > widths[widest]!) widest = i;
+    }
+    if (widest === -1) break; // nothing left to give: wider than the terminal, as little as possible
+    widths[widest]!--;
+    total--;
+  }
+  return widths;
 }
 
 /**
@@ -21,10 +68,12 @@ export class Output {
   readonly json: boolean;
   readonly isTTY: boolean;
   readonly c: ChalkInstance;
+  readonly jq: string | undefined;
 
   constructor(io: CliIO, opts: OutputOptions = {}) {
     this.io = io;
-    this.json = opts.json ?? false;
+    this.jq = opts.jq;
+    this.json = (opts.json ?? false) || opts.jq !== undefined;
     this.isTTY = io.stdout.isTTY === true;
     const color = opts.color !== false && this.isTTY && !('NO_COLOR' in io.env && io.env.NO_COLOR !== '') && io.env.TERM !== 'dumb';
     this.c = new Chalk({ level: color ? 1 : 0 });
@@ -35,7 +84,25 @@ export class Output {
   }
 
   printJson(value: unknown): void {
+    if (this.jq !== undefined) return this.#jq(value, false);
     this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** One value as one line (JSON lines: `events`, `webhook listen`). */
+  printJsonLine(value: unknown): void {
+    if (this.jq !== undefined) return this.#jq(value, true);
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  #jq(value: unknown, compact: boolean): void {
+    const filter = this.jq!;
+    const done = (pendingJq.get(this.io) ?? Promise.resolve()).then(async () => {
+      const text = await runJq(value, filter, compact);
+      if (text !== '') this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    });
+    // Handled here so Node does not call it unhandled; `flushOutput` still rejects with it.
+    done.catch(() => {});
+    pendingJq.set(this.io, done);
   }
 
   /** Status lines for people go to stderr, so stdout stays parseable. */
@@ -43,19 +110,47 @@ export class Output {
     this.io.stderr.write(`${text}\n`);
   }
 
-  table<T>(rows: readonly T[], columns: Column<T>[]): void {
+  /**
+   * Rows as a table fitted to the terminal (long cells cut with `…`, widest column first, `keep`
+   * columns whole); piped, tab-separated and whole. `empty` says what to do when there are no
+   * rows (on stderr, so stdout stays empty for scripts).
+   */
+  table<T>(rows: readonly T[], columns: Column<T>[], empty?: string): void {
     const cells = rows.map((r) => columns.map((col) => format(col.value(r))));
+    if (rows.length === 0) {
+      if (this.isTTY && !empty) this.print(this.c.dim('(none)'));
+      if (empty) this.note(empty);
+      return;
+    }
     if (!this.isTTY) {
       for (const line of cells) this.print(line.map((v) => v.replace(/[\t\n]/g, ' ')).join('\t'));
       return;
     }
+    const natural = columns.map((col, i) => Math.max(col.header.length, ...cells.map((line) => visibleLength(line[i]!))));
+    const minimum = columns.map((col, i) => Math.min(natural[i]!, Math.max(MIN_WIDTH, col.header.length)));
+    const widths = fitWidths(natural, columns.map((col) => col.keep === true), minimum, this.io.stdout.columns);
+    const Table = requireCjs('cli-table3') as typeof import('cli-table3');
     const table = new Table({
       head: columns.map((col) => this.c.bold(col.header)),
-      style: { head: [], border: [] },
-      chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ' },
+      colWidths: widths,
+      truncate: '…',
+      style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+      chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP) },
     });
     for (const line of cells) table.push(line);
-    this.print(rows.length ? table.toString().split('\n').map((l) => l.trimEnd()).join('\n') : this.c.dim('(none)'));
+    this.print(table.toString().split('\n').map((l) => l.trimEnd()).join('\n'));
+  }
+
+  /** A time in a table: relative on a terminal (`3m ago`), the API's ISO-8601 UTC when piped. */
+  when(iso: string | null | undefined): string {
+    if (!iso) return '';
+    return this.isTTY ? relativeTime(iso) : iso;
+  }
+
+  /** A time in a detail view: local time on a terminal, ISO-8601 UTC when piped. */
+  at(iso: string | null | undefined): string {
+    if (!iso) return '';
+    return this.isTTY ? localTime(iso) : iso;
   }
 
   /** Label/value pairs for one object. */
@@ -65,6 +160,10 @@ export class Output {
       this.print(this.isTTY ? `${this.c.bold(k.padEnd(width))}  ${format(v)}` : `${k}\t${format(v)}`);
     }
   }
+}
+
+function visibleLength(text: string): number {
+  return [...stripVTControlCharacters(text)].length;
 }
 
 function format(v: string | number | boolean | null | undefined): string {

@@ -1,6 +1,6 @@
 import type { CommandImpl } from './action.js';
 import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
-import { CliError } from './io.js';
+import { CliError, usageError } from './io.js';
 import { Output } from './output.js';
 import { checkProfileName, ProfileStore, secretHint, type Profile } from './profiles.js';
 import { confirmOrYes, readSecret } from './prompts.js';
@@ -17,7 +17,7 @@ export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, 
   const profile: Profile = { base_url: baseUrl, api_key: opts.apiKey, secret };
   const out = new Output(io, opts);
   if (opts.verify) {
-    const api = clientFor({ baseUrl, apiKey: opts.apiKey, secret, profile: name });
+    const api = await clientFor({ baseUrl, apiKey: opts.apiKey, secret, profile: name }, io, opts);
     try {
       const me = await api.account();
       out.note(`Verified: account ${me.user_id}${me.plan ? ` on the ${me.plan.name} plan` : ''}.`);
@@ -39,12 +39,11 @@ export const list: CommandImpl = async (io, opts) => {
   if (out.json) return out.printJson(rows);
   out.table(rows, [
     { header: '', value: (r) => (r.selected ? '*' : '') },
-    { header: 'NAME', value: (r) => r.name },
+    { header: 'NAME', value: (r) => r.name, keep: true },
     { header: 'BASE URL', value: (r) => r.base_url },
     { header: 'API KEY', value: (r) => r.api_key },
     { header: 'SECRET', value: (r) => r.secret },
-  ]);
-  if (rows.length === 0) out.note('No profiles yet: rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
+  ], 'No profiles yet: rpcctl init --local (a service on this machine), rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
 };
 
 export const use: CommandImpl = async (io, opts, [name]) => {
@@ -63,4 +62,24 @@ export const remove: CommandImpl<{ yes?: boolean }> = async (io, opts, [name]) =
   const out = new Output(io, opts);
   if (out.json) return out.printJson({ name, removed: true });
   out.note(`Removed profile "${name}".`);
+};
+
+/** What `profile set` may change. The key and secret go together: `profile add` replaces both. */
+const SETTABLE = { base_url: checkBaseUrl, gateway_url: checkBaseUrl } as const;
+
+export const set: CommandImpl = async (io, opts, [key, value]) => {
+  const setting = key!.replace(/-/g, '_');
+  if (!Object.hasOwn(SETTABLE, setting)) {
+    throw usageError(`unknown setting "${key}" (one of: ${Object.keys(SETTABLE).join(', ')}; a new key and secret: rpcctl profile add NAME --api-key KEY)`);
+  }
+  const store = await ProfileStore.open(io.env);
+  const name = opts.profile ?? store.selected();
+  if (!name) throw new CliError('no profile selected: give --profile NAME (see: rpcctl profile list)');
+  const current = store.get(name);
+  if (!current) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+  const profile: Profile = { ...current, [setting]: SETTABLE[setting as keyof typeof SETTABLE](value!) };
+  store.save(name, profile);
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson(presentProfile(name, profile, store.selected()));
+  out.note(`Profile "${name}": ${setting} is now ${value}.`);
 };

@@ -1,7 +1,6 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import type Conf from 'conf';
+import { dirname, join } from 'node:path';
 import { CliError, usageError } from './io.js';
 
 /** One set of credentials. The secret leaves this file only to sign requests. */
@@ -9,6 +8,13 @@ export interface Profile {
   base_url: string;
   api_key: string;
   secret: string;
+  /**
+   * The account's webhook signing secret, saved by `init --local` (which reads it from the
+   * store); `webhook listen` verifies with it. The Public API never hands it out.
+   */
+  webhook_secret?: string;
+  /** The gateway's base URL, so `rpc UUID` needs no Public API call (saved by `init --local`). */
+  gateway_url?: string;
 }
 
 interface ProfileFile {
@@ -36,70 +42,91 @@ export function checkProfileName(name: string): string {
   return name;
 }
 
-/** Profiles in `config.json` of the config dir, file mode 0600 (it holds secrets). */
+/**
+ * Profiles in `config.json` of the config dir, file mode 0600 (it holds secrets). A plain JSON
+ * file written atomically (temp file, then rename): read on every command, so it must load
+ * fast, and a crash mid-write must not leave half a file.
+ */
 export class ProfileStore {
   readonly path: string;
-  readonly #conf: Conf<ProfileFile>;
+  #data: ProfileFile;
 
-  private constructor(conf: Conf<ProfileFile>) {
-    this.#conf = conf;
-    this.path = conf.path;
+  private constructor(path: string, data: ProfileFile) {
+    this.path = path;
+    this.#data = data;
   }
 
   static async open(env: NodeJS.ProcessEnv): Promise<ProfileStore> {
     const dir = configDir(env);
-    const { default: ConfClass } = await import('conf');
+    const path = join(dir, 'config.json');
+    let text: string | undefined;
     try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      return new ProfileStore(new ConfClass<ProfileFile>({
-        cwd: dir, configName: 'config', projectSuffix: '', configFileMode: 0o600, accessPropertiesByDotNotation: false,
-      }));
+      text = readFileSync(path, 'utf8');
     } catch (err) {
-      throw new CliError(`cannot read the profiles in ${dir}: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError(`cannot read the profiles in ${path}: ${(err as Error).message}`);
     }
+    let data: ProfileFile = {};
+    if (text !== undefined && text.trim() !== '') {
+      try {
+        data = JSON.parse(text) as ProfileFile;
+      } catch (err) {
+        throw new CliError(`${path} is not valid JSON (${(err as Error).message}); fix or remove it`);
+      }
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new CliError(`${path} must hold a JSON object`);
+    }
+    return new ProfileStore(path, data);
   }
 
   list(): Array<[string, Profile]> {
-    return Object.entries(this.#conf.get('profiles') ?? {}).sort(([a], [b]) => a.localeCompare(b));
+    return Object.entries(this.#data.profiles ?? {}).sort(([a], [b]) => a.localeCompare(b));
   }
 
   get(name: string): Profile | undefined {
-    const profiles = this.#conf.get('profiles') ?? {};
+    const profiles = this.#data.profiles ?? {};
     // A name like `toString` must not find Object.prototype's.
     return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   }
 
   /** The profile chosen with `profile use`; else the one named `default`, if any. */
   selected(): string | undefined {
-    const current = this.#conf.get('current');
+    const current = this.#data.current;
     if (current && this.get(current)) return current;
     return this.get('default') ? 'default' : undefined;
   }
 
   save(name: string, profile: Profile): void {
-    this.#conf.set('profiles', { ...this.#conf.get('profiles'), [name]: profile });
-    if (!this.selected()) this.#conf.set('current', name);
-    this.#lockDown();
+    this.#data = { ...this.#data, profiles: { ...this.#data.profiles, [name]: profile } };
+    if (!this.selected()) this.#data.current = name;
+    this.#write();
   }
 
   use(name: string): void {
     if (!this.get(name)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
-    this.#conf.set('current', name);
-    this.#lockDown();
+    this.#data = { ...this.#data, current: name };
+    this.#write();
   }
 
   remove(name: string): boolean {
-    const profiles = { ...this.#conf.get('profiles') };
+    const profiles = { ...this.#data.profiles };
     if (!Object.hasOwn(profiles, name)) return false;
     delete profiles[name];
-    this.#conf.set('profiles', profiles);
-    if (this.#conf.get('current') === name) this.#conf.delete('current');
-    this.#lockDown();
+    this.#data = { ...this.#data, profiles };
+    if (this.#data.current === name) delete this.#data.current;
+    this.#write();
     return true;
   }
 
-  /** conf creates the file 0600; a file the user made by hand is tightened on the next write. */
-  #lockDown(): void {
-    if (process.platform !== 'win32') chmodSync(this.path, 0o600);
+  #write(): void {
+    const dir = dirname(this.path);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const temp = `${this.path}.${process.pid}.tmp`;
+      writeFileSync(temp, `${JSON.stringify(this.#data, null, '\t')}\n`, { mode: 0o600 });
+      // A file the user made by hand is tightened too: it holds secrets.
+      if (process.platform !== 'win32') chmodSync(temp, 0o600);
+      renameSync(temp, this.path);
+    } catch (err) {
+      throw new CliError(`cannot save the profiles in ${this.path}: ${(err as Error).message}`);
+    }
   }
 }

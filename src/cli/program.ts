@@ -1,10 +1,12 @@
-import { Command, CommanderError, Option } from 'commander';
-import { CliError, EXIT, type CliIO } from './io.js';
+import { Command, CommanderError, Help, Option } from 'commander';
+import { EXAMPLES } from './examples.js';
+import { CliError, EXIT, flushOutput, type CliIO } from './io.js';
 import { VERSION } from './version.js';
 import { registerServe } from './serve.js';
 import { registerAdmin } from './admin.js';
 import { registerInit } from './init.js';
 import { registerProfile } from './profile.js';
+import { registerAuth } from './auth.js';
 import { registerAccount } from './account.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerRpc } from './rpc.js';
@@ -24,6 +26,10 @@ export interface GlobalOptions {
   profile?: string;
   /** Public API base URL for this run. */
   baseUrl?: string;
+  /** jq filter for the JSON output; implies --json. */
+  jq?: string;
+  /** Seconds one Public API call may take, retries included. */
+  timeout?: string;
 }
 
 /**
@@ -31,7 +37,7 @@ export interface GlobalOptions {
  * (`register*`, no heavy imports) and its implementation file (loaded by the action).
  */
 const GROUPS: Array<(program: Command, io: CliIO) => void> = [
-  registerInit, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerPayments, registerRpc, registerApi,
+  registerInit, registerAuth, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerPayments, registerRpc, registerApi,
   registerServe, registerAdmin, registerCompletion,
 ];
 
@@ -44,18 +50,33 @@ export function buildProgram(io: CliIO): Command {
     .description('Managed JSON-RPC nodes: the service and the command line that drives it')
     .version(VERSION, '-v, --version')
     .addOption(new Option('--json', 'print API objects as JSON (for scripts)'))
+    .addOption(new Option('-q, --jq <expression>', 'filter the JSON output with a jq expression (implies --json)'))
     .addOption(new Option('--no-color', 'disable colour (also: NO_COLOR)'))
     .addOption(new Option('-p, --profile <name>', 'use this saved profile (default: the one chosen with `profile use`)'))
     .addOption(new Option('--base-url <url>', 'Public API base URL (default: from the profile, or $PUBLIC_API_BASE)'))
+    .addOption(new Option('--timeout <seconds>', 'give up on a Public API call after this long, retries included (default: 60)'))
     .showSuggestionAfterError()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
     .exitOverride();
-  program.configureHelp({ sortSubcommands: false });
+  program.configureHelp({
+    sortSubcommands: false,
+    // Like gh: a subcommand's help also lists the flags every command takes.
+    showGlobalOptions: true,
+    optionDescription(option) {
+      const text = Help.prototype.optionDescription.call(this, option);
+      return option.mandatory ? `${text} (required)` : text;
+    },
+  });
 
   for (const register of GROUPS) register(program, io);
+  program.commands.forEach(function addExamples(cmd: Command, _i: number, _all: readonly Command[], path = cmd.name()) {
+    const examples = EXAMPLES[path];
+    if (examples) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}`);
+    cmd.commands.forEach((sub, i, all) => addExamples(sub, i, all, `${path} ${sub.name()}`));
+  });
   return program;
 }
 
@@ -68,8 +89,11 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   });
   try {
     await program.parseAsync(argv, { from: 'user' });
+    await flushOutput(io);
     return EXIT.ok;
   } catch (err) {
+    // What a command printed before it failed still reaches stdout, filtered.
+    await flushOutput(io).catch(() => {});
     return exitCodeFor(err, io);
   }
 }
@@ -81,7 +105,8 @@ function exitCodeFor(err: unknown, io: CliIO): number {
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (err instanceof CliError) {
-    io.stderr.write(`error: ${err.message}\n`);
+    // An empty message: the command already said everything; only the exit code is left.
+    if (err.message !== '') io.stderr.write(`error: ${err.message}\n`);
     return err.exitCode;
   }
   const e = err as { name?: string; code?: string; message?: string; status?: number };
@@ -89,7 +114,15 @@ function exitCodeFor(err: unknown, io: CliIO): number {
     io.stderr.write(`error: ${e.message}\n`);
     return e.status === 401 || e.status === 403 ? EXIT.auth : EXIT.error;
   }
-  if (e?.name === 'ConfigError' || e?.name === 'NetworkError') {
+  if (e?.name === 'NetworkError') {
+    io.stderr.write(`error: ${e.message} (is \`rpcctl serve\` running?)\n`); // NOT_RUNNING_HINT, without loading context.js
+    return EXIT.error;
+  }
+  if (e?.name === 'TimeoutError') {
+    io.stderr.write(`error: ${e.message} (wait longer with --timeout SECONDS)\n`);
+    return EXIT.error;
+  }
+  if (e?.name === 'ConfigError') {
     io.stderr.write(`error: ${e.message}\n`);
     return EXIT.error;
   }

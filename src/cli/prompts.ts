@@ -55,7 +55,14 @@ export async function confirmOrYes(io: CliIO, opts: { yes?: boolean }, message: 
  * first question. Each prompt gets a proxy that forwards writes and keeps the real one open.
  */
 function promptOutput(io: CliIO): Writable {
-  const proxy = new Writable({ write: (chunk, encoding, cb) => void io.stdout.write(chunk, encoding, cb) });
+  // The callback is not waited for: a prompt's last line ("\n" when it closes) must be on the
+  // terminal before the command's next line, which is written right after the answer.
+  const proxy = new Writable({
+    write: (chunk, encoding, cb) => {
+      io.stdout.write(chunk, encoding);
+      cb();
+    },
+  });
   return Object.assign(proxy, { isTTY: io.stdout.isTTY, columns: io.stdout.columns, rows: (io.stdout as { rows?: number }).rows });
 }
 

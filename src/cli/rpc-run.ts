@@ -1,9 +1,11 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { CommandImpl } from './action.js';
-import { withApi } from './context.js';
+import { envValue, withApi } from './context.js';
+import { ProfileStore } from './profiles.js';
+import type { GlobalOptions } from './program.js';
 import { resolveEndpoint } from './endpoint-ref.js';
-import { CliError, EXIT, usageError } from './io.js';
+import { CliError, EXIT, usageError, type CliIO } from './io.js';
 import { Output } from './output.js';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -41,13 +43,36 @@ interface JsonRpcResponse {
   error?: { code?: number; message?: string; data?: unknown };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Where the call goes. A URL and (with a known gateway) a uuid need no lookup, so they cost no
+ * Public API call and work with gateway access alone; ids and names are resolved through the API.
+ */
+async function endpointUrl(io: CliIO, opts: GlobalOptions, ref: string): Promise<string> {
+  if (/^https?:\/\//i.test(ref)) {
+    try {
+      return new URL(ref).href;
+    } catch {
+      throw usageError(`"${ref}" is not a URL`);
+    }
+  }
+  if (UUID.test(ref)) {
+    const profiles = await ProfileStore.open(io.env);
+    const name = opts.profile ?? profiles.selected();
+    const gateway = envValue(io.env, 'RPCCTL_GATEWAY_URL') ?? (name ? profiles.get(name)?.gateway_url : undefined);
+    if (gateway) return `${gateway.replace(/\/+$/, '')}/${ref.toLowerCase()}`;
+  }
+  return (await withApi(io, opts, ({ api }) => resolveEndpoint(api, ref))).url;
+}
+
 /**
  * Not retried: a JSON-RPC POST may not be idempotent (eth_sendRawTransaction), and the
  * gateway's 429 means "this second is full" — the caller decides whether to try again.
  */
 export const rpc: CommandImpl = async (io, opts, [ref, method, paramsText]) => {
   const params = parseParams(paramsText);
-  const endpoint = await withApi(io, opts, ({ api }) => resolveEndpoint(api, ref!));
+  const endpoint = { url: await endpointUrl(io, opts, ref!) };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const dispatcher = new Agent({ connect: { lookup: loopbackLookup as never } });
   let status: number;

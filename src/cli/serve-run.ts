@@ -1,10 +1,21 @@
-import { startService } from '../serve/service.js';
+import { AddressInUseError, startService } from '../serve/service.js';
 import { listAccounts } from '../store/index.js';
 import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
-import { usageError, type CliIO } from './io.js';
+import { CliError, usageError, type CliIO } from './io.js';
+import type { ServeOptions } from './serve.js';
+
+function portOption(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw usageError(`${flag} must be a port number 0-65535, got "${value}"`);
+  return n;
+}
 
 /** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
-export async function runServe(io: CliIO, opts: { config?: string; dataDir?: string; database?: string; redis?: string; logFormat?: string; logLevel?: string }): Promise<void> {
+export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
+  const overrides = {
+    host: opts.host, apiPort: portOption('--port', opts.port), gatewayPort: portOption('--gateway-port', opts.gatewayPort), dev: opts.dev,
+  };
   let logger: Logger;
   try {
     const isTTY = io.stderr.isTTY === true;
@@ -18,10 +29,18 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
     throw usageError((err as Error).message);
   }
   const log = lineLogger(logger.child({ component: 'serve' }));
-  const service = await startService({ configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger });
+  const service = await startService({
+    configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger, overrides,
+  }).catch((err: unknown) => {
+    if (err instanceof AddressInUseError) {
+      const flag = err.part === 'api' ? '--port' : '--gateway-port';
+      throw new CliError(`port ${err.port} (${err.part === 'api' ? 'Public API' : 'gateway'}) on ${err.host} is already in use: stop what holds it, or choose another with ${flag} N`);
+    }
+    throw err;
+  });
   const g = service.config.gateway;
   const lines = [
-    'rpcctl serve is ready',
+    `rpcctl serve is ready${opts.dev ? ' (development mode)' : ''}`,
     `  api       ${service.apiUrl}`,
     `  gateway   ${service.gatewayUrl}`,
     ...(service.store.kind === 'postgres'
@@ -29,14 +48,20 @@ export async function runServe(io: CliIO, opts: { config?: string; dataDir?: str
       : [`  data dir  ${service.dataDir}`]),
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];
+  if (opts.dev) lines.push('  webhooks may go to loopback and private addresses: do not expose this service');
   if ((await listAccounts(service.store)).length === 0) {
-    const dd = opts.dataDir ? ` --data-dir ${opts.dataDir}` : '';
-    const cf = opts.config ? ` --config ${opts.config}` : '';
+    const where = [
+      opts.dataDir ? ` --data-dir ${opts.dataDir}` : '',
+      opts.config ? ` --config ${opts.config}` : '',
+    ].join('');
+    const base = service.apiUrl === 'http://127.0.0.1:8080' ? '' : ` --base-url ${service.apiUrl}`;
     lines.push(
       '',
-      'No accounts yet. Create one and an API key for it (the secret is shown once):',
-      `  rpcctl admin accounts create --plan free${dd}${cf}`,
-      `  rpcctl admin keys create --account 1${dd}${cf}`,
+      'No accounts yet. To try everything on this machine (an account, a key and a saved profile in one step):',
+      `  rpcctl init --local${where}${base}`,
+      'Or, as an operator, create an account and an API key for it (the secret is shown once):',
+      `  rpcctl admin accounts create --plan free${where}`,
+      `  rpcctl admin keys create --account 1${where}`,
     );
   }
   // Handlers first, then the banner: whoever reads "ready" may signal at once, and a signal

@@ -1,5 +1,5 @@
 import { AddressWatchClient, type WatchEvent, type WatchEventType } from '../client/address-watch.js';
-import { AbortedError } from '../client/errors.js';
+import { AbortedError, ApiError, NetworkError, TimeoutError } from '../client/errors.js';
 import type { CommandImpl } from './action.js';
 import { withApi, type ApiContext } from './context.js';
 import { interruptOf, sleep } from './interrupt.js';
@@ -37,11 +37,11 @@ export const list: CommandImpl<{ network?: string; address?: string }> = (io, op
   for await (const w of watch.all({ network_slug: opts.network, address: opts.address })) rows.push(w);
   if (out.json) return out.printJson(rows);
   out.table(rows, [
-    { header: 'WATCH ID', value: (w) => w.watch_id },
+    { header: 'WATCH ID', value: (w) => w.watch_id, keep: true },
     { header: 'NETWORK', value: (w) => w.network_slug },
-    { header: 'ADDRESS', value: (w) => w.address },
-    { header: 'CREATED', value: (w) => w.created_at },
-  ]);
+    { header: 'ADDRESS', value: (w) => w.address, keep: true },
+    { header: 'CREATED', value: (w) => out.when(w.created_at) },
+  ], 'No watched addresses. Add one: rpcctl watch add --network eth ADDRESS');
 });
 
 export const remove: CommandImpl<{ yes?: boolean }> = (io, opts, [watchId]) => withWatch(io, opts, async ({ watch, out }) => {
@@ -80,7 +80,7 @@ export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; netw
   if (opts.after !== undefined && !/^\d{1,16}$/.test(opts.after)) throw usageError(`--after must be an event id, got "${opts.after}"`);
   const intervalMs = Number(opts.interval) * 1000;
   if (!Number.isFinite(intervalMs) || intervalMs < 100) throw usageError(`--interval must be at least 0.1 seconds, got "${opts.interval}"`);
-  return withWatch(io, opts, async ({ watch, out }) => {
+  return withWatch(io, opts, async ({ api, watch, out }) => {
     const filter = { type: opts.type, network: opts.network };
     const page = (after: string | undefined, max: number) => watch.events({ ...filter, after, limit: Math.min(max, MAX_PAGE) });
     let after = opts.after;
@@ -104,13 +104,38 @@ export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; netw
 
     const interrupt = interruptOf(io);
     const signal = interrupt.signal;
+    // Like `tail -F`: a service that goes away (a restart, a deploy) is waited for, with a
+    // note, and the feed goes on from the same cursor, so no event is skipped or repeated.
+    let lost: { since: number; attempt: number } | undefined;
+    const call = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        const result = await fn();
+        if (lost) out.note(`reconnected to ${api.baseUrl} after ${Math.round((Date.now() - lost.since) / 1000)} s`);
+        lost = undefined;
+        return result;
+      } catch (err) {
+        if (!(err instanceof NetworkError || (err instanceof ApiError && err.status >= 500) || err instanceof TimeoutError)) throw err;
+        lost ??= { since: Date.now(), attempt: 0 };
+        const waitMs = Math.min(30_000, 1000 * 2 ** lost.attempt++);
+        out.note(`${err.message}; reconnecting in ${Math.round(waitMs / 1000)} s (Ctrl-C to stop)`);
+        await sleep(waitMs, signal);
+        return undefined;
+      }
+    };
     try {
-      // Like `tail -f`: without --after only what arrives from now on; the feed says where that is.
-      if (after === undefined) after = (await watch.events({ after: 'latest' }, { signal })).next_after ?? undefined;
-      out.note(`Waiting for events${after ? ` after ${after}` : ''}… (Ctrl-C to stop)`);
+      // Without --after only what arrives from now on; the feed says where that is.
+      while (after === undefined && !signal.aborted) {
+        const r = await call(() => watch.events({ after: 'latest' }, { signal }));
+        if (r) {
+          after = r.next_after ?? '0';
+          break;
+        }
+      }
+      out.note(`Waiting for events${after && after !== '0' ? ` after ${after}` : ''}… (Ctrl-C to stop)`);
       while (!signal.aborted && printed < limit) {
         const want = Math.min(limit - printed, MAX_PAGE);
-        const r = await watch.events({ ...filter, after, limit: want }, { signal });
+        const r = await call(() => watch.events({ ...filter, after, limit: want }, { signal }));
+        if (!r) continue;
         show(r.events);
         after = r.next_after ?? after;
         // A full page means more may be waiting: fetch again at once.

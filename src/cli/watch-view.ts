@@ -1,4 +1,6 @@
 import type { WatchEvent, WebhookEventFilters, WebhookSettings } from '../client/address-watch.js';
+import { stripVTControlCharacters } from 'node:util';
+import { formatAmount, logTime, shortHex } from './format.js';
 import type { Output } from './output.js';
 
 /** The columns of a piped event line, in order (documented in docs/cli.md). */
@@ -15,7 +17,7 @@ export interface EventContext {
  * terminal. One line each so `events --follow` and `webhook listen` can be piped to grep/jq.
  */
 export function printEvent(out: Output, e: WatchEvent, ctx: EventContext = {}): void {
-  if (out.json) return out.print(JSON.stringify(e));
+  if (out.json) return out.printJsonLine(e);
   if (!out.isTTY) {
     const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
     return out.print(TSV_FIELDS.map((f) => cell(e[f])).join('\t'));
@@ -23,15 +25,25 @@ export function printEvent(out: Output, e: WatchEvent, ctx: EventContext = {}): 
   out.print(readableEvent(out, e, ctx));
 }
 
+/**
+ * A terminal line: local time, amounts in units with the raw value in brackets, and when the
+ * line would not fit the terminal, addresses and hashes cut in the middle and the raw value
+ * left to `--json` and piped output.
+ */
 function readableEvent(out: Output, e: WatchEvent, ctx: EventContext): string {
   const { c } = out;
-  const when = c.dim(e.created_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
+  const columns = out.io.stdout.columns;
   const type = e.type === 'payment' ? c.green(e.type.padEnd(7)) : e.type === 'payout' ? c.yellow(e.type.padEnd(7)) : c.bold(e.type.padEnd(7));
-  const what = e.type === 'block'
-    ? `${e.tx_count ?? 0} transaction${e.tx_count === 1 ? '' : 's'}  hash ${e.block_hash}`
-    : `${e.address ?? ''} ${e.direction ?? ''}  ${e.amount ?? '?'} ${e.token ?? '(native)'}  tx ${e.tx_hash ?? ''}`;
-  const via = ctx.webhookId ? c.dim(`  ${ctx.webhookId}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
-  return `${c.bold(e.id)}  ${when}  ${type}  ${e.network}  #${e.block_height}  ${what}${e.test ? c.dim('  [test]') : ''}${via}`;
+  const line = (short: boolean) => {
+    const hex = (v: string | undefined | null) => (v ? (short ? shortHex(v) : v) : '');
+    const what = e.type === 'block'
+      ? `${e.tx_count ?? 0} transaction${e.tx_count === 1 ? '' : 's'}  hash ${hex(e.block_hash)}`
+      : `${e.direction ?? ''} ${hex(e.address)}  ${formatAmount(e, !short)}  tx ${hex(e.tx_hash)}`;
+    const via = ctx.webhookId ? c.dim(`  ${ctx.webhookId}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
+    return `${c.bold(e.id)}  ${c.dim(logTime(e.created_at))}  ${type}  ${e.network}  #${e.block_height}  ${what}${e.test ? c.dim('  [test]') : ''}${via}`;
+  };
+  const full = line(false);
+  return columns && stripVTControlCharacters(full).length > columns ? line(true) : full;
 }
 
 function filterText(on: boolean, networks: string[]): string {

@@ -2,9 +2,10 @@ import type { DeliveryStatus, WatchEvent, WatchEventType, WebhookEventFilters } 
 import type { CommandImpl } from './action.js';
 import { envValue } from './context.js';
 import { aborted, interruptOf } from './interrupt.js';
-import { CliError, usageError } from './io.js';
+import { CliError, usageError, type CliIO } from './io.js';
+import type { GlobalOptions } from './program.js';
 import { Output } from './output.js';
-import { secretHint } from './profiles.js';
+import { ProfileStore, secretHint } from './profiles.js';
 import { readSecret } from './prompts.js';
 import { positiveInt, withWatch } from './watch-run.js';
 import { printEvent, renderWebhook } from './watch-view.js';
@@ -71,16 +72,16 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
     if (out.json) return out.printJson(r.deliveries);
     const statusText = (s: string) => (s === 'delivered' ? out.c.green(s) : s === 'pending' ? out.c.yellow(s) : out.c.red(s));
     out.table(r.deliveries, [
-      { header: 'DELIVERY', value: (d) => d.delivery_id },
-      { header: 'WEBHOOK ID', value: (d) => d.webhook_id },
+      { header: 'DELIVERY', value: (d) => d.delivery_id, keep: true },
+      { header: 'WEBHOOK ID', value: (d) => d.webhook_id, keep: true },
       { header: 'TYPE', value: (d) => d.type },
       { header: 'NETWORK', value: (d) => d.network },
       { header: 'STATUS', value: (d) => statusText(d.status) },
       { header: 'ATTEMPTS', value: (d) => d.attempt_count },
       { header: 'LAST', value: (d) => d.last_status_code ?? d.last_error ?? '' },
-      { header: 'NEXT RETRY', value: (d) => d.next_retry_at ?? '' },
-      { header: 'CREATED', value: (d) => d.created_at },
-    ]);
+      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at) },
+      { header: 'CREATED', value: (d) => out.when(d.created_at) },
+    ], 'No deliveries yet. Send a sample: rpcctl webhook test --type payment --network NETWORK');
     if (r.next_before && r.deliveries.length === limit) out.note(`Older: rpcctl webhook deliveries --before ${r.next_before}`);
   });
 };
@@ -98,23 +99,32 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
   const port = Number(opts.port);
   if (!/^\d+$/.test(opts.port) || port > 65535) throw usageError(`--port must be 0-65535, got "${opts.port}"`);
   if (opts.forwardTo !== undefined) checkHttpUrl('--forward-to', opts.forwardTo);
-  const secret = envValue(io.env, 'RPCCTL_WEBHOOK_SECRET')
-    ?? await readSecret(io, 'Webhook secret', 'no webhook secret: set RPCCTL_WEBHOOK_SECRET or pipe it in (see: rpcctl admin webhook-secret)');
+  const { secret, source } = await webhookSecret(io, opts);
   const out = new Output(io, opts);
   const { startWebhookReceiver } = await import('../webhooks/listen.js');
   const interrupt = interruptOf(io);
+  let explained = false;
   try {
     const receiver = await startWebhookReceiver({
       secret, host: opts.host, port, forwardTo: opts.forwardTo,
       onEvent: (r) => printEvent(out, r.event as unknown as WatchEvent, { webhookId: r.webhookId, attempt: r.attempt }),
-      onRejected: (reason, headers) => out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${headers['x-webhook-id']})` : ''}: ${reason}`),
+      onRejected: (reason, headers) => {
+        out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${headers['x-webhook-id']})` : ''}: ${reason}`);
+        // A wrong secret fails every delivery the same way: say once where the right one comes from.
+        if (reason === 'signature mismatch' && !explained) {
+          explained = true;
+          out.note(`  The secret in use (${secretHint(secret)}, ${source}) is not the one this account's deliveries are signed with.\n`
+            + '  Get it with: rpcctl admin webhook-secret --account USER_ID (on the service\'s machine), then\n'
+            + '  RPCCTL_WEBHOOK_SECRET=... rpcctl webhook listen; or, for a local service, rpcctl init --local saves it in the profile.');
+        }
+      },
       onForwarded: (f) => out.note(f.error
-        ? `forward of ${f.webhookId ?? 'a delivery'} to ${f.url} failed: ${f.error}`
+        ? `forward of ${f.webhookId ?? 'a delivery'} to ${f.url} failed: ${f.error}${f.retryInMs ? `; retrying in ${f.retryInMs / 1000} s` : ''}`
         : `forwarded ${f.webhookId ?? 'a delivery'} to ${f.url}: ${f.status} (${f.durationMs} ms)`),
     }).catch((err: NodeJS.ErrnoException) => {
       throw new CliError(err.code === 'EADDRINUSE' ? `port ${port} is in use (try --port 0 for a free one)` : `cannot listen on ${opts.host}:${port}: ${err.message}`);
     });
-    out.note(`Listening on ${receiver.url} (secret ${secretHint(secret)})${opts.forwardTo ? `, forwarding to ${opts.forwardTo}` : ''}. Ctrl-C to stop.`);
+    out.note(`Listening on ${receiver.url} (secret ${secretHint(secret)}, ${source})${opts.forwardTo ? `, forwarding to ${opts.forwardTo}` : ''}. Ctrl-C to stop.`);
     out.note(`Point the webhook here: rpcctl webhook set --url ${receiver.url}`);
     await aborted(interrupt.signal);
     await receiver.close();
@@ -123,6 +133,22 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
     interrupt.dispose();
   }
 };
+
+/**
+ * The webhook signing secret: $RPCCTL_WEBHOOK_SECRET, else the profile's (saved by
+ * `init --local`), else stdin. `source` names where it came from, for the mismatch hint.
+ */
+async function webhookSecret(io: CliIO, opts: GlobalOptions): Promise<{ secret: string; source: string }> {
+  const fromEnv = envValue(io.env, 'RPCCTL_WEBHOOK_SECRET');
+  if (fromEnv) return { secret: fromEnv, source: 'from $RPCCTL_WEBHOOK_SECRET' };
+  const profiles = await ProfileStore.open(io.env);
+  const name = opts.profile ?? profiles.selected();
+  const saved = name ? profiles.get(name)?.webhook_secret : undefined;
+  if (saved) return { secret: saved, source: `from profile "${name}"` };
+  const secret = await readSecret(io, 'Webhook secret',
+    'no webhook secret: set RPCCTL_WEBHOOK_SECRET or pipe it in; get it with rpcctl admin webhook-secret --account USER_ID (or, for a local service, rpcctl init --local saves it)');
+  return { secret, source: 'from stdin' };
+}
 
 function checkHttpUrl(name: string, value: string): void {
   let url: URL | undefined;

@@ -36,6 +36,6 @@ export function registerWebhook(program: Command, io: CliIO): void {
     .option('--port <n>', 'port to listen on (0: a free one)', '0')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--forward-to <url>', 'POST each verified delivery on to this URL, body and signature headers unchanged')
-    .addHelpText('after', `\nThe webhook secret (rpcctl admin webhook-secret) comes from $RPCCTL_WEBHOOK_SECRET, else stdin\n(a masked prompt on a terminal). It is never a flag: shell history and ps would keep it.\n\nExample:\n  RPCCTL_WEBHOOK_SECRET=whsec_... rpcctl webhook listen --port 4242 --forward-to http://localhost:3000/hooks`)
+    .addHelpText('after', `\nThe webhook secret (rpcctl admin webhook-secret) comes from $RPCCTL_WEBHOOK_SECRET, else the profile\n(saved there by rpcctl init --local), else stdin (a masked prompt on a terminal). It is never a flag: shell history and ps would keep it.\n\nExamples:\n  rpcctl webhook listen --port 4242\n  RPCCTL_WEBHOOK_SECRET=whsec_... rpcctl webhook listen --forward-to http://localhost:3000/hooks`)
     .action(act('listen'));
 }

@@ -1,6 +1,6 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { signatureHeaders } from './signing.js';
-import { AbortedError, ApiError, NetworkError, RpcctlClientError } from './errors.js';
+import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
   Account, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
 } from './types.js';
@@ -14,11 +14,35 @@ export interface ApiClientOptions {
   /** Longest wait honoured from a Retry-After header, in seconds. Default 30. */
   maxRetryAfterSeconds?: number;
   timeoutMs?: number;
-  dispatcher?: Dispatcher;
+  /** The node:http(s) agent to send through (a proxy agent); default: one keep-alive agent per client. */
+  agent?: HttpAgent;
   userAgent?: string;
+  /**
+   * Most time one call may take, retries and Retry-After waits included; past it the call
+   * rejects with a TimeoutError. Unset: no overall limit (each attempt still has `timeoutMs`).
+   */
+  callTimeoutMs?: number;
+  /** Told about each call and each retry: a command line shows a spinner and notes from these. */
+  hooks?: ClientHooks;
   /** Injected clock and sleep, for tests. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RetryInfo {
+  /** `rate-limited`: a 429 with Retry-After; `unreachable`: no HTTP answer. */
+  reason: 'rate-limited' | 'unreachable';
+  waitMs: number;
+  /** The attempt about to be made, 2-based. */
+  attempt: number;
+  /** For `unreachable`: what went wrong. */
+  error?: string;
+}
+
+export interface ClientHooks {
+  /** A call starts; the returned function is called once it ends, however it ends. */
+  call?(method: string, path: string): () => void;
+  retry?(info: RetryInfo): void;
 }
 
 export interface RequestOptions {
@@ -45,7 +69,7 @@ export class ApiClient {
   readonly #apiKey: string;
   readonly #secret: string;
   readonly #opts: ApiClientOptions;
-  readonly #dispatcher: Dispatcher;
+  #agent: HttpAgent | undefined;
   #second = 0;
   readonly #signatures = new Set<string>();
 
@@ -57,7 +81,6 @@ export class ApiClient {
     this.#apiKey = opts.apiKey;
     this.#secret = opts.secret;
     this.#opts = opts;
-    this.#dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 8 });
   }
 
   /**
@@ -79,11 +102,32 @@ export class ApiClient {
     const maxRetries = this.#opts.maxRetries ?? 3;
     const sleep = this.#opts.sleep ?? defaultSleep;
 
-    const signal = opts.signal;
+    const budgetMs = this.#opts.callTimeoutMs;
+    const budget = budgetMs === undefined ? undefined : AbortSignal.timeout(budgetMs);
+    const signal = budget && opts.signal ? AbortSignal.any([opts.signal, budget]) : budget ?? opts.signal;
+    const startedAt = Date.now();
+    const overBudget = () => budget?.aborted === true && opts.signal?.aborted !== true;
     const wait = async (ms: number) => {
       await Promise.race([sleep(ms), abortPromise(signal)]);
     };
+    const done = this.#opts.hooks?.call?.(upper, signed);
+    try {
+      return await this.#attempts({ upper, url, signed, body, maxRetries, signal, wait, overBudget, startedAt, budgetMs });
+    } catch (err) {
+      if (err instanceof AbortedError && overBudget()) throw new TimeoutError(this.baseUrl, budgetMs!);
+      throw err;
+    } finally {
+      done?.();
+    }
+  }
 
+  async #attempts(c: {
+    upper: string; url: string; signed: string; body: string; maxRetries: number; signal: AbortSignal | undefined;
+    wait: (ms: number) => Promise<void>; overBudget: () => boolean; startedAt: number; budgetMs: number | undefined;
+  }): Promise<RawResponse> {
+    const { upper, url, signed, body, maxRetries, signal, wait } = c;
+    // A wait that would outlast the budget is not started: the caller gets the answer now.
+    const fits = (ms: number) => c.budgetMs === undefined || Date.now() - c.startedAt + ms < c.budgetMs;
     let resigned = false;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new AbortedError();
@@ -104,25 +148,19 @@ export class ApiClient {
       };
       if (body !== '') headers['content-type'] = 'application/json';
       let res: RawResponse;
+      const timeoutMs = this.#opts.timeoutMs ?? 30_000;
+      const attemptTimeout = AbortSignal.timeout(timeoutMs);
       try {
-        const r = await request(url, {
-          method: upper as Dispatcher.HttpMethod,
-          headers,
-          body: body === '' ? undefined : body,
-          dispatcher: this.#dispatcher,
-          headersTimeout: this.#opts.timeoutMs ?? 30_000,
-          bodyTimeout: this.#opts.timeoutMs ?? 30_000,
-          signal,
-        });
-        const text = await r.body.text();
-        res = { status: r.statusCode, headers: r.headers, text, json: parseJson(text) };
+        res = await this.#send(url, upper, headers, body, signal ? AbortSignal.any([signal, attemptTimeout]) : attemptTimeout);
       } catch (err) {
         if (signal?.aborted) throw new AbortedError();
-        if (IDEMPOTENT.has(upper) && attempt < maxRetries) {
+        const reason = attemptTimeout.aborted ? `no answer within ${timeoutMs / 1000} s` : networkReason(err);
+        if (IDEMPOTENT.has(upper) && attempt < maxRetries && fits(backoffMs(attempt))) {
+          this.#opts.hooks?.retry?.({ reason: 'unreachable', waitMs: backoffMs(attempt), attempt: attempt + 2, error: reason });
           await wait(backoffMs(attempt));
           continue;
         }
-        throw new NetworkError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`, err);
+        throw new NetworkError(`cannot reach ${this.baseUrl}: ${reason}`, err);
       }
       // A second process (another CLI run) may have sent this very request in this second: the
       // server took that signature and refuses it again. A fresh second's signature settles it.
@@ -133,7 +171,8 @@ export class ApiClient {
       }
       if (res.status === 429 && attempt < maxRetries) {
         const seconds = retryAfterSeconds(res.headers['retry-after']) ?? 1;
-        if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30)) {
+        if (seconds <= (this.#opts.maxRetryAfterSeconds ?? 30) && fits(seconds * 1000)) {
+          this.#opts.hooks?.retry?.({ reason: 'rate-limited', waitMs: seconds * 1000, attempt: attempt + 2 });
           await wait(seconds * 1000);
           continue;
         }
@@ -172,6 +211,9 @@ export class ApiClient {
   getEndpoint(id: number): Promise<{ ok: true; endpoint: Endpoint }> {
     return this.request('GET', `/v1/endpoints/${id}`);
   }
+  renameEndpoint(id: number, name: string): Promise<{ ok: true; endpoint: Endpoint }> {
+    return this.request('PATCH', `/v1/endpoints/${id}`, { body: { name } });
+  }
   setEndpointStatus(id: number, status: 'active' | 'paused'): Promise<{ ok: true; endpoint: Endpoint }> {
     return this.request('PATCH', `/v1/endpoints/${id}/status`, { body: { status } });
   }
@@ -185,8 +227,36 @@ export class ApiClient {
     return this.request('GET', `/v1/endpoints/${id}/usage`, { query: { days } });
   }
 
+  /** Closes the kept-alive connections of the client's own agent. */
   async close(): Promise<void> {
-    if (!this.#opts.dispatcher) await this.#dispatcher.close();
+    this.#agent?.destroy();
+  }
+
+  /**
+   * One HTTP exchange over node:http(s). Not fetch or the undici package: either costs a
+   * command line (which makes one or two calls and exits) more start-up time than the rest.
+   */
+  async #send(url: string, method: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<RawResponse> {
+    const target = new URL(url);
+    // TLS is loaded only for an https base URL: a local service is plain http.
+    const https = target.protocol === 'https:' ? await import('node:https') : undefined;
+    const agent = this.#opts.agent ?? (this.#agent ??= new (https ? https.Agent : HttpAgent)({ keepAlive: true, maxSockets: 8 }));
+    const send = https ? https.request : httpRequest;
+    return new Promise((resolve, reject) => {
+      // Explicit: node:http leaves it out for a DELETE with a body (the watch removal has one).
+      const withLength = body === '' ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+      const req = send(target, { method, headers: withLength, agent, signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parseJson(text) });
+        });
+      });
+      req.on('error', reject);
+      req.end(body === '' ? undefined : body);
+    });
   }
 }
 
@@ -234,4 +304,18 @@ function toApiError(res: RawResponse): ApiError {
   const body = res.json as { error?: unknown } | undefined;
   const message = typeof body?.error === 'string' ? body.error : `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`;
   return new ApiError(res.status, message, res.json ?? res.text, retryAfterSeconds(res.headers['retry-after']));
+}
+
+/**
+ * Why no HTTP answer came, never empty: undici's errors can carry an empty message (an
+ * AggregateError of IPv4 and IPv6 refusals), with the reason in `code` or in `errors`.
+ */
+function networkReason(err: unknown): string {
+  const e = err as { message?: string; code?: string; cause?: unknown; errors?: unknown[] };
+  if (e.code === 'ECONNREFUSED') return 'connection refused';
+  // fetch says only "fetch failed"; the cause (or the first of several) says why.
+  const inner = e.cause ?? e.errors?.[0];
+  if (inner) return networkReason(inner);
+  const text = e.message?.trim() || e.code || (err as Error)?.name || 'unknown error';
+  return /ECONNREFUSED/.test(text) ? 'connection refused' : text;
 }

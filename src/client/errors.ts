@@ -37,3 +37,13 @@ export class AbortedError extends RpcctlClientError {
     this.name = 'AbortedError';
   }
 }
+
+/** A call (retries included) took longer than the client's `callTimeoutMs`. */
+export class TimeoutError extends RpcctlClientError {
+  readonly timeoutMs: number;
+  constructor(baseUrl: string, timeoutMs: number) {
+    super('E_TIMEOUT', `no answer from ${baseUrl} within ${timeoutMs / 1000} s`);
+    this.name = 'TimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}

@@ -4,7 +4,7 @@ export { signWebhook, verifyWebhook } from './webhook-signing.js';
 export type { VerifyWebhookOptions, WebhookVerdict } from './webhook-signing.js';
 export { ApiClient } from './api-client.js';
 export type { ApiClientOptions, RequestOptions, RawResponse } from './api-client.js';
-export { RpcctlClientError, ApiError, NetworkError, AbortedError } from './errors.js';
+export { RpcctlClientError, ApiError, NetworkError, AbortedError, TimeoutError } from './errors.js';
 export type * from './types.js';
 export { AddressWatchClient } from './address-watch.js';
 export type * from './address-watch.js';

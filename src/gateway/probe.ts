@@ -12,6 +12,7 @@ export class NodeProbe {
   readonly #upstreams: UpstreamDirectory;
   readonly #log: (line: string) => void;
   #timer: NodeJS.Timeout | undefined;
+  #first: NodeJS.Immediate | undefined;
   #running: Promise<void> | undefined;
   /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
   readonly #abort = new AbortController();
@@ -26,12 +27,15 @@ export class NodeProbe {
     const tick = () => {
       this.#running ??= this.probeAll().finally(() => { this.#running = undefined; });
     };
-    setImmediate(tick);
+    this.#first = setImmediate(tick);
     this.#timer = setInterval(tick, intervalMs);
     this.#timer.unref();
   }
 
   async stop(): Promise<void> {
+    // A service that fails to start (its port is taken) stops in the same tick it started:
+    // the first probe must not run against the store it closes.
+    clearImmediate(this.#first);
     clearInterval(this.#timer);
     this.#abort.abort();
     await this.#running;

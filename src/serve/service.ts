@@ -13,6 +13,7 @@ import { startPayments, type Payments } from '../payments/service.js';
 import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
+import { applyOverrides, type ServeOverrides } from './overrides.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -29,6 +30,8 @@ export interface ServiceOptions {
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery' | 'leaseMs'>;
   /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
   cabinet?: Pick<CabinetOptions, 'sessions' | 'sections' | 'signIn'>;
+  /** `rpcctl serve` flags: --host, --port, --gateway-port, --dev. */
+  overrides?: ServeOverrides;
 }
 
 export interface RunningService {
@@ -53,7 +56,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const logger = opts.logger;
   const log = opts.log ?? (logger ? lineLogger(logger) : ((line: string) => process.stderr.write(`${line}\n`)));
   const dataDir = opts.dataDir ?? defaultDataDir(env);
-  const config = loadConfig(findConfigFile(dataDir, opts.configFile));
+  const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
@@ -84,10 +87,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
     keyUse = api.keyUse;
-    apiServer = await listen(api.server, config.api.port, config.api.host);
+    apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     retention = new RetentionJob(store, retentionPolicy(config), log);
     retention.start(config.retention.interval_ms);
-    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host);
+    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host, 'gateway');
   } catch (err) {
     await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
     await keyUse?.stop();
@@ -138,10 +141,25 @@ async function waitingFor<T>(log: (line: string) => void, what: string, work: Pr
   }
 }
 
-function listen(server: Server, port: number, host: string): Promise<Server> {
+/** A port another process holds; `part` says which listener wanted it, so the CLI can name its flag. */
+export class AddressInUseError extends Error {
+  readonly code = 'E_ADDRESS_IN_USE';
+  readonly part: 'api' | 'gateway';
+  readonly host: string;
+  readonly port: number;
+  constructor(part: 'api' | 'gateway', host: string, port: number) {
+    super(`cannot listen on ${host}:${port}: the address is already in use`);
+    this.name = 'AddressInUseError';
+    this.part = part;
+    this.host = host;
+    this.port = port;
+  }
+}
+
+function listen(server: Server, port: number, host: string, part: 'api' | 'gateway'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE' ? new Error(`cannot listen on ${host}:${port}: the address is already in use`) : err);
+      reject(err.code === 'EADDRINUSE' ? new AddressInUseError(part, host, port) : err);
     };
     server.once('error', onError);
     server.listen(port, host, () => {

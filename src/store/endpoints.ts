@@ -48,7 +48,7 @@ export async function updateEndpointRow(
   store: Store,
   accountId: number,
   id: number,
-  patch: { status?: 'active' | 'paused'; allowed_ips?: string[] },
+  patch: { status?: 'active' | 'paused'; allowed_ips?: string[]; name?: string },
 ): Promise<EndpointRow | undefined> {
   // Every instance's gateway hears of it when it commits (pause and allowlist changes must not wait for a reload).
   return store.db.transaction().execute(async (trx) => {
@@ -56,6 +56,7 @@ export async function updateEndpointRow(
       .set({
         ...(patch.status !== undefined ? { status: patch.status } : {}),
         ...(patch.allowed_ips !== undefined ? { allowed_ips: JSON.stringify(patch.allowed_ips) } : {}),
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
         updated_at: new Date().toISOString(),
       })
       .where('account_id', '=', accountId).where('id', '=', id)

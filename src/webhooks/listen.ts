@@ -21,6 +21,8 @@ export interface ForwardResult {
   status?: number;
   error?: string;
   durationMs: number;
+  /** Set when the target could not be reached and the delivery will be tried again. */
+  retryInMs?: number;
 }
 
 export interface WebhookReceiverOptions {
@@ -34,6 +36,11 @@ export interface WebhookReceiverOptions {
   /** POST each verified delivery on to this URL, with the original body and headers. */
   forwardTo?: string;
   forwardTimeoutMs?: number;
+  /**
+   * Waits between forwarding attempts while the target cannot be reached (a dev server
+   * restarting); default 1, 2, 4, 8 and 16 s. Answers (any HTTP status) are not retried.
+   */
+  forwardRetryMs?: number[];
   maxBodyBytes?: number;
   onEvent(received: ReceivedWebhook): void;
   onRejected?(reason: string, headers: IncomingHttpHeaders): void;
@@ -56,6 +63,8 @@ const FORWARDED_HEADERS = ['content-type', 'x-timestamp', 'x-signature', 'x-webh
 export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<WebhookReceiver> {
   const limit = o.maxBodyBytes ?? 1024 * 1024;
   const pending = new Set<Promise<void>>();
+  // Ctrl-C ends the waits of forwards still retrying; attempts under way finish.
+  const closing = new AbortController();
   const server: Server = createServer((req, res) => {
     const reply = (status: number, body: object) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -97,7 +106,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
           const v = header(h);
           if (v !== undefined) headers[h] = v;
         }
-        const p = forward(o.forwardTo, headers, raw, webhookId, o.forwardTimeoutMs ?? 10_000).then((r) => o.onForwarded?.(r));
+        const p = forwardWithRetries(o, headers, raw, webhookId, closing.signal);
         pending.add(p);
         void p.finally(() => pending.delete(p));
       }
@@ -119,6 +128,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     port,
     async close() {
+      closing.abort();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -126,6 +136,23 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
       await Promise.allSettled(pending);
     },
   };
+}
+
+async function forwardWithRetries(
+  o: WebhookReceiverOptions, headers: Record<string, string>, body: Buffer, webhookId: string | undefined, closing: AbortSignal,
+): Promise<void> {
+  const waits = o.forwardRetryMs ?? [1000, 2000, 4000, 8000, 16_000];
+  for (let attempt = 0; ; attempt++) {
+    const result = await forward(o.forwardTo!, headers, body, webhookId, o.forwardTimeoutMs ?? 10_000);
+    const wait = result.error !== undefined && !closing.aborted ? waits[attempt] : undefined;
+    o.onForwarded?.(wait === undefined ? result : { ...result, retryInMs: wait });
+    if (wait === undefined) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      closing.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+    if (closing.aborted) return;
+  }
 }
 
 async function forward(url: string, headers: Record<string, string>, body: Buffer, webhookId: string | undefined, timeoutMs: number): Promise<ForwardResult> {
@@ -136,6 +163,8 @@ async function forward(url: string, headers: Record<string, string>, body: Buffe
     return { webhookId, url, status: res.statusCode, durationMs: Math.round(performance.now() - t0) };
   } catch (err) {
     const e = err as Error & { cause?: Error };
-    return { webhookId, url, error: e.cause?.message ?? e.message, durationMs: Math.round(performance.now() - t0) };
+    const code = (e as NodeJS.ErrnoException).code ?? (e.cause as NodeJS.ErrnoException | undefined)?.code;
+    const error = code === 'ECONNREFUSED' ? 'connection refused' : e.cause?.message || e.message || code || 'unknown error';
+    return { webhookId, url, error, durationMs: Math.round(performance.now() - t0) };
   }
 }

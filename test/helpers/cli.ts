@@ -127,21 +127,28 @@ export async function cliOnTerminal(args: string[], steps: Array<{ when: RegExp;
   let screen = '';
   let since = 0;
   const pending = [...steps];
-  const stdout = new Writable({
-    write(chunk, _enc, cb) {
-      screen += chunk.toString();
-      const step = pending[0];
-      if (step && step.when.test(screen.slice(since))) {
-        pending.shift();
-        since = screen.length;
-        setTimeout(() => stdin.write(step.keys), 10);
-      }
-      cb();
-    },
-  }) as Writable & { isTTY?: boolean; columns?: number };
+  // Like a TTY: the bytes are on the screen at once, the write callback comes a tick later.
+  const stdout = new Writable() as Writable & { isTTY?: boolean; columns?: number };
+  stdout.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+    screen += String(chunk);
+    const step = pending[0];
+    if (step && step.when.test(screen.slice(since))) {
+      pending.shift();
+      since = screen.length;
+      setTimeout(() => stdin.write(step.keys), 10);
+    }
+    const done = typeof encoding === 'function' ? encoding : cb;
+    if (typeof done === 'function') setImmediate(done as () => void);
+    return true;
+  }) as typeof stdout.write;
   stdout.isTTY = true;
   stdout.columns = 100;
-  const err = sink(false, 100);
+  // stderr shows on the same screen, in the order written.
+  let errText = '';
+  const err = {
+    stream: new Writable({ write(chunk, _enc, cb) { errText += chunk.toString(); screen += chunk.toString(); cb(); } }),
+    text: () => errText,
+  };
   const code = await run(args, { stdin, stdout, stderr: err.stream, env: { HOME: tempConfigDir(), NO_COLOR: '1', ...env } });
   if (pending.length) throw new Error(`prompts never showed ${pending.map((s) => s.when).join(', ')}; screen:\n${screen}`);
   return { code, stdout: screen, stderr: err.text(), screen };

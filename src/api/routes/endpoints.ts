@@ -5,7 +5,7 @@ import {
 import { badRequest, notFound } from '../http.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import {
-  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, statusBody, usageSchema,
+  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, statusBody, updateEndpointBody, usageSchema,
 } from '../schemas.js';
 import { presentEndpoint } from '../present.js';
 import type { z } from 'zod';
@@ -75,6 +75,16 @@ export const endpointRoutes: RouteDef[] = [
     async handler({ account, app, params, query }) {
       const row = await ownEndpoint(app, account, params.id);
       return { ok: true, usage: await usageReport(app.store, { kind: 'endpoint', accountId: account.id, endpointId: row.id }, Number(query.days ?? 30)) };
+    },
+  }),
+  route({
+    method: 'PATCH', path: '/v1/endpoints/{id}', tag: 'Endpoints', summary: 'Rename an endpoint (names need not be unique; this fixes duplicates)',
+    params: idParam, body: updateEndpointBody, errors: [400, 404],
+    response: endpointResponse,
+    async handler({ account, app, params, body }) {
+      const row = await updateEndpointRow(app.store, account.id, Number(params.id), { name: body.name });
+      if (!row) throw notFound('Endpoint not found');
+      return { ok: true, endpoint: present(app, account, row) };
     },
   }),
   route({

@@ -1,0 +1,36 @@
+import type { Config } from '../config/index.js';
+
+/** What `rpcctl serve` flags change on top of the config file. */
+export interface ServeOverrides {
+  /** Address both the Public API and the gateway listen on. */
+  host?: string;
+  apiPort?: number;
+  gatewayPort?: number;
+  /**
+   * Local development: webhooks may go to loopback and private addresses (so `webhook listen`
+   * on this machine can receive them). Never the default.
+   */
+  dev?: boolean;
+}
+
+/** The config with the flags applied; the input is left as it was. */
+export function applyOverrides(config: Config, o: ServeOverrides): Config {
+  const api = { ...config.api, ...(o.host !== undefined && { host: o.host }), ...(o.apiPort !== undefined && { port: o.apiPort }) };
+  const gateway = { ...config.gateway, ...(o.host !== undefined && { host: o.host }), ...(o.gatewayPort !== undefined && { port: o.gatewayPort }) };
+  const webhooks = o.dev ? { ...config.webhooks, allow_private_urls: true } : config.webhooks;
+  return { ...config, api, gateway: { ...gateway, rpc_domain: followGatewayPort(config.gateway, gateway.port) }, webhooks };
+}
+
+/**
+ * Endpoint URLs name the gateway's port through `rpc_domain` (`localhost:8545` by default).
+ * When that domain is the gateway itself (the default, or `localhost:` the configured port)
+ * and the gateway is told to listen on another port (`--gateway-port`, or `gateway.port`
+ * without `rpc_domain`), the URLs handed out would not reach it: follow that port. A domain
+ * pointing anywhere else (a proxy) is left alone.
+ */
+function followGatewayPort(configured: Config['gateway'], port: number): string {
+  const domain = configured.rpc_domain;
+  const isGatewayItself = domain === 'localhost:8545' || domain === `localhost:${configured.port}`;
+  // Port 0 (a free port at each start, as tests use) has no URL to follow.
+  return isGatewayItself && port !== 0 ? `localhost:${port}` : domain;
+}
