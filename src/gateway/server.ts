@@ -78,7 +78,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       req.resume();
       return send(res, 403, 'ipNotAllowed');
     }
-    if (ep.env.network.family === 'stellar') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1) || '/');
+    if (ep.env.network.family === 'stellar' || ep.env.network.family === 'tron') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1) || '/');
 
     const rest = url.slice(UUID_LENGTH + 1);
     if (method !== 'POST' || !(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {

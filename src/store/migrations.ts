@@ -173,6 +173,12 @@ export const migrations: Record<string, Migration> = {
       await sql`CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id)`.execute(db);
     },
   },
+  '0017_utxo_address_format': {
+    async up(db: Kysely<any>) {
+      // A UTXO environment's address prefixes (Bitcoin, Litecoin, Dogecoin... differ only there).
+      await db.schema.alterTable('network_environments').addColumn('address_format', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
