@@ -105,7 +105,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (!takeWindow(ep, cost)) return send(res, 429, 'rps');
 
     const forwardBody = parsed.kind === 'batch' && parsed.rejected.length > 0 ? Buffer.from(JSON.stringify(parsed.valid)) : body;
-    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' });
+    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' });
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
       const network = ep.env!.network;
