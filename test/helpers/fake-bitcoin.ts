@@ -156,7 +156,16 @@ export function regtestAddress(kind: 'wpkh' | 'tr' | 'pkh' | 'sh' | 'wsh'): stri
   switch (kind) {
     case 'wpkh': return coder.encode({ type: 'wpkh', hash: randomBytes(20) });
     case 'wsh': return coder.encode({ type: 'wsh', hash: randomBytes(32) });
-    case 'tr': return coder.encode({ type: 'tr', pubkey: randomBytes(32) });
+    case 'tr': {
+      // Half of all 32-byte strings are no x coordinate on the curve: keep one that is.
+      for (;;) {
+        const pubkey = randomBytes(32);
+        try {
+          OutScript.encode({ type: 'tr', pubkey });
+          return coder.encode({ type: 'tr', pubkey });
+        } catch { /* try another */ }
+      }
+    }
     case 'pkh': return coder.encode({ type: 'pkh', hash: randomBytes(20) });
     case 'sh': return coder.encode({ type: 'sh', hash: randomBytes(20) });
   }

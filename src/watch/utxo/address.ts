@@ -34,7 +34,13 @@ export function parseUtxoAddress(format: UtxoAddressFormat, input: string): Pars
   } catch (err) {
     throw new InvalidAddressError(`is not a valid address on this network (${describe(format)}): ${(err as Error).message}`);
   }
-  const script = OutScript.encode(decoded);
+  let script: Uint8Array;
+  try {
+    script = OutScript.encode(decoded);
+  } catch {
+    // A taproot program that is no point on the curve: coins sent there could never be spent.
+    throw new InvalidAddressError('is a taproot address whose output key is not a valid public key');
+  }
   return { display: coder.encode(decoded), key: hex.encode(script) };
 }
 
