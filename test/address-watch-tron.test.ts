@@ -113,6 +113,8 @@ describe('Tron through the gateway', () => {
     const usage = (await m.call('GET', `/v1/endpoints/${e.id}/usage?days=7`)).body.usage;
     const byMethod = Object.fromEntries(usage.methods.map((x: Ev) => [x.method, x.credits]));
     expect(byMethod).toEqual({ 'POST /wallet/getnowblock': 10, 'POST /wallet/getblockbynum': 25 });
+    await t.service.gateway.probe.probeAll();
+    expect((await m.call('GET', `/v1/endpoints/${e.id}`)).body.endpoint).toMatchObject({ block_height: node.height });
   });
 });
 

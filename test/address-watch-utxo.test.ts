@@ -133,6 +133,11 @@ describe('Bitcoin through the gateway', () => {
     const usage = (await m.call('GET', `/v1/endpoints/${e.id}/usage?days=7`)).body.usage;
     const byMethod = Object.fromEntries(usage.methods.map((x: Ev) => [x.method, x.credits]));
     expect(byMethod).toMatchObject({ getblockchaininfo: 10, getblockcount: 5, getblockhash: 5 });
+
+    // The endpoint shows the node's version and height (a JSON-RPC 1.0 batch).
+    await t.service.gateway.probe.probeAll();
+    const shown = (await m.call('GET', `/v1/endpoints/${e.id}`)).body.endpoint;
+    expect(shown).toMatchObject({ version: '/Satoshi:27.0.0/', block_height: node.height });
   });
 });
 
