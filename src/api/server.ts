@@ -105,7 +105,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
       if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
       // A client that hung up mid-request is not a server failure.
-      if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
+      // (A request whose body was read in full is destroyed too, by autoDestroy: that one gets its 500.)
+      if ((req.destroyed && !req.complete) || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
       sendError(res, 500, 'Internal server error');
     });
