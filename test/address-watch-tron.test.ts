@@ -101,6 +101,37 @@ describe('Tron scanning', () => {
   });
 });
 
+describe('Tron block events and billing', () => {
+  it('a block event lists the txIDs; hits bill 30 credits, blocks the price of /wallet/getblockbynum', async () => {
+    const b = await t.merchant({ plan: 'pro' });
+    const brx = await startReceiver();
+    try {
+      await b.call('PUT', '/v1/address-watch/webhook', json({ url: brx.url, enabled: true, events: { block_networks: ['tron'] } }));
+      const to = tronAccount();
+      expect((await b.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'tron', address: to.base58 }))).body.created).toBe(true);
+      const tx = node.trx(X.hex, to.hex, '1000000');
+      const blk = node.mine([tx, node.trx(X.hex, tronAccount().hex, '1')]);
+      const bodies = () => brx.received.map((r) => JSON.parse(r.body) as Ev);
+      await brx.waitFor(() => bodies().some((e) => e.type === 'block' && e.block_height === blk.number) && bodies().some((e) => e.tx_hash === tx.txID));
+      expect(bodies().find((e) => e.type === 'block' && e.block_height === blk.number)).toMatchObject({
+        network: 'tron', block_hash: blk.blockID, tx_count: 2, transactions: blk.transactions.map((x) => x.txID),
+      });
+      const deadline = Date.now() + 10_000;
+      let methods: Array<{ method: string; requests: number; credits: number }> = [];
+      while (Date.now() < deadline) {
+        methods = (await b.call('GET', '/v1/account/usage?days=7')).body.usage.methods;
+        if (methods.some((x) => x.method === 'webhook:payment')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(methods.find((x) => x.method === 'webhook:payment')).toEqual({ method: 'webhook:payment', requests: 1, credits: 30 });
+      const blocks = methods.find((x) => x.method === 'webhook:block')!;
+      expect(blocks.credits).toBe(blocks.requests * 25);
+    } finally {
+      await brx.close();
+    }
+  });
+});
+
 describe('Tron through the gateway', () => {
   it('REST routes pass through and are priced per route', async () => {
     const e = (await m.call('POST', '/v1/endpoints', json({ name: 'trx', network_environment_id: 15 }))).body.endpoint;

@@ -117,6 +117,32 @@ describe('Bitcoin (UTXO) scanning', () => {
   });
 });
 
+describe('Bitcoin block events', () => {
+  it('list the txids and bill the price of getblock', async () => {
+    const b = await t.merchant({ plan: 'pro' });
+    const brx = await startReceiver();
+    try {
+      await b.call('PUT', '/v1/address-watch/webhook', json({ url: brx.url, enabled: true, events: { block_networks: ['bitcoin'] } }));
+      await new Promise((r) => setTimeout(r, 300)); // the subscription takes effect from the next block
+      const blk = node.mine([node.tx([{ txid: node.chain[5]!.tx[0]!.txid, vout: 0 }], [{ address: Y, btc: '49.99990000' }])], X);
+      const bodies = () => brx.received.map((r) => JSON.parse(r.body) as Ev);
+      await brx.waitFor(() => bodies().some((e) => e.block_height === blk.height));
+      expect(bodies().find((e) => e.block_height === blk.height)).toMatchObject({
+        type: 'block', network: 'bitcoin', block_hash: blk.hash, tx_count: 2, transactions: blk.tx.map((x) => x.txid),
+      });
+      const deadline = Date.now() + 10_000;
+      let block: { requests: number; credits: number } | undefined;
+      while (Date.now() < deadline && !block) {
+        block = (await b.call('GET', '/v1/account/usage?days=7')).body.usage.methods.find((x: Ev) => x.method === 'webhook:block');
+        if (!block) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(block!.credits).toBe(block!.requests * 60);
+    } finally {
+      await brx.close();
+    }
+  });
+});
+
 describe('Bitcoin through the gateway', () => {
   it('JSON-RPC 1.0 bodies pass through, errors included, priced by the Bitcoin table', async () => {
     const e = (await m.call('POST', '/v1/endpoints', json({ name: 'btc', network_environment_id: 13 }))).body.endpoint;
