@@ -178,7 +178,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       // The store is away (multi-instance PostgreSQL down): the client did nothing wrong; retry later.
       if (isStoreUnavailable(err)) return sendError(res, 503, SERVICE_UNAVAILABLE, { 'retry-after': '1' });
       // A client that hung up mid-request is not a server failure.
-      if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
+      // (A request whose body was read in full is destroyed too, by autoDestroy: that one gets its 500.)
+      if ((req.destroyed && !req.complete) || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
       log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);
       sendError(res, 500, 'Internal server error');
     });

@@ -20,9 +20,38 @@ export const evmCredits = {
   },
 };
 
+/**
+ * Bitcoin Core's JSON-RPC methods (and the same names on Litecoin/Dogecoin nodes). `getblock`
+ * at verbosity 2/3 carries every transaction of the block, hence its price.
+ */
+export const bitcoinCredits = {
+  default: 20,
+  methods: {
+    getblockchaininfo: 10, getblockcount: 5, getbestblockhash: 5, getblockhash: 5, getblockheader: 10, getchaintips: 10,
+    getdifficulty: 5, getnetworkinfo: 5, getmempoolinfo: 10, getindexinfo: 5, validateaddress: 5, uptime: 5,
+    getblock: 60, getblockstats: 30, getrawtransaction: 20, decoderawtransaction: 10, decodescript: 10,
+    gettxout: 15, gettxoutproof: 20, verifytxoutproof: 20, getmempoolentry: 10, getmempoolancestors: 20,
+    getmempooldescendants: 20, getrawmempool: 50, estimatesmartfee: 10, testmempoolaccept: 30,
+    sendrawtransaction: 100, submitpackage: 150, scantxoutset: 500, gettxoutsetinfo: 500,
+  },
+};
+
 /** A network's credit table when its config gives none. */
-export function defaultCredits(family: 'evm' | 'stellar'): NetworkConfig['credits'] {
-  return family === 'evm' ? { default: evmCredits.default, methods: { ...evmCredits.methods } } : { default: 20, methods: {} };
+export function defaultCredits(family: NetworkConfig['family']): NetworkConfig['credits'] {
+  if (family === 'evm') return { default: evmCredits.default, methods: { ...evmCredits.methods } };
+  if (family === 'utxo') return { default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } };
+  // REST families (Horizon, the Tron HTTP API): their built-in route tables in gateway/credits.ts.
+  return { default: 20, methods: {} };
+}
+
+/** Bitcoin's address prefixes by environment slug; undefined for a slug that is not Bitcoin's. */
+export function bitcoinAddressFormat(envSlug: string): { bech32: string; pub_key_hash: number; script_hash: number } | undefined {
+  switch (envSlug) {
+    case 'mainnet': return { bech32: 'bc', pub_key_hash: 0x00, script_hash: 0x05 };
+    case 'testnet': case 'testnet4': case 'signet': return { bech32: 'tb', pub_key_hash: 0x6f, script_hash: 0xc4 };
+    case 'regtest': return { bech32: 'bcrt', pub_key_hash: 0x6f, script_hash: 0xc4 };
+    default: return undefined;
+  }
 }
 
 /** Well-known stablecoins on the default environment (mainnet) of each network. */
@@ -69,6 +98,25 @@ export const defaultNetworks: NetworkConfig[] = [
     // Horizon routes are priced by the family's built-in route table; `default` covers the rest.
     credits: { default: 20, methods: {} },
     tokens: [],
+  },
+  {
+    // Bitcoin Core JSON-RPC. Public nodes answer the read methods the scanner needs; point
+    // this at your own node (user:password@host works) or a provider's URL in config.
+    id: 8, slug: 'bitcoin', name: 'Bitcoin', family: 'utxo', sort: 80, tokens: [],
+    environments: [
+      { id: 13, slug: 'mainnet', upstreams: ['https://bitcoin-rpc.publicnode.com'], ws_upstreams: [], confirmations: 2 },
+      { id: 14, slug: 'testnet', upstreams: ['https://bitcoin-testnet-rpc.publicnode.com'], ws_upstreams: [], confirmations: 1 },
+    ],
+    credits: { default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } },
+  },
+  {
+    // The Tron HTTP API (java-tron full nodes, TronGrid). TronGrid rate-limits keyless use.
+    id: 9, slug: 'tron', name: 'Tron', family: 'tron', sort: 90, tokens: [],
+    environments: [
+      { id: 15, slug: 'mainnet', upstreams: ['https://api.trongrid.io'], ws_upstreams: [], confirmations: 19 },
+      { id: 16, slug: 'nile', upstreams: ['https://nile.trongrid.io'], ws_upstreams: [], confirmations: 19 },
+    ],
+    credits: { default: 20, methods: {} },
   },
 ];
 

@@ -4,7 +4,7 @@ import { extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
-import { defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
+import { bitcoinAddressFormat, defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
 
 export class ConfigError extends Error {
   readonly code = 'E_CONFIG';
@@ -73,6 +73,10 @@ function checkConsistency(config: Config, source: string): void {
     n.environments.forEach((e, j) => {
       if (envSlugs.has(e.slug)) fail(`networks[${i}].environments[${j}].slug: duplicate environment "${e.slug}"`);
       envSlugs.add(e.slug);
+      if (e.address_format && n.family !== 'utxo') fail(`networks[${i}].environments[${j}].address_format: only for the utxo family`);
+      if (n.family === 'utxo' && !e.address_format && !bitcoinAddressFormat(e.slug)) {
+        fail(`networks[${i}].environments[${j}].address_format: required for a utxo environment not named mainnet, testnet, testnet4, signet or regtest`);
+      }
       if (e.id !== undefined) {
         if (envIds.has(e.id)) fail(`networks[${i}].environments[${j}].id: duplicate environment id ${e.id}`);
         envIds.add(e.id);

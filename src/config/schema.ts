@@ -14,13 +14,23 @@ export const environmentSchema = z.strictObject({
   /** WebSocket nodes for `eth_subscribe`; without any, newHeads and logs are polled over `upstreams`. */
   ws_upstreams: z.array(z.string().url().refine((u) => /^wss?:\/\//i.test(u), { message: 'must be a ws:// or wss:// URL' })).default([]),
   confirmations: z.number().int().min(0).max(1000).default(1),
+  /**
+   * UTXO family only: the chain's address prefixes (Bitcoin Core's chainparams). Omitted on a
+   * `utxo` network: Bitcoin's for the environment slug (mainnet, testnet/testnet4/signet, regtest).
+   */
+  address_format: z.strictObject({
+    /** Segwit human-readable part (`bc`, `ltc`); null for a chain without segwit (Dogecoin). */
+    bech32: z.string().regex(/^[a-z0-9]{1,20}$/).nullable(),
+    pub_key_hash: z.number().int().min(0).max(255),
+    script_hash: z.number().int().min(0).max(255),
+  }).optional(),
 });
 
 export const networkSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
   name: z.string().min(1).max(100),
-  family: z.enum(['evm', 'stellar']).default('evm'),
+  family: z.enum(['evm', 'stellar', 'utxo', 'tron']).default('evm'),
   sort: z.number().int().default(100),
   environments: z.array(environmentSchema).min(1),
   /** Omitted: the family's built-in table (see defaults.ts). */

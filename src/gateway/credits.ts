@@ -1,7 +1,7 @@
 import type { Network } from '../store/index.js';
 
 /**
- * Credits of the Horizon-like REST family, from the contract's table. `{x}` matches one path
+ * Credits of the REST-style families (Horizon, the Tron HTTP API), per route: Horizon's from the contract's table. `{x}` matches one path
  * segment. Anything else costs the network's `credits.default`.
  */
 const HORIZON_ROUTES: Array<[method: 'GET' | 'POST' | '*', template: string, credits: number]> = [
@@ -32,10 +32,54 @@ const HORIZON_ROUTES: Array<[method: 'GET' | 'POST' | '*', template: string, cre
   ['POST', '/transactions', 150],
 ];
 
+/**
+ * The Tron HTTP API (java-tron, TronGrid). Nodes take GET and POST alike for most routes;
+ * `/walletsolidity/...` are the same reads on solidified blocks.
+ */
+const TRON_ROUTES: Array<[method: 'GET' | 'POST' | '*', template: string, credits: number]> = [
+  ['*', '/', 5],
+  ...(['wallet', 'walletsolidity'] as const).flatMap((api): Array<['*', string, number]> => [
+    ['*', `/${api}/getnowblock`, 10],
+    ['*', `/${api}/getblockbynum`, 25],
+    ['*', `/${api}/getblockbyid`, 25],
+    ['*', `/${api}/getblock`, 25],
+    ['*', `/${api}/getblockbylimitnext`, 75],
+    ['*', `/${api}/getblockbylatestnum`, 75],
+    ['*', `/${api}/gettransactionbyid`, 15],
+    ['*', `/${api}/gettransactioninfobyid`, 15],
+    ['*', `/${api}/gettransactioninfobyblocknum`, 75],
+    ['*', `/${api}/getaccount`, 15],
+    ['*', `/${api}/getassetissuebyid`, 10],
+    ['*', `/${api}/triggerconstantcontract`, 26],
+    ['*', `/${api}/estimateenergy`, 30],
+  ]),
+  ['*', '/wallet/getaccountresource', 15],
+  ['*', '/wallet/getaccountnet', 15],
+  ['*', '/wallet/getcontract', 15],
+  ['*', '/wallet/getcontractinfo', 15],
+  ['*', '/wallet/getchainparameters', 5],
+  ['*', '/wallet/getnodeinfo', 5],
+  ['*', '/wallet/validateaddress', 5],
+  ['*', '/wallet/createtransaction', 20],
+  ['*', '/wallet/transferasset', 20],
+  ['*', '/wallet/triggersmartcontract', 26],
+  ['POST', '/wallet/broadcasttransaction', 100],
+  ['POST', '/wallet/broadcasthex', 100],
+  ['GET', '/v1/accounts/{address}', 15],
+  ['GET', '/v1/accounts/{address}/transactions', 30],
+  ['GET', '/v1/accounts/{address}/transactions/trc20', 30],
+  ['GET', '/v1/transactions/{hash}/events', 20],
+  ['GET', '/v1/blocks/{number}/events', 50],
+  ['GET', '/v1/contracts/{address}/events', 50],
+  ['POST', '/jsonrpc', 20],
+];
+
 interface CompiledRoute { method: string; segments: string[]; template: string; credits: number }
-const compiled: CompiledRoute[] = HORIZON_ROUTES.map(([method, template, credits]) => ({
+const compile = (routes: typeof HORIZON_ROUTES): CompiledRoute[] => routes.map(([method, template, credits]) => ({
   method, template, credits, segments: template === '/' ? [] : template.slice(1).split('/'),
 }));
+const compiledHorizon = compile(HORIZON_ROUTES);
+const compiledTron = compile(TRON_ROUTES);
 
 export interface RestPrice {
   /** What usage shows as the method: `GET /ledgers/{sequence}`, or `GET (other)`. */
@@ -47,7 +91,7 @@ export interface RestPrice {
 export function priceRest(network: Network, method: string, path: string): RestPrice {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const segments = trimmed === '/' || trimmed === '' ? [] : trimmed.slice(1).split('/');
-  for (const r of compiled) {
+  for (const r of network.family === 'tron' ? compiledTron : compiledHorizon) {
     if (r.segments.length !== segments.length) continue;
     if (r.method !== '*' ? r.method !== method : method !== 'GET' && method !== 'POST') continue;
     let ok = true;

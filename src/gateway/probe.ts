@@ -67,6 +67,22 @@ export class NodeProbe {
       const root = JSON.parse(await res.body.text()) as { horizon_version?: string; core_version?: string; history_latest_ledger?: number };
       return { version: root.horizon_version ?? root.core_version ?? null, blockHeight: root.history_latest_ledger ?? null };
     }
+    if (env.network.family === 'tron') {
+      const res = await set.send({ method: 'POST', path: '/wallet/getnowblock', body: Buffer.from('{}'), contentType: 'application/json' });
+      const block = JSON.parse(await res.body.text()) as { block_header?: { raw_data?: { number?: number } } };
+      return { version: null, blockHeight: block.block_header?.raw_data?.number ?? null };
+    }
+    if (env.network.family === 'utxo') {
+      const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify([
+        { jsonrpc: '1.0', id: 1, method: 'getnetworkinfo', params: [] },
+        { jsonrpc: '1.0', id: 2, method: 'getblockcount', params: [] },
+      ])), contentType: 'application/json' });
+      const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: { subversion?: string } | number }>;
+      if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
+      const info = answers.find((a) => a.id === 1)?.result;
+      const height = answers.find((a) => a.id === 2)?.result;
+      return { version: typeof info === 'object' ? info.subversion ?? null : null, blockHeight: typeof height === 'number' ? height : null };
+    }
     const body = Buffer.from(JSON.stringify([
       { jsonrpc: '2.0', id: 1, method: 'web3_clientVersion', params: [] },
       { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },

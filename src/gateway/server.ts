@@ -95,7 +95,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (ep.paused) return refuse(req, res, 403, 'paused');
     const ip = clientIp(req, trusted);
     if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) return refuse(req, res, 403, 'ipNotAllowed', ip);
-    if (ep.env.network.family === 'stellar') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1), ip);
+    if (ep.env.network.family === 'stellar' || ep.env.network.family === 'tron') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1), ip);
 
     const rest = url.slice(UUID_LENGTH + 1);
     if (method !== 'POST' || !(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
@@ -115,7 +115,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       let one = takeRps(ep, 1);
       if (typeof one !== 'number') one = await one;
       if (one === 0) return send(res, 429, 'rps');
-      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json' });
+      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' });
       if (!upstream) return;
       if (upstream.status >= 200 && upstream.status < 300) {
         meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
@@ -132,7 +132,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     const ours = overWindow.length === 0 ? parsed.rejected : [...parsed.rejected, ...overWindow];
     if (admitted === 0) return sendJson(res, 429, ours);
     const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(parsed.valid.slice(0, admitted))) : body;
-    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' });
+    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' });
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
       for (let i = 0; i < admitted; i++) {

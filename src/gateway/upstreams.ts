@@ -25,6 +25,11 @@ export interface UpstreamRequest {
   contentType: string | undefined;
   /** Ends the call at once (shutdown); an aborted call does not count against the upstream. */
   signal?: AbortSignal;
+  /**
+   * Bitcoin Core answers JSON-RPC 1.0 errors with HTTP 500 and a JSON body: that is the node's
+   * answer to pass on, not a failed node to move away from.
+   */
+  rpcErrorsAre500?: boolean;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -42,6 +47,8 @@ type FailureReason = 'timeout' | 'connect' | 'http_5xx';
 class Upstream {
   readonly pool: Pool;
   readonly basePath: string;
+  /** From `user:password@` in the URL (Bitcoin Core's rpcauth); sent on every request. */
+  readonly authorization: string | undefined;
   failures = 0;
   downUntil = 0;
   readonly latency: { observe(seconds: number): void } | undefined;
@@ -54,6 +61,9 @@ class Upstream {
     }
     const u = new URL(url);
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
+    this.authorization = u.username || u.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`
+      : undefined;
     this.pool = new Pool(u.origin, {
       connections: 128,
       pipelining: 1,
@@ -102,20 +112,23 @@ export class UpstreamSet {
       const up = order[i]!;
       const started = up.latency ? performance.now() : 0;
       try {
+        const headers: Record<string, string> = req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' };
+        if (up.authorization) headers.authorization = up.authorization;
         const res = await up.pool.request({
           method: req.method as Dispatcher.HttpMethod,
           path: up.basePath + (req.path || (up.basePath ? '' : '/')),
-          headers: req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' },
+          headers,
           body: req.body,
           signal: req.signal,
         });
         up.latency?.observe((performance.now() - started) / 1000);
-        if (res.statusCode >= 500 && i < order.length - 1) {
+        const rpcError = req.rpcErrorsAre500 && res.statusCode === 500 && String(res.headers['content-type']).startsWith('application/json');
+        if (res.statusCode >= 500 && !rpcError && i < order.length - 1) {
           res.body.resume();
           up.markFailed('http_5xx');
           continue;
         }
-        if (res.statusCode >= 500) {
+        if (res.statusCode >= 500 && !rpcError) {
           res.body.resume();
           up.markFailed('http_5xx');
           lastError = new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));

@@ -128,7 +128,7 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
   let given: ReturnType<typeof parseAddress> | undefined;
   if (input.address !== undefined) {
     try {
-      given = parseAddress(env.network.family, input.address);
+      given = parseAddress(env, input.address);
     } catch (err) {
       throw new PaymentError(400, `address: ${(err as Error).message}`);
     }
@@ -157,7 +157,7 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
         const r = await trx.updateTable('payment_settings').set((eb) => ({ next_index_evm: eb('next_index_evm', '+', 1) }))
           .where('account_id', '=', ctx.accountId).returning('next_index_evm').executeTakeFirstOrThrow();
         index = r.next_index_evm - 1;
-        const candidate = parseAddress('evm', evmAddressAt(key, index));
+        const candidate = parseAddress(env, evmAddressAt(key, index));
         if (!(await openOrderAt(trx, env.id, candidate.key)) || tries > 100) {
           address = candidate;
           break;

@@ -2,9 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
+import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, PlanRow } from './tables.js';
 
-export type NetworkFamily = 'evm' | 'stellar';
+export type NetworkFamily = 'evm' | 'stellar' | 'utxo' | 'tron';
+
+/** A UTXO chain's address prefixes (Bitcoin Core's chainparams). */
+export interface UtxoAddressFormat {
+  bech32: string | null;
+  pub_key_hash: number;
+  script_hash: number;
+}
 
 export interface Network {
   id: number;
@@ -23,6 +31,8 @@ export interface Environment {
   network: Network;
   upstreams: string[];
   confirmations: number;
+  /** UTXO family: the address prefixes; undefined for other families. */
+  addressFormat?: UtxoAddressFormat;
 }
 
 /** A plan row with its network allowlist parsed. */
@@ -99,7 +109,11 @@ export async function syncCatalog(db: Kysely<Database>, config: Config): Promise
         const clash = existingEnvs.find((x) => x.id === e.id && (x.network_id !== id || x.slug !== e.slug));
         if (clash) throw new ConfigError(`networks[${i}].environments[${j}].id: id ${e.id} already belongs to another environment`);
         const envId = storedEnv?.id ?? e.id ?? nextEnvId++;
-        const envRow = { network_id: id, slug: e.slug, upstreams: JSON.stringify(e.upstreams), confirmations: e.confirmations, position: j, active: 1 };
+        const format = n.family === 'utxo' ? e.address_format ?? bitcoinAddressFormat(e.slug) : undefined;
+        const envRow = {
+          network_id: id, slug: e.slug, upstreams: JSON.stringify(e.upstreams), confirmations: e.confirmations, position: j, active: 1,
+          address_format: format ? JSON.stringify(format) : null,
+        };
         if (storedEnv) await trx.updateTable('network_environments').set(envRow).where('id', '=', envId).execute();
         else await trx.insertInto('network_environments').values({ id: envId, ...envRow }).execute();
       }
@@ -128,7 +142,10 @@ export async function loadCatalog(db: Kysely<Database>): Promise<Catalog> {
   for (const e of envs) {
     const network = byId.get(e.network_id);
     if (!network) continue;
-    network.environments.push({ id: e.id, slug: e.slug, network, upstreams: JSON.parse(e.upstreams) as string[], confirmations: e.confirmations });
+    network.environments.push({
+      id: e.id, slug: e.slug, network, upstreams: JSON.parse(e.upstreams) as string[], confirmations: e.confirmations,
+      ...(e.address_format ? { addressFormat: JSON.parse(e.address_format) as UtxoAddressFormat } : {}),
+    });
   }
   return new Catalog(
     networks.filter((n) => n.environments.length > 0),

@@ -1,7 +1,7 @@
 export { Store, storeUrl } from './store.js';
 export type { OpenStoreOptions } from './store.js';
 export { Catalog, syncCatalog, loadCatalog } from './catalog.js';
-export type { Network, Environment, Plan, NetworkFamily } from './catalog.js';
+export type { Network, Environment, Plan, NetworkFamily, UtxoAddressFormat } from './catalog.js';
 export * from './accounts.js';
 export * from './keys.js';
 export * from './endpoints.js';

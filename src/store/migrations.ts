@@ -204,6 +204,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('webhook_attempts').addColumn('response_excerpt', 'text').execute();
     },
   },
+  '0017_utxo_address_format': {
+    async up(db: Kysely<any>) {
+      // A UTXO environment's address prefixes (Bitcoin, Litecoin, Dogecoin... differ only there).
+      await db.schema.alterTable('network_environments').addColumn('address_format', 'text').execute();
+    },
+  },
 };
 
 export const migrations11: Record<string, Migration> = {

@@ -75,6 +75,8 @@ export interface NetworkEnvironmentsTable {
   confirmations: number;
   position: number;
   active: number;
+  /** JSON of the UTXO family's address prefixes (0017); null for other families. */
+  address_format: string | null;
 }
 
 export interface AccountsTable {

@@ -1,5 +1,7 @@
 import { keccak_256 } from '@noble/hashes/sha3';
-import type { NetworkFamily } from '../store/index.js';
+import type { Environment } from '../store/index.js';
+import { parseTronAddress } from './tron/address.js';
+import { parseUtxoAddress } from './utxo/address.js';
 
 /** An address as stored: `display` is what we return, `key` is what we match on. */
 export interface ParsedAddress {
@@ -78,11 +80,12 @@ function crc16xmodem(bytes: Uint8Array): number {
   return crc;
 }
 
-export function parseAddress(family: NetworkFamily, input: string): ParsedAddress {
-  return family === 'stellar' ? parseStellarAddress(input) : parseEvmAddress(input);
-}
-
-/** The match key of an address the chain reports (EVM RPCs answer in lowercase, but not all do). */
-export function addressKey(family: NetworkFamily, address: string): string {
-  return family === 'stellar' ? address.toUpperCase() : address.toLowerCase();
+/** An address given for a watch on `env`, validated by the environment's family. */
+export function parseAddress(env: Environment, input: string): ParsedAddress {
+  switch (env.network.family) {
+    case 'stellar': return parseStellarAddress(input);
+    case 'utxo': return parseUtxoAddress(env.addressFormat!, input);
+    case 'tron': return parseTronAddress(input);
+    default: return parseEvmAddress(input);
+  }
 }

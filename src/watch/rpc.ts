@@ -40,10 +40,13 @@ export class UpstreamPool {
   }
 
   /** GET or POST returning status and text, with the pool's agent and timeouts. */
-  async fetch(url: string, init: { method: 'GET' | 'POST'; body?: string }): Promise<{ status: number; text: string }> {
+  async fetch(url: string, init: { method: 'GET' | 'POST'; body?: string; headers?: Record<string, string> }): Promise<{ status: number; text: string }> {
     const res = await request(url, {
       method: init.method,
-      headers: init.body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        ...(init.body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' }),
+        ...init.headers,
+      },
       body: init.body,
       dispatcher: this.agent,
       headersTimeout: this.timeoutMs,

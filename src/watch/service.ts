@@ -1,12 +1,14 @@
 import type { Config } from '../config/index.js';
 import type { RouteDef } from '../api/router.js';
-import type { Store } from '../store/index.js';
+import type { Environment, Store } from '../store/index.js';
 import { addressWatchRoutes } from '../api/routes/address-watch.js';
 import { blockSubscribers } from '../webhooks/config.js';
 import { blockNetworkEnvIds } from '../webhooks/filters.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
 import { EvmChain } from './evm-chain.js';
-import { Scanner } from './scanner.js';
+import { Scanner, type ChainAdapter } from './scanner.js';
+import { TronChain } from './tron/chain.js';
+import { UtxoChain } from './utxo/chain.js';
 import { StellarChain } from './stellar-chain.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
@@ -110,7 +112,7 @@ export class AddressWatch {
       if (this.#scanners.has(envId) || this.#stopped) continue;
       const env = store.catalog.environment(envId);
       if (!env || env.upstreams.length === 0) continue;
-      const chain = env.network.family === 'stellar' ? new StellarChain(env.upstreams) : new EvmChain(env.upstreams);
+      const chain = chainFor(env);
       const scanner = new Scanner({
         store, registry: this.registry, env, chain, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
         onRecorded: () => this.worker.kick(), owner: this.instanceId, leaseMs: this.#o.leaseMs,
@@ -160,6 +162,15 @@ export class AddressWatch {
       await this.worker.stop();
     })();
     return this.#stopping;
+  }
+}
+
+function chainFor(env: Environment): ChainAdapter {
+  switch (env.network.family) {
+    case 'stellar': return new StellarChain(env.upstreams);
+    case 'utxo': return new UtxoChain(env.upstreams);
+    case 'tron': return new TronChain(env.upstreams);
+    default: return new EvmChain(env.upstreams);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { priceRest } from '../gateway/credits.js';
 import { CHANNELS, notifyIn, type Database, type Network } from '../store/index.js';
 
 export interface NewDelivery {
@@ -39,6 +40,8 @@ export const REORG_CANCELLED = 'the block left the chain (reorg)';
 /** A block webhook costs what fetching the block costs on that network. */
 export function blockCredits(network: Network): number {
   if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;
+  if (network.family === 'tron') return priceRest(network, 'POST', '/wallet/getblockbynum').credits;
+  if (network.family === 'utxo') return network.credits.methods.getblock ?? network.credits.default;
   return network.credits.methods.eth_getBlockByNumber ?? network.credits.default;
 }
 

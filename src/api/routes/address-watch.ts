@@ -34,7 +34,13 @@ function resolveEnv(app: AppContext, field: string, slug: string): Environment {
 }
 
 /** A list filter needs the match key, not a valid address: a malformed one simply matches nothing. */
-function looseKey(address: string): string {
+/** The match key of a filter address: exact when the network is known, else a best guess by form. */
+function looseKey(address: string, env?: Environment): string {
+  if (env) {
+    try {
+      return parseAddress(env, address).key;
+    } catch { /* not valid there: matches nothing, like any other unknown address */ }
+  }
   const s = address.trim();
   return s.startsWith('0x') || s.startsWith('0X') ? s.toLowerCase() : s.toUpperCase();
 }
@@ -68,9 +74,9 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
       async handler({ account, app, query }) {
         const page = Number(query.page ?? 1);
         const perPage = Number(query.per_page ?? 50);
-        const envId = query.network_slug === undefined ? undefined : resolveEnv(app, 'network_slug', query.network_slug).id;
+        const env = query.network_slug === undefined ? undefined : resolveEnv(app, 'network_slug', query.network_slug);
         const { rows, total } = await listWatches(app.store, {
-          accountId: account.id, envId, addressKey: query.address === undefined ? undefined : looseKey(query.address), page, perPage,
+          accountId: account.id, envId: env?.id, addressKey: query.address === undefined ? undefined : looseKey(query.address, env), page, perPage,
         });
         return { ok: true, addresses: rows.map(presentWatch), page, per_page: perPage, total };
       },
@@ -84,7 +90,7 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
         const env = resolveEnv(app, 'network_slug', body.network_slug);
         let address;
         try {
-          address = parseAddress(env.network.family, body.address);
+          address = parseAddress(env, body.address);
         } catch (err) {
           if (err instanceof InvalidAddressError) throw badRequest(`address: ${err.message}`);
           throw err;

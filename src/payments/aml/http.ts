@@ -63,7 +63,7 @@ export class HttpAmlProvider implements AmlProvider {
   }
 
   async #trm(s: AmlSubject): Promise<AmlResult> {
-    const chain = this.#o.chains[s.network] ?? (s.family === 'stellar' ? 'stellar' : 'ethereum');
+    const chain = this.#o.chains[s.network] ?? ({ evm: 'ethereum', stellar: 'stellar', utxo: 'bitcoin', tron: 'tron' } as const)[s.family];
     const headers = {
       authorization: `Basic ${Buffer.from(`${this.#o.apiKey}:`).toString('base64')}`,
       accept: 'application/json', 'content-type': 'application/json',

@@ -1,3 +1,4 @@
+import type { NetworkFamily } from '../../store/catalog.js';
 /** The normalised result every provider returns (decisions.md, "Payment orders"). */
 export type RiskLevel = 'low' | 'medium' | 'high' | 'severe' | 'unknown';
 
@@ -19,7 +20,7 @@ export interface AmlResult {
 
 /** What is screened: the sender of one funding transfer. */
 export interface AmlSubject {
-  family: 'evm' | 'stellar';
+  family: NetworkFamily;
   network: string;
   address: string;
   txHash: string;
