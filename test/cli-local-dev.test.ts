@@ -23,16 +23,27 @@ async function holdPort(): Promise<number> {
   return (server.address() as { port: number }).port;
 }
 
+/**
+ * Start-up may log what it loaded (one JSON line each, stderr not being a terminal) before a
+ * listener fails; the failure itself is one plain line at the end, with no stack trace.
+ */
+function expectEndsWithOneLine(stderr: string, line: string): void {
+  const lines = stderr.split('\n').filter((l) => l !== '');
+  expect(lines.at(-1)).toBe(line);
+  expect(stderr).not.toMatch(/^\s+at /m);
+  for (const earlier of lines.slice(0, -1)) expect(JSON.parse(earlier)).toMatchObject({ level: 'info' });
+}
+
 describe('rpcctl serve flags', () => {
   it('a taken port ends with one line naming the port and the flag, exit 1, no stack trace', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-port-'));
     const taken = await holdPort();
     const api = await rpcctl(['serve', '--data-dir', dataDir, '--port', String(taken), '--gateway-port', '0']);
     expect(api.exitCode).toBe(1);
-    expect(api.stderr).toBe(`error: port ${taken} (Public API) on 127.0.0.1 is already in use: stop what holds it, or choose another with --port N`);
+    expectEndsWithOneLine(api.stderr, `error: port ${taken} (Public API) on 127.0.0.1 is already in use: stop what holds it, or choose another with --port N`);
     const gw = await rpcctl(['serve', '--data-dir', dataDir, '--port', '0', '--gateway-port', String(taken)]);
     expect(gw.exitCode).toBe(1);
-    expect(gw.stderr).toBe(`error: port ${taken} (gateway) on 127.0.0.1 is already in use: stop what holds it, or choose another with --gateway-port N`);
+    expectEndsWithOneLine(gw.stderr, `error: port ${taken} (gateway) on 127.0.0.1 is already in use: stop what holds it, or choose another with --gateway-port N`);
     expect((await rpcctl(['serve', '--data-dir', dataDir, '--port', 'http'])).exitCode).toBe(2);
   });
 
