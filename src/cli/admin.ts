@@ -6,6 +6,7 @@ export interface AdminOptions {
   config?: string;
   dataDir?: string;
   database?: string;
+  redis?: string;
 }
 
 type AdminAction = (io: CliIO, opts: Record<string, unknown> & AdminOptions & { json?: boolean; color?: boolean }, args: string[]) => Promise<void>;
@@ -16,7 +17,10 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .description('operator commands: accounts, plans, API keys, networks')
     .option('--config <file>', 'config file; networks and plans are taken from it only when given (or when the store is new)')
     .option('--data-dir <dir>', 'the data dir of the service (default: $RPCCTL_DATA_DIR or the XDG data dir)')
-    .option('--database <url>', 'the shared PostgreSQL of a multi-instance service (default: $RPCCTL_DATABASE_URL, config store.url)');
+    .option('--database <url>', 'the shared PostgreSQL of a multi-instance service (default: $RPCCTL_DATABASE_URL, config store.url)')
+    // The same flags as serve, so one deployment's command lines fit both; admin itself keeps
+    // no rate limits, so it needs nothing from Redis.
+    .option('--redis <url>', 'accepted as serve takes it (admin shares no limits, so it does not connect)');
 
   const act = (name: keyof typeof import('./admin-run.js')) =>
     async (...args: unknown[]) => {
