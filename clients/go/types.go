@@ -340,13 +340,16 @@ type DerivedAddress struct {
 
 // PaymentSettings are the account's payment settings.
 type PaymentSettings struct {
-	Xpubs                 PaymentXpubs `json:"xpubs"`
-	AMLFailAt             string       `json:"aml_fail_at"`
-	UnderpaidToleranceBPS int          `json:"underpaid_tolerance_bps"`
-	AcceptLate            bool         `json:"accept_late"`
-	Derived               struct {
-		EVM *DerivedAddress `json:"evm,omitempty"`
-	} `json:"derived"`
+	Xpubs                 PaymentXpubs     `json:"xpubs"`
+	AMLFailAt             string           `json:"aml_fail_at"`
+	UnderpaidToleranceBPS int              `json:"underpaid_tolerance_bps"`
+	AcceptLate            bool             `json:"accept_late"`
+	Derived               DerivedAddresses `json:"derived"`
+}
+
+// DerivedAddresses shows derivation per chain family; EVM is nil without an EVM xpub.
+type DerivedAddresses struct {
+	EVM *DerivedAddress `json:"evm,omitempty"`
 }
 
 // PaymentSettingsInput changes payment settings; nil fields keep their value.
