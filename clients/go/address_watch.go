@@ -154,3 +154,12 @@ func (s *AddressWatchService) ForEachDelivery(ctx context.Context, p DeliveriesP
 		p.Before = *r.NextBefore
 	}
 }
+
+// Redeliver is POST /v1/address-watch/deliveries/{delivery_id}/redeliver: it sends a delivery
+// again now, with the same X-Webhook-Id and the next attempt number; resending a delivered one
+// is not billed again. A delivery being sent at this moment is refused with a 409 *APIError.
+func (s *AddressWatchService) Redeliver(ctx context.Context, deliveryID string) (*WebhookDelivery, error) {
+	var out struct{ Delivery WebhookDelivery }
+	path := "/v1/address-watch/deliveries/" + url.PathEscape(deliveryID) + "/redeliver"
+	return &out.Delivery, s.c.Do(ctx, http.MethodPost, path, nil, nil, &out)
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,10 +39,17 @@ type Options struct {
 }
 
 // Client is a signed client of the Public API; safe for concurrent use.
+//
+// The service takes each signature of a mutating request once. The Client sends an identical
+// request again (a retry, or your code repeating the same body) with the next second's
+// signature, waiting for that second, and re-signs once more when the service answers
+// 401 "Invalid signature." because another process sent those bytes in that second.
 type Client struct {
 	BaseURL string
 	// AddressWatch holds the Address Watch routes.
 	AddressWatch *AddressWatchService
+	// Payments holds the payment order routes.
+	Payments *PaymentsService
 
 	apiKey        string
 	secret        string
@@ -49,7 +57,17 @@ type Client struct {
 	maxRetries    int
 	maxRetryAfter time.Duration
 	userAgent     string
+	// now and wait are the clock and the sleep; tests replace them.
+	now  func() time.Time
+	wait func(ctx context.Context, d time.Duration) error
+
+	sentMu     sync.Mutex
+	sentSecond int64
+	sent       map[string]struct{}
 }
+
+// replayed is the API's answer to a mutating signature it has already taken.
+const replayed = "Invalid signature."
 
 // NewClient returns a Client, or a *ConfigError when the key, secret or base URL is missing
 // or malformed.
@@ -62,6 +80,9 @@ func NewClient(opts Options) (*Client, error) {
 		maxRetryAfter: opts.MaxRetryAfter,
 		userAgent:     firstNonEmpty(opts.UserAgent, "rpcctl-go/0.1.0"),
 		http:          opts.HTTPClient,
+		now:           time.Now,
+		wait:          sleep,
+		sent:          map[string]struct{}{},
 	}
 	if c.apiKey == "" {
 		return nil, &ConfigError{Message: "API key is required: set Options.APIKey or PUBLIC_API_KEY"}
@@ -92,6 +113,7 @@ func NewClient(opts Options) (*Client, error) {
 		}
 	}
 	c.AddressWatch = &AddressWatchService{c: c}
+	c.Payments = &PaymentsService{c: c}
 	return c, nil
 }
 
@@ -115,6 +137,50 @@ func idempotent(method string) bool {
 		return true
 	}
 	return false
+}
+
+// replayable methods may be sent with the same signature more than once.
+func replayable(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+}
+
+// sign returns the timestamp and signature of a request, waiting for the next second when this
+// very mutating request was already sent in the current one.
+func (c *Client) sign(ctx context.Context, method, path string, body []byte) (int64, string, error) {
+	now := c.now()
+	ts := now.Unix()
+	signature := Sign(c.secret, ts, method, path, body)
+	if replayable(method) || !c.sentThisSecond(signature, ts) {
+		return ts, signature, nil
+	}
+	if err := c.wait(ctx, untilNextSecond(now)); err != nil {
+		return 0, "", err
+	}
+	ts = c.now().Unix()
+	signature = Sign(c.secret, ts, method, path, body)
+	c.sentThisSecond(signature, ts)
+	return ts, signature, nil
+}
+
+// sentThisSecond records a mutating signature; true when it was already sent in second ts.
+func (c *Client) sentThisSecond(signature string, ts int64) bool {
+	c.sentMu.Lock()
+	defer c.sentMu.Unlock()
+	if ts != c.sentSecond {
+		c.sentSecond = ts
+		c.sent = map[string]struct{}{}
+	}
+	if _, ok := c.sent[signature]; ok {
+		return true
+	}
+	c.sent[signature] = struct{}{}
+	return false
+}
+
+// untilNextSecond lasts a few milliseconds past the next second's boundary, so the next
+// timestamp is surely later.
+func untilNextSecond(now time.Time) time.Duration {
+	return time.Second - time.Duration(now.Nanosecond()) + 5*time.Millisecond
 }
 
 // Do sends a signed request and decodes a 2xx JSON answer into out (when not nil).
@@ -148,7 +214,12 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	signed := u.EscapedPath()
 
+	resigned := false
 	for attempt := 0; ; attempt++ {
+		ts, signature, err := c.sign(ctx, method, signed, data)
+		if err != nil {
+			return err
+		}
 		req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("rpcctl: %w", err)
@@ -158,10 +229,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		} else {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		ts := time.Now().Unix()
 		req.Header.Set("X-Api-Key", c.apiKey)
 		req.Header.Set("X-Timestamp", strconv.FormatInt(ts, 10))
-		req.Header.Set("X-Signature", Sign(c.secret, ts, method, signed, data))
+		req.Header.Set("X-Signature", signature)
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("User-Agent", c.userAgent)
 
@@ -176,12 +246,21 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 				return ctx.Err()
 			}
 			if idempotent(method) && attempt < c.maxRetries {
-				if err := sleep(ctx, backoff(attempt)); err != nil {
+				if err := c.wait(ctx, backoff(attempt)); err != nil {
 					return err
 				}
 				continue
 			}
 			return &NetworkError{BaseURL: c.BaseURL, Err: err}
+		}
+		if res.StatusCode == http.StatusUnauthorized && !replayable(method) && !resigned && apiErrorOf(text) == replayed {
+			// Another process may have sent these very bytes in this second.
+			resigned = true
+			attempt--
+			if err := c.wait(ctx, untilNextSecond(c.now())); err != nil {
+				return err
+			}
+			continue
 		}
 		retryAfter := parseRetryAfter(res.Header.Get("Retry-After"))
 		if res.StatusCode == http.StatusTooManyRequests && attempt < c.maxRetries {
@@ -190,7 +269,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 				wait = time.Second
 			}
 			if wait <= c.maxRetryAfter {
-				if err := sleep(ctx, wait); err != nil {
+				if err := c.wait(ctx, wait); err != nil {
 					return err
 				}
 				continue
@@ -207,6 +286,15 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		}
 		return nil
 	}
+}
+
+// apiErrorOf is the "error" string of an answer's JSON body, "" when it has none.
+func apiErrorOf(body []byte) string {
+	var envelope struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &envelope)
+	return envelope.Error
 }
 
 func toAPIError(status int, body []byte, retryAfter int) *APIError {
@@ -318,6 +406,13 @@ func (c *Client) CreateEndpoint(ctx context.Context, in CreateEndpointInput) (*E
 func (c *Client) GetEndpoint(ctx context.Context, id int64) (*Endpoint, error) {
 	var out struct{ Endpoint Endpoint }
 	return &out.Endpoint, c.Do(ctx, http.MethodGet, fmt.Sprintf("/v1/endpoints/%d", id), nil, nil, &out)
+}
+
+// RenameEndpoint is PATCH /v1/endpoints/{id}: a new name (names need not be unique).
+func (c *Client) RenameEndpoint(ctx context.Context, id int64, name string) (*Endpoint, error) {
+	var out struct{ Endpoint Endpoint }
+	body := map[string]string{"name": name}
+	return &out.Endpoint, c.Do(ctx, http.MethodPatch, fmt.Sprintf("/v1/endpoints/%d", id), nil, body, &out)
 }
 
 // SetEndpointStatus is PATCH /v1/endpoints/{id}/status: StatusPaused stops its traffic, StatusActive resumes it.

@@ -261,3 +261,125 @@ func TestPagingHelpers(t *testing.T) {
 		}
 	}
 }
+
+// fakeTime makes c's clock one that its waits move forward, so waits cost no time in tests.
+func fakeTime(c *Client) *[]time.Duration {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 250_000_000)
+	var waits []time.Duration
+	c.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	c.wait = func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		now = now.Add(d)
+		return nil
+	}
+	return &waits
+}
+
+func TestClientRepeatsAnIdenticalMutatingRequestWithTheNextSecondsSignature(t *testing.T) {
+	// The service takes a mutating signature once; the same bytes again in the same second
+	// would be refused as a replay.
+	srv, got := scripted(t)
+	c := newTestClient(t, srv.URL, Options{})
+	waits := fakeTime(c)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if _, err := c.Payments.Cancel(ctx, "pay_1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := c.Payments.Get(ctx, "pay_1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second, get1, get2 := (*got)[0], (*got)[1], (*got)[2], (*got)[3]
+	if first.header.Get("X-Timestamp") != "1700000000" || second.header.Get("X-Timestamp") != "1700000001" {
+		t.Errorf("timestamps %s, %s", first.header.Get("X-Timestamp"), second.header.Get("X-Timestamp"))
+	}
+	if len(*waits) != 1 || (*waits)[0] != 755*time.Millisecond {
+		t.Errorf("waits %v, want one of 755ms", *waits)
+	}
+	if !signedOK(first) || !signedOK(second) {
+		t.Error("not signed right")
+	}
+	if get1.header.Get("X-Signature") != get2.header.Get("X-Signature") {
+		t.Error("a repeated GET needs no new signature")
+	}
+	// Another body is another signature: no wait.
+	c.RenameEndpoint(ctx, 1, "a")
+	c.RenameEndpoint(ctx, 1, "b")
+	if len(*waits) != 1 {
+		t.Errorf("waits %v", *waits)
+	}
+}
+
+func TestClientResignsOnceWhenAnotherProcessSentTheSameRequest(t *testing.T) {
+	replayedReply := reply{status: 401, body: `{"ok":false,"error":"Invalid signature."}`}
+	srv, got := scripted(t, replayedReply, reply{status: 200, body: `{"ok":true,"delivery":{"delivery_id":"7"}}`}, replayedReply, replayedReply, replayedReply)
+	c := newTestClient(t, srv.URL, Options{})
+	fakeTime(c)
+	ctx := context.Background()
+	d, err := c.AddressWatch.Redeliver(ctx, "7")
+	if err != nil || d.DeliveryID != "7" {
+		t.Fatalf("%v %+v", err, d)
+	}
+	a, b := (*got)[0], (*got)[1]
+	if a.uri != "/v1/address-watch/deliveries/7/redeliver" || a.header.Get("X-Timestamp") == b.header.Get("X-Timestamp") {
+		t.Errorf("%s: %s then %s", a.uri, a.header.Get("X-Timestamp"), b.header.Get("X-Timestamp"))
+	}
+	// Only once: a wrong secret also answers "Invalid signature.", and must surface.
+	_, err = c.Payments.Create(ctx, CreatePaymentInput{OrderID: "x", NetworkSlug: "eth", Amount: "1"})
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || len(*got) != 4 {
+		t.Fatalf("%v after %d requests", err, len(*got))
+	}
+}
+
+func TestPaymentRoutes(t *testing.T) {
+	order := `{"payment_id":"pay_1","order_id":"1042","status":"pending","derivation_index":0,"metadata":{"cart":42},"aml":null,"reason":null}`
+	srv, got := scripted(t,
+		reply{status: 200, body: `{"ok":true,"xpubs":{"evm":"xpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50,"accept_late":false,"derived":{"evm":{"first_address":"0xabc","next_index":0}}}`},
+		reply{status: 200, body: `{"ok":true,"payment":` + order + `,"created":true}`},
+		reply{status: 200, body: `{"ok":true,"payments":[` + order + `,` + order + `],"page":1,"per_page":2,"total":3}`},
+		reply{status: 200, body: `{"ok":true,"payments":[` + order + `],"page":2,"per_page":2,"total":3}`},
+	)
+	c := newTestClient(t, srv.URL, Options{})
+	ctx := context.Background()
+	settings, err := c.Payments.SetSettings(ctx, PaymentSettingsInput{EVMXpub: String("xpub1"), AMLFailAt: String("severe"), UnderpaidToleranceBPS: Int(50)})
+	if err != nil || settings.Derived.EVM == nil || settings.Derived.EVM.FirstAddress != "0xabc" || settings.AMLFailAt != "severe" {
+		t.Fatalf("%v %+v", err, settings)
+	}
+	created, err := c.Payments.Create(ctx, CreatePaymentInput{OrderID: "1042", NetworkSlug: "eth", Amount: "12.50", Asset: "USDC", Metadata: map[string]interface{}{"cart": 42}})
+	if err != nil || !created.Created || created.Payment.PaymentID != "pay_1" || *created.Payment.DerivationIndex != 0 || string(created.Payment.Metadata) != `{"cart":42}` {
+		t.Fatalf("%v %+v", err, created)
+	}
+	n := 0
+	if err := c.Payments.ForEach(ctx, ListPaymentsParams{Status: PaymentPending, PerPage: 2}, func(Payment) error { n++; return nil }); err != nil || n != 3 {
+		t.Fatalf("%v: %d orders", err, n)
+	}
+	want := []struct{ method, uri, body string }{
+		{"PUT", "/v1/payments/settings", `{"xpubs":{"evm":"xpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50}`},
+		{"POST", "/v1/payments", `{"order_id":"1042","network_slug":"eth","amount":"12.50","asset":"USDC","metadata":{"cart":42}}`},
+		{"GET", "/v1/payments?page=1&per_page=2&status=pending", ""},
+		{"GET", "/v1/payments?page=2&per_page=2&status=pending", ""},
+	}
+	for i, w := range want {
+		s := (*got)[i]
+		if s.method != w.method || s.uri != w.uri || string(s.body) != w.body {
+			t.Errorf("request %d: %s %s %s, want %s %s %s", i, s.method, s.uri, s.body, w.method, w.uri, w.body)
+		}
+	}
+	if _, err := c.Payments.Cancel(ctx, "pay_a/b"); err != nil {
+		t.Fatal(err)
+	}
+	if s := (*got)[4]; s.uri != "/v1/payments/pay_a%2Fb/cancel" || !signedOK(s) {
+		t.Errorf("cancel %s", s.uri)
+	}
+}

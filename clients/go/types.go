@@ -1,5 +1,7 @@
 package rpcctl
 
+import "encoding/json"
+
 // Plan is a billing plan.
 type Plan struct {
 	ID                  int64  `json:"id"`
@@ -153,6 +155,8 @@ type EventsParams struct {
 type EventPage struct {
 	Events    []WebhookEvent `json:"events"`
 	NextAfter *string        `json:"next_after"`
+	// RetentionDays is how long events are kept; nil: for ever.
+	RetentionDays *int `json:"retention_days"`
 }
 
 // WebhookEventFilters is the flat events object of the webhook configuration.
@@ -196,6 +200,8 @@ type WebhookAttempt struct {
 	DurationMS  int64   `json:"duration_ms"`
 	Error       *string `json:"error"`
 	NextRetryAt *string `json:"next_retry_at"`
+	// ResponseExcerpt is the first bytes of the receiver's answer, for debugging a failing receiver.
+	ResponseExcerpt *string `json:"response_excerpt"`
 }
 
 // WebhookDelivery is a delivery with every attempt.
@@ -228,4 +234,145 @@ type DeliveriesParams struct {
 type DeliveryPage struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
 	NextBefore *string           `json:"next_before"`
+	// RetentionDays is how long finished deliveries are kept; nil: for ever.
+	RetentionDays *int `json:"retention_days"`
+}
+
+// Payment order statuses.
+const (
+	PaymentPending   = "pending"
+	PaymentSeen      = "seen"
+	PaymentAMLCheck  = "aml_check"
+	PaymentPaid      = "paid"
+	PaymentFailed    = "failed"
+	PaymentUnderpaid = "underpaid"
+	PaymentExpired   = "expired"
+)
+
+// Payment is a payment order. Amounts are decimal strings in units; the *Raw ones are integer
+// strings in base units.
+type Payment struct {
+	PaymentID         string   `json:"payment_id"`
+	OrderID           string   `json:"order_id"`
+	Status            string   `json:"status"`
+	Network           string   `json:"network"`
+	Asset             string   `json:"asset"`
+	AssetSymbol       string   `json:"asset_symbol"`
+	Decimals          int      `json:"decimals"`
+	Address           string   `json:"address"`
+	WatchID           string   `json:"watch_id"`
+	DerivationIndex   *int64   `json:"derivation_index"`
+	Amount            string   `json:"amount"`
+	AmountRaw         string   `json:"amount_raw"`
+	AmountReceived    string   `json:"amount_received"`
+	AmountReceivedRaw string   `json:"amount_received_raw"`
+	TxHashes          []string `json:"tx_hashes"`
+	// Confirmations is how many confirmations the network requires before funds count.
+	Confirmations int     `json:"confirmations"`
+	ExpiresAt     string  `json:"expires_at"`
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+	WebhookURL    *string `json:"webhook_url"`
+	// Metadata is the order's metadata object as sent, or null.
+	Metadata json.RawMessage `json:"metadata"`
+	AML      *AMLResult      `json:"aml"`
+	// Reason says why a failed or expired order ended: canceled, aml_rejected, partial, late, reorg.
+	Reason   *string `json:"reason"`
+	Late     bool    `json:"late"`
+	Overpaid bool    `json:"overpaid"`
+	// Lifecycle is every status taken, joined by ">": "pending>seen>aml_check>paid".
+	Lifecycle string `json:"lifecycle"`
+}
+
+// CreatePaymentInput is a new order; zero optional fields are left out.
+type CreatePaymentInput struct {
+	// OrderID is your order's id (1..128 printable ASCII characters), unique per account.
+	OrderID     string `json:"order_id"`
+	NetworkSlug string `json:"network_slug"`
+	// Amount is a decimal string such as "12.50", with at most the asset's decimals.
+	Amount string `json:"amount"`
+	// Asset is "native" (the default), a token symbol such as "USDC", or the token's id.
+	Asset string `json:"asset,omitempty"`
+	// Address receives the payment; empty derives one from the account's xpub.
+	Address string `json:"address,omitempty"`
+	// ExpiresIn is in seconds, 10..604800; 0 means the default, 3600.
+	ExpiresIn  int    `json:"expires_in,omitempty"`
+	WebhookURL string `json:"webhook_url,omitempty"`
+	// Metadata is returned on the order and in every webhook (up to 4 KiB of JSON).
+	Metadata map[string]interface{} `json:"metadata,omitempty"`
+}
+
+// CreatedPayment is the answer of Create; Created is false when the order already existed.
+type CreatedPayment struct {
+	Payment Payment `json:"payment"`
+	Created bool    `json:"created"`
+}
+
+// ListPaymentsParams filters and pages the orders; zero values are left out.
+type ListPaymentsParams struct {
+	OrderID string
+	// Status is one of the Payment* status constants.
+	Status  string
+	Network string
+	Page    int
+	// PerPage is 1..200; 0 means the service's default, 50.
+	PerPage int
+}
+
+// PaymentList is one page of orders, newest first.
+type PaymentList struct {
+	Payments []Payment `json:"payments"`
+	Page     int       `json:"page"`
+	PerPage  int       `json:"per_page"`
+	Total    int       `json:"total"`
+}
+
+// PaymentXpubs are the extended public keys addresses are derived from.
+type PaymentXpubs struct {
+	EVM string `json:"evm,omitempty"`
+}
+
+// DerivedAddress shows where derivation from an xpub starts and stands.
+type DerivedAddress struct {
+	FirstAddress string `json:"first_address"`
+	NextIndex    int64  `json:"next_index"`
+}
+
+// PaymentSettings are the account's payment settings.
+type PaymentSettings struct {
+	Xpubs                 PaymentXpubs     `json:"xpubs"`
+	AMLFailAt             string           `json:"aml_fail_at"`
+	UnderpaidToleranceBPS int              `json:"underpaid_tolerance_bps"`
+	AcceptLate            bool             `json:"accept_late"`
+	Derived               DerivedAddresses `json:"derived"`
+}
+
+// DerivedAddresses shows derivation per chain family; EVM is nil without an EVM xpub.
+type DerivedAddresses struct {
+	EVM *DerivedAddress `json:"evm,omitempty"`
+}
+
+// PaymentSettingsInput changes payment settings; nil fields keep their value.
+type PaymentSettingsInput struct {
+	// EVMXpub is an extended public key (xpub... or tpub...); "" removes it. A new xpub
+	// restarts derivation at index 0.
+	EVMXpub *string `json:"-"`
+	// AMLFailAt is the lowest risk level that fails an order: "medium", "high" or "severe".
+	AMLFailAt *string `json:"aml_fail_at,omitempty"`
+	// UnderpaidToleranceBPS is how far (0..10000 basis points) an order may fall short and still be paid.
+	UnderpaidToleranceBPS *int  `json:"underpaid_tolerance_bps,omitempty"`
+	AcceptLate            *bool `json:"accept_late,omitempty"`
+}
+
+// MarshalJSON nests EVMXpub as the API's {"xpubs": {"evm": ...}}.
+func (in PaymentSettingsInput) MarshalJSON() ([]byte, error) {
+	type plain PaymentSettingsInput
+	var xpubs *map[string]string
+	if in.EVMXpub != nil {
+		xpubs = &map[string]string{"evm": *in.EVMXpub}
+	}
+	return json.Marshal(struct {
+		Xpubs *map[string]string `json:"xpubs,omitempty"`
+		plain
+	}{xpubs, plain(in)})
 }

@@ -96,18 +96,34 @@ type WebhookEvent struct {
 	Status    string `json:"status,omitempty"`
 	Lifecycle string `json:"lifecycle,omitempty"`
 	// AML is nil on aml_check and set on paid.
-	AML *AMLResult                 `json:"aml,omitempty"`
-	Raw map[string]json.RawMessage `json:"-"`
+	AML *AMLResult `json:"aml,omitempty"`
+	// Reason says why a failed or expired order ended (canceled, aml_rejected, partial, late, reorg).
+	Reason *string `json:"reason,omitempty"`
+	Late   bool    `json:"late,omitempty"`
+	// Overpaid is true on a paid order that received more than its amount.
+	Overpaid bool `json:"overpaid,omitempty"`
+	// Sequence grows by one per transition of the order; ID is "{payment_id}_{sequence}".
+	Sequence int64                      `json:"sequence,omitempty"`
+	Raw      map[string]json.RawMessage `json:"-"`
 }
 
-// AMLResult is the screening result a paid payment order carries.
+// AMLResult is the screening result of a payment order's senders; the worst one decides RiskLevel.
 type AMLResult struct {
-	Provider  string            `json:"provider"`
-	Score     float64           `json:"score"`
-	RiskLevel string            `json:"risk_level"`
-	Details   []json.RawMessage `json:"details"`
-	ReportURL string            `json:"report_url"`
-	CheckedAt string            `json:"checked_at"`
+	Provider  string  `json:"provider"`
+	Score     float64 `json:"score"`
+	RiskLevel string  `json:"risk_level"`
+	// Details lists every sender screened.
+	Details []AMLDetail `json:"details"`
+	// ReportURL is "" when the provider gives none.
+	ReportURL string `json:"report_url"`
+	CheckedAt string `json:"checked_at"`
+}
+
+// AMLDetail is one finding of a screening.
+type AMLDetail struct {
+	Category string `json:"category"`
+	Address  string `json:"address"`
+	Source   string `json:"source"`
 }
 
 // ConstructEvent verifies a delivery from its headers and raw body and parses the event.

@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evmAddressAt } from '../../src/payments/derive.js';
+import { PaymentsClient, type Payment, type PaymentSettings } from '../../src/client/payments.js';
+import type { WebhookDelivery } from '../../src/client/address-watch.js';
 import {
-  createMerchant, freePort, lastJsonLine, readmeBlocks, repoRoot, scratch, startServe, waitForPort,
+  createMerchant, freePort, lastJsonLine, readmeBlocks, repoRoot, scratch, startServe, TEST_XPUB, waitForPort,
   type ClientMerchant, type IntegrationReport, type LanguageHarness, type Serve,
 } from './clients.js';
 
@@ -39,7 +42,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
       for (const line of h.unitPassed) expect(r.all).toMatch(line);
     }, TEST_MS);
 
-    it('integration: endpoint, allowlist, watch, and a verified real webhook delivery to its own loopback receiver', async () => {
+    it('integration: endpoint (allowlist, rename), watch, payment order (settings, create twice, get, list, cancel twice), verified real webhook deliveries to its own loopback receiver, redelivery', async () => {
       const m = await createMerchant(serve);
       try {
         const r = await run(h.integration(), m.env);
@@ -47,7 +50,8 @@ export function describeClientLibrary(h: LanguageHarness): void {
         const report = lastJsonLine<IntegrationReport>(r.stdout);
         // What the program says it did, checked from the service's side with the TypeScript client.
         const { endpoint } = await m.ts.getEndpoint(report.endpoint_id);
-        expect(endpoint).toMatchObject({ name: `${h.dir}-it`, status: 'paused', allowed_ips: ['203.0.113.7', '2001:db8::1'] });
+        expect(endpoint).toMatchObject({ name: `${h.dir}-it-renamed`, status: 'paused', allowed_ips: ['203.0.113.7', '2001:db8::1'] });
+        expect(report.renamed).toBe(`${h.dir}-it-renamed`);
         expect(report.allowed_ips).toEqual(['203.0.113.7', '2001:db8::1']);
         expect(report.bad_request.status).toBe(400);
         expect(report.bad_request.error).toMatch(/allowed_ips/);
@@ -56,6 +60,32 @@ export function describeClientLibrary(h: LanguageHarness): void {
         expect(report.event).toMatchObject({ id: report.webhook_id, type: 'payment', direction: 'in', network: 'eth', test: true });
         expect(report.wrong_secret_refused).toBe(true);
         await expectDelivered(m, report.webhook_id);
+
+        // Payments: the xpub is stored; one order was made (the identical second create, sent
+        // again within its second, was re-signed and answered the same order); it is canceled.
+        const payments = new PaymentsClient(m.ts);
+        const settings: PaymentSettings = await payments.settings();
+        expect(settings.xpubs.evm).toBe(TEST_XPUB);
+        expect(settings.derived.evm).toEqual({ first_address: evmAddressAt(TEST_XPUB, 0), next_index: 1 });
+        expect(report.payment.created_again).toBe(false);
+        const { payment } = await payments.get(report.payment.payment_id);
+        expect(payment).toMatchObject<Partial<Payment>>({
+          order_id: report.payment.order_id, address: evmAddressAt(TEST_XPUB, 0), derivation_index: 0, network: 'eth',
+          status: 'failed', reason: 'canceled', lifecycle: 'pending>failed', metadata: { lang: h.dir },
+        });
+        expect(report.payment.address).toBe(payment.address);
+        expect((await payments.list()).total).toBe(1);
+        expect(report.payment_event).toMatchObject({
+          id: `${payment.payment_id}_1`, product: 'payments', type: 'payment_order', event: 'failed', status: 'failed',
+          payment_id: payment.payment_id, order_id: payment.order_id, reason: 'canceled', lifecycle: 'pending>failed',
+        });
+        await expectDelivered(m, `${payment.payment_id}_1`);
+
+        // The redelivered test webhook reached the receiver twice and is recorded with two attempts.
+        expect(report.redelivered.webhook_id).toBe(report.webhook_id);
+        expect(report.redelivered.arrivals).toBe(2);
+        const redelivered = await expectDelivered(m, report.webhook_id, 2);
+        expect(redelivered.delivery_id).toBe(report.redelivered.delivery_id);
       } finally {
         await m.ts.close();
       }
@@ -105,15 +135,15 @@ function receiverCommand(spec: { cmd: string; args: string[]; cwd: string; env?:
   return [spec.cmd, spec.args, { cwd: spec.cwd, env: { ...spec.env, ...env }, reject: false, all: true, forceKillAfterDelay: 2000, timeout: RUN_MS }] as const;
 }
 
-/** The service recorded the delivery as answered 2xx by the receiver. */
-async function expectDelivered(m: ClientMerchant, webhookId: string): Promise<void> {
+/** The service recorded the delivery as answered 2xx by the receiver, after at least `attempts` attempts. */
+async function expectDelivered(m: ClientMerchant, webhookId: string, attempts = 1): Promise<WebhookDelivery> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const r = await m.ts.request<{ deliveries: Array<{ webhook_id: string; status: string; last_status_code: number | null }> }>('GET', '/v1/address-watch/deliveries');
+    const r = await m.ts.request<{ deliveries: WebhookDelivery[] }>('GET', '/v1/address-watch/deliveries');
     const d = r.deliveries.find((x) => x.webhook_id === webhookId);
-    if (d?.status === 'delivered') {
+    if (d?.status === 'delivered' && d.attempt_count >= attempts) {
       expect(d.last_status_code).toBe(200);
-      return;
+      return d;
     }
     if (Date.now() > deadline) throw new Error(`delivery ${webhookId} not delivered: ${JSON.stringify(d)}`);
     await new Promise((res) => setTimeout(res, 100));

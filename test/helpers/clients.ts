@@ -107,7 +107,18 @@ export interface IntegrationReport {
   webhook_id: string;
   event: Record<string, unknown>;
   wrong_secret_refused: boolean;
+  /** The endpoint's name after the program renamed it. */
+  renamed: string;
+  /** The order it made (twice: the second answered `created: false`), then canceled. */
+  payment: { payment_id: string; order_id: string; address: string; created_again: boolean };
+  /** The `payment_order` webhook the cancel sent, as its receiver verified it. */
+  payment_event: Record<string, unknown>;
+  /** The test delivery it redelivered, and how often the receiver verified that webhook id. */
+  redelivered: { delivery_id: string; webhook_id: string; arrivals: number };
 }
+
+/** BIP32 test vector 1's master public key (depth 0): the integration programs set it as the EVM xpub. */
+export const TEST_XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 
 export function lastJsonLine<T>(stdout: string): T {
   const lines = stdout.trim().split('\n');

@@ -9,6 +9,8 @@ namespace Rpcctl;
  *
  * @phpstan-type WatchedAddress array{watch_id: string, network_slug: string, address: string, created_at: string}
  * @phpstan-type WatchEvent array<string, mixed>
+ * @phpstan-type WebhookAttempt array{attempt: int, started_at: string, status_code: ?int, duration_ms: int, error: ?string, next_retry_at: ?string, response_excerpt: ?string}
+ * @phpstan-type WebhookDelivery array{delivery_id: string, webhook_id: string, event_id: ?string, type: string, network: string, test: bool, status: 'pending'|'delivered'|'failed'|'cancelled', attempt_count: int, next_retry_at: ?string, last_status_code: ?int, last_error: ?string, created_at: string, delivered_at: ?string, attempts: list<WebhookAttempt>}
  * @phpstan-type WebhookSettings array{ok: true, url: ?string, enabled: bool, events: array{payment: bool, payment_networks: list<string>, payout: bool, payout_networks: list<string>, block: bool, block_networks: list<string>}, egress_ips: list<string>}
  */
 final class AddressWatch
@@ -81,7 +83,7 @@ final class AddressWatch
      * `$after = 'latest'` returns no events and the newest id: where a follower starts.
      *
      * @param 'payment'|'payout'|'other'|'block'|null $type
-     * @return array{ok: true, events: list<WatchEvent>, next_after: ?string}
+     * @return array{ok: true, events: list<WatchEvent>, next_after: ?string, retention_days: ?int}
      */
     public function events(?string $after = null, ?int $limit = null, ?string $network = null, ?string $type = null, ?string $watchId = null): array
     {
@@ -148,7 +150,7 @@ final class AddressWatch
      * GET /v1/address-watch/deliveries: newest first, with every attempt.
      *
      * @param 'pending'|'delivered'|'failed'|'cancelled'|null $status
-     * @return array{ok: true, deliveries: list<array<string, mixed>>, next_before: ?string}
+     * @return array{ok: true, deliveries: list<WebhookDelivery>, next_before: ?string, retention_days: ?int}
      */
     public function deliveries(?int $limit = null, ?string $before = null, ?string $status = null, ?string $eventId = null): array
     {
@@ -160,7 +162,7 @@ final class AddressWatch
      * Every delivery, newest first, page after page.
      *
      * @param 'pending'|'delivered'|'failed'|'cancelled'|null $status
-     * @return \Generator<int, array<string, mixed>>
+     * @return \Generator<int, WebhookDelivery>
      */
     public function allDeliveries(?string $status = null, ?string $eventId = null, int $limit = 100): \Generator
     {
@@ -175,5 +177,17 @@ final class AddressWatch
             }
             $before = $r['next_before'];
         }
+    }
+
+    /**
+     * POST /v1/address-watch/deliveries/{delivery_id}/redeliver: sends a delivery again now.
+     * Same X-Webhook-Id, next attempt number; resending a delivered one is not billed again.
+     * A delivery being sent at this moment is refused with a 409.
+     *
+     * @return array{ok: true, delivery: WebhookDelivery}
+     */
+    public function redeliver(string $deliveryId): array
+    {
+        return $this->client->request('POST', '/v1/address-watch/deliveries/' . rawurlencode($deliveryId) . '/redeliver');
     }
 }

@@ -16,6 +16,11 @@ use Rpcctl\Exception\NetworkException;
  * (up to `$maxRetryAfter` seconds); GET, PUT and DELETE are also retried on connection errors;
  * both at most `$maxRetries` times. `$timeout` (seconds) bounds each attempt.
  *
+ * The service takes each signature of a mutating request once. The client sends an identical
+ * request again (a retry, or your code repeating the same body) with the next second's
+ * signature, waiting for that second, and re-signs once more when the service answers
+ * `401 Invalid signature.` because another process sent those bytes in that second.
+ *
  * @phpstan-type Plan array{id: int, slug: string, name: string, included_credits: int, rps_limit: int, endpoints_limit: int, webhook_address_slots: int}
  * @phpstan-type Endpoint array{id: int, uuid: string, name: string, status: 'active'|'paused', network_id: int, network_name: string, network_slug: string, network_environment_id: int, env_slug: string, url: string, rps_limit: int, plan_id: int, created_at: string, version: ?string, block_height: ?int, allowed_ips: list<string>}
  * @phpstan-type Usage array{days: int, total_requests: int, total_credits: int, series: list<array{date: string, requests: int, credits: int}>, methods: list<array{method: string, requests: int, credits: int}>}
@@ -24,17 +29,28 @@ final class Client
 {
     public const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
     private const IDEMPOTENT = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'];
+    /** Methods whose signature the service accepts more than once. */
+    private const REPLAYABLE = ['GET', 'HEAD', 'OPTIONS'];
+    private const REPLAYED = 'Invalid signature.';
 
     public readonly string $apiKey;
     public readonly string $baseUrl;
     /** The Address Watch routes. */
     public readonly AddressWatch $addressWatch;
+    /** The payment order routes. */
+    public readonly Payments $payments;
     private readonly string $secret;
     /** @var callable(float): void */
     private $sleep;
+    /** @var callable(): float */
+    private $clock;
+    private int $sentSecond = 0;
+    /** @var array<string, true> mutating signatures sent in $sentSecond */
+    private array $sent = [];
 
     /**
      * @param (callable(float): void)|null $sleep replaces the wait between retries (tests)
+     * @param (callable(): float)|null $clock replaces microtime(true) (tests)
      * @throws ConfigException
      */
     public function __construct(
@@ -46,6 +62,7 @@ final class Client
         private readonly int $maxRetryAfter = 30,
         private readonly string $userAgent = 'rpcctl-php/0.1.0',
         ?callable $sleep = null,
+        ?callable $clock = null,
     ) {
         $this->apiKey = $apiKey ?: self::env('PUBLIC_API_KEY') ?? '';
         $this->secret = $secret ?: self::env('PUBLIC_API_SECRET') ?? '';
@@ -63,7 +80,9 @@ final class Client
         $this->sleep = $sleep ?? static function (float $seconds): void {
             usleep((int) ($seconds * 1_000_000));
         };
+        $this->clock = $clock ?? static fn (): float => microtime(true);
         $this->addressWatch = new AddressWatch($this);
+        $this->payments = new Payments($this);
     }
 
     /** The secret never shows in var_dump() or print_r(). */
@@ -104,9 +123,10 @@ final class Client
         $url = $this->baseUrl . $path . ($query ? (str_contains($path, '?') ? '&' : '?') . http_build_query($query, '', '&', PHP_QUERY_RFC3986) : '');
         $signedPath = (string) parse_url($url, PHP_URL_PATH);
 
+        $resigned = false;
         for ($attempt = 0; ; $attempt++) {
             $headers = ['Accept: application/json', 'User-Agent: ' . $this->userAgent, 'Expect:'];
-            foreach (Signing::headers($this->apiKey, $this->secret, $method, $signedPath, $data) as $name => $value) {
+            foreach ($this->sign($method, $signedPath, $data) as $name => $value) {
                 $headers[] = $name . ': ' . $value;
             }
             if ($data !== '') {
@@ -120,6 +140,15 @@ final class Client
                 }
                 throw new NetworkException(sprintf('cannot reach %s: %s', $this->baseUrl, $error));
             }
+            $decoded = $text === '' ? null : json_decode($text, true);
+            if ($status === 401 && !$resigned && !in_array($method, self::REPLAYABLE, true)
+                && is_array($decoded) && ($decoded['error'] ?? null) === self::REPLAYED) {
+                // Another process may have sent these very bytes in this second.
+                $resigned = true;
+                $attempt--;
+                ($this->sleep)(self::toNextSecond(($this->clock)()));
+                continue;
+            }
             $retryAfter = self::retryAfter($responseHeaders['retry-after'] ?? null);
             if ($status === 429 && $attempt < $this->maxRetries) {
                 $wait = $retryAfter ?? 1;
@@ -128,7 +157,6 @@ final class Client
                     continue;
                 }
             }
-            $decoded = $text === '' ? null : json_decode($text, true);
             if ($status >= 200 && $status < 300) {
                 return is_array($decoded) ? $decoded : [];
             }
@@ -137,6 +165,41 @@ final class Client
                 : sprintf('HTTP %d%s', $status, $text === '' ? '' : ': ' . substr($text, 0, 200));
             throw new ApiException($status, $message, $decoded ?? $text, $retryAfter);
         }
+    }
+
+    /** @return array{X-Api-Key: string, X-Timestamp: string, X-Signature: string} */
+    private function sign(string $method, string $path, string $data): array
+    {
+        $now = ($this->clock)();
+        $headers = Signing::headers($this->apiKey, $this->secret, $method, $path, $data, (int) floor($now));
+        if (!in_array($method, self::REPLAYABLE, true) && $this->sentThisSecond($headers['X-Signature'], $now)) {
+            ($this->sleep)(self::toNextSecond($now));
+            $now = ($this->clock)();
+            $headers = Signing::headers($this->apiKey, $this->secret, $method, $path, $data, (int) floor($now));
+            $this->sentThisSecond($headers['X-Signature'], $now);
+        }
+        return $headers;
+    }
+
+    /** Records a mutating signature; true when it was already sent in this second. */
+    private function sentThisSecond(string $signature, float $now): bool
+    {
+        $second = (int) floor($now);
+        if ($second !== $this->sentSecond) {
+            $this->sentSecond = $second;
+            $this->sent = [];
+        }
+        if (isset($this->sent[$signature])) {
+            return true;
+        }
+        $this->sent[$signature] = true;
+        return false;
+    }
+
+    /** A few milliseconds past the next second's boundary, so the new timestamp is surely later. */
+    private static function toNextSecond(float $now): float
+    {
+        return 1.0 - fmod($now, 1.0) + 0.005;
     }
 
     /**
@@ -259,6 +322,16 @@ final class Client
     public function getEndpoint(int $id): array
     {
         return $this->request('GET', '/v1/endpoints/' . $id);
+    }
+
+    /**
+     * PATCH /v1/endpoints/{id}: renames an endpoint (names need not be unique).
+     *
+     * @return array{ok: true, endpoint: Endpoint}
+     */
+    public function renameEndpoint(int $id, string $name): array
+    {
+        return $this->request('PATCH', '/v1/endpoints/' . $id, [], ['name' => $name]);
     }
 
     /**

@@ -78,8 +78,13 @@ function signedRight(array $s): bool
 $server = new ScriptedServer();
 register_shutdown_function(static fn () => $server->close());
 $sleeps = [];
-$client = new Client('key-1', 'secret-1', $server->url . '/', sleep: static function (float $s) use (&$sleeps): void {
+// A clock that the client's sleeps move forward, so waits cost no time in the tests.
+$now = 1_700_000_000.25;
+$client = new Client('key-1', 'secret-1', $server->url . '/', sleep: static function (float $s) use (&$sleeps, &$now): void {
     $sleeps[] = $s;
+    $now += $s;
+}, clock: static function () use (&$now): float {
+    return $now;
 });
 
 return [
@@ -174,5 +179,60 @@ return [
             ['/v1/address-watch/addresses?page=1&per_page=2', '/v1/address-watch/addresses?page=2&per_page=2', '/v1/address-watch/events?limit=2', '/v1/address-watch/events?after=2&limit=2'],
             array_column($server->seen(), 'uri'),
         );
+    },
+    'repeats an identical mutating request with the next second\'s signature' => static function () use ($server, $client, &$sleeps): void {
+        // The service takes a mutating signature once; the same bytes again in the same second
+        // would be refused as a replay.
+        $sleeps = [];
+        $server->script([]);
+        $client->payments->cancel('pay_1');
+        $client->payments->cancel('pay_1');
+        $client->payments->get('pay_1');
+        $client->payments->get('pay_1');
+        [$first, $second, $get1, $get2] = $server->seen();
+        Assert::same((int) $first['headers']['x-timestamp'] + 1, (int) $second['headers']['x-timestamp']);
+        Assert::true($first['headers']['x-signature'] !== $second['headers']['x-signature'], 'a new signature');
+        Assert::same(1, count($sleeps));
+        Assert::true($sleeps[0] > 0 && $sleeps[0] <= 1.005, 'waits for the next second only');
+        // GETs may repeat a signature; another body is another signature: no wait for either.
+        Assert::same($get1['headers']['x-signature'], $get2['headers']['x-signature']);
+        $client->renameEndpoint(1, 'a');
+        $client->renameEndpoint(1, 'b');
+        Assert::same(1, count($sleeps));
+        Assert::true(signedRight($first) && signedRight($second), 'both verify');
+    },
+    're-signs once when another process sent the same request' => static function () use ($server, $client): void {
+        $replayed = ['status' => 401, 'body' => '{"ok":false,"error":"Invalid signature."}'];
+        $server->script([$replayed, ['status' => 200, 'body' => '{"ok":true,"delivery":{"delivery_id":"7"}}']]);
+        Assert::same('7', $client->addressWatch->redeliver('7')['delivery']['delivery_id']);
+        [$a, $b] = $server->seen();
+        Assert::same('/v1/address-watch/deliveries/7/redeliver', $a['uri']);
+        Assert::same((int) $a['headers']['x-timestamp'] + 1, (int) $b['headers']['x-timestamp']);
+        // Only once: a wrong secret also answers "Invalid signature.", and must surface.
+        $server->script([$replayed, $replayed, $replayed]);
+        $e = Assert::throws(ApiException::class, fn () => $client->request('POST', '/v1/payments', [], ['order_id' => 'x']));
+        Assert::same(401, $e->status);
+        Assert::same(2, count($server->seen()));
+    },
+    'payment routes' => static function () use ($server, $client): void {
+        $order = ['payment_id' => 'pay_1', 'order_id' => '1042', 'status' => 'pending'];
+        $server->script([
+            ['status' => 200, 'body' => json_encode(['ok' => true, 'xpubs' => ['evm' => 'xpub1'], 'aml_fail_at' => 'severe', 'underpaid_tolerance_bps' => 50, 'accept_late' => false, 'derived' => new stdClass()])],
+            ['status' => 200, 'body' => json_encode(['ok' => true, 'payment' => $order, 'created' => true])],
+            ['status' => 200, 'body' => json_encode(['ok' => true, 'payments' => [$order, $order], 'page' => 1, 'per_page' => 2, 'total' => 3])],
+            ['status' => 200, 'body' => json_encode(['ok' => true, 'payments' => [$order], 'page' => 2, 'per_page' => 2, 'total' => 3])],
+        ]);
+        Assert::same('severe', $client->payments->setSettings(evmXpub: 'xpub1', amlFailAt: 'severe', underpaidToleranceBps: 50)['aml_fail_at']);
+        Assert::true($client->payments->create('1042', 'eth', '12.50', asset: 'USDC', metadata: [])['created'], 'created');
+        Assert::same(3, count(iterator_to_array($client->payments->all(status: 'pending', perPage: 2), false)));
+        [$put, $post, $page1, $page2] = $server->seen();
+        Assert::same('{"xpubs":{"evm":"xpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50}', $put['body']);
+        Assert::same(['POST', '/v1/payments'], [$post['method'], $post['uri']]);
+        Assert::same('{"order_id":"1042","network_slug":"eth","amount":"12.50","asset":"USDC","metadata":{}}', $post['body']);
+        Assert::same('/v1/payments?status=pending&page=1&per_page=2', $page1['uri']);
+        Assert::same('/v1/payments?status=pending&page=2&per_page=2', $page2['uri']);
+        $server->script([]);
+        $client->payments->cancel('pay_a/b');
+        Assert::same('/v1/payments/pay_a%2Fb/cancel', $server->seen()[0]['uri']);
     },
 ];

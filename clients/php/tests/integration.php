@@ -60,7 +60,43 @@ function acceptOne($server, float $timeout, callable $answer): ?array
     return [$headers, $body];
 }
 
+/**
+ * Serves deliveries on $server until a verified one satisfies $matches (given the headers and
+ * the event); each is also checked to be refused under a wrong secret.
+ *
+ * @param resource $server
+ * @return array{headers: array<string, string>, event: array<string, mixed>, wrong_secret_refused: bool}
+ */
+function awaitDelivery($server, string $secret, string $what, callable $matches): array
+{
+    $deadline = microtime(true) + 20;
+    while (microtime(true) < $deadline) {
+        $event = null;
+        $wrongRefused = false;
+        $r = acceptOne($server, $deadline - microtime(true), static function (array $headers, string $body) use ($secret, &$event, &$wrongRefused): int {
+            try {
+                $event = Webhook::constructEvent($body, $headers, $secret);
+            } catch (WebhookVerificationException) {
+                return 400;
+            }
+            try {
+                Webhook::constructEvent($body, $headers, 'whsec_wrong');
+            } catch (WebhookVerificationException) {
+                $wrongRefused = true;
+            }
+            return 200;
+        });
+        if ($r !== null && $event !== null && $matches($r[0], $event)) {
+            return ['headers' => $r[0], 'event' => $event, 'wrong_secret_refused' => $wrongRefused];
+        }
+    }
+    check(false, "no verified delivery of $what within 20 s");
+    exit(1);
+}
+
 const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
+// BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
+const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 $secret = (string) getenv('RPCCTL_WEBHOOK_SECRET');
 $client = new Client();
 
@@ -72,6 +108,8 @@ check(in_array($created['id'], array_column($client->listEndpoints()['endpoints'
 $allowed = $client->setAllowedIps($created['id'], ['203.0.113.7', '2001:db8::1'])['endpoint']['allowed_ips'];
 check($allowed === ['203.0.113.7', '2001:db8::1'], 'allowed_ips ' . json_encode($allowed));
 check($client->setEndpointStatus($created['id'], 'paused')['endpoint']['status'] === 'paused', 'paused');
+$renamed = $client->renameEndpoint($created['id'], 'php-it-renamed')['endpoint'];
+check($renamed['name'] === 'php-it-renamed' && $renamed['status'] === 'paused', 'renamed ' . json_encode($renamed));
 check($client->getEndpoint($created['id'])['endpoint']['allowed_ips'] === $allowed, 'getEndpoint');
 try {
     $client->setAllowedIps($created['id'], ['not-an-ip']);
@@ -89,36 +127,63 @@ $server = stream_socket_server('tcp://127.0.0.1:0');
 $name = stream_socket_get_name($server, false);
 $client->addressWatch->setWebhook("http://$name/hooks", true);
 $queued = $client->addressWatch->testWebhook('payment', 'eth');
-$deadline = microtime(true) + 20;
-$got = null;
-while ($got === null && microtime(true) < $deadline) {
-    $event = null;
-    $wrongRefused = false;
-    $r = acceptOne($server, $deadline - microtime(true), static function (array $headers, string $body) use ($secret, &$event, &$wrongRefused): int {
-        try {
-            $event = Webhook::constructEvent($body, $headers, $secret);
-        } catch (WebhookVerificationException) {
-            return 400;
-        }
-        try {
-            Webhook::constructEvent($body, $headers, 'whsec_wrong');
-        } catch (WebhookVerificationException) {
-            $wrongRefused = true;
-        }
-        return 200;
-    });
-    if ($r !== null && $event !== null && ($r[0]['x-webhook-id'] ?? '') === $queued['webhook_id']) {
-        $got = ['event' => $event, 'wrong_secret_refused' => $wrongRefused];
-    }
+$got = awaitDelivery($server, $secret, $queued['webhook_id'], static fn (array $h) => ($h['x-webhook-id'] ?? '') === $queued['webhook_id']);
+
+// Payment orders: an xpub, an order (made twice: the same request again within its second
+// must be re-signed, and answers the same order), found by get and by the paging generator,
+// then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
+$settings = $client->payments->setSettings(evmXpub: XPUB);
+check(($settings['xpubs']['evm'] ?? null) === XPUB, 'settings ' . json_encode($settings));
+$firstAddress = $settings['derived']['evm']['first_address'];
+$order = ['orderId' => 'php-it-1', 'networkSlug' => 'eth', 'amount' => '0.25', 'metadata' => ['lang' => 'php']];
+$payment = $client->payments->create(...$order);
+check($payment['created'] === true && $payment['payment']['status'] === 'pending', 'create ' . json_encode($payment));
+$pid = $payment['payment']['payment_id'];
+$again = $client->payments->create(...$order);
+check($again['created'] === false && $again['payment']['payment_id'] === $pid, 'create again ' . json_encode($again));
+check($client->payments->get($pid)['payment']['address'] === $firstAddress, 'get: not the first derived address');
+$listedPayments = array_column(iterator_to_array($client->payments->all(status: 'pending', perPage: 1), false), 'payment_id');
+check($listedPayments === [$pid], 'all() ' . json_encode($listedPayments));
+$canceled = $client->payments->cancel($pid)['payment'];
+check($canceled['status'] === 'failed' && $canceled['reason'] === 'canceled', 'cancel ' . json_encode($canceled));
+check($client->payments->cancel($pid)['payment']['status'] === 'failed', 'cancel again');
+try {
+    $client->payments->create('php-it-1', 'eth', '1');
+    check(false, 'another body with a used order_id was accepted');
+} catch (ApiException $e) {
+    check($e->status === 409, 'conflict ' . $e->getMessage());
 }
-check($got !== null, "no verified delivery of {$queued['webhook_id']} within 20 s");
+$hook = awaitDelivery($server, $secret, 'the payment_order webhook', static fn (array $h, array $event) => ($event['payment_id'] ?? null) === $pid);
+
+// Redeliver the test webhook once the service has recorded its first delivery.
+$deadline = microtime(true) + 20;
+while (true) {
+    $delivery = null;
+    foreach ($client->addressWatch->allDeliveries() as $d) {
+        if ($d['webhook_id'] === $queued['webhook_id']) {
+            $delivery = $d;
+        }
+    }
+    if ($delivery !== null && $delivery['status'] === 'delivered') {
+        break;
+    }
+    check(microtime(true) < $deadline, 'delivery not recorded as delivered: ' . json_encode($delivery));
+    usleep(100_000);
+}
+$redelivered = $client->addressWatch->redeliver($delivery['delivery_id'])['delivery'];
+check($redelivered['delivery_id'] === $delivery['delivery_id'], 'redeliver ' . json_encode($redelivered));
+awaitDelivery($server, $secret, 'the redelivery', static fn (array $h) => ($h['x-webhook-id'] ?? '') === $queued['webhook_id']);
 
 echo json_encode([
     'endpoint_id' => $created['id'],
+    'renamed' => $renamed['name'],
     'allowed_ips' => $allowed,
     'bad_request' => $badRequest,
     'watch_id' => $watch['watch_id'],
     'webhook_id' => $queued['webhook_id'],
     'event' => $got['event'],
     'wrong_secret_refused' => $got['wrong_secret_refused'],
+    'payment' => ['payment_id' => $pid, 'order_id' => 'php-it-1', 'address' => $firstAddress, 'created_again' => $again['created']],
+    'payment_event' => $hook['event'],
+    'redelivered' => ['delivery_id' => $delivery['delivery_id'], 'webhook_id' => $queued['webhook_id'], 'arrivals' => 2],
 ], JSON_UNESCAPED_SLASHES), "\n";

@@ -4,12 +4,14 @@ import json
 import os
 import random
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Union, cast
-from urllib.parse import urlencode, urlsplit
+from decimal import Decimal
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Union, cast
+from urllib.parse import quote, urlencode, urlsplit
 
 from . import types as t
 from .errors import ApiError, ConfigError, NetworkError
@@ -17,6 +19,10 @@ from .signing import signature_headers
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 _IDEMPOTENT = frozenset(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+# The service accepts a signature of any other method once (a replay guard): the same request
+# again within its second needs the next second's signature.
+_REPLAYABLE = frozenset(["GET", "HEAD", "OPTIONS"])
+_REPLAYED = "Invalid signature."
 
 Query = Mapping[str, Union[str, int, bool, None]]
 
@@ -42,6 +48,12 @@ class Client:
     requests (GET, PUT, DELETE) are also retried on connection errors. Both at most
     ``max_retries`` times. ``timeout`` (seconds) bounds each attempt.
 
+    The service takes each signature of a mutating request once. The client repeats an
+    identical request (a retry, or your code sending the same body again) with the next
+    second's signature, waiting for that second, and re-signs once more when the service
+    answers ``401 Invalid signature.`` because another process sent those bytes in that second.
+    A client is safe to share between threads.
+
     >>> client = Client()
     >>> client.account()["plan"]["slug"]  # doctest: +SKIP
     'pro'
@@ -58,6 +70,7 @@ class Client:
         max_retry_after: float = 30.0,
         user_agent: str = "rpcctl-python/0.1.0",
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.api_key = api_key or _env("PUBLIC_API_KEY") or ""
         self._secret = secret or _env("PUBLIC_API_SECRET") or ""
@@ -73,8 +86,13 @@ class Client:
         self.max_retry_after = max_retry_after
         self.user_agent = user_agent
         self._sleep = sleep
+        self._clock = clock
         self._opener = urllib.request.build_opener(_NoRedirect)
+        self._sent_lock = threading.Lock()
+        self._sent_second = 0
+        self._sent: Set[str] = set()
         self.address_watch = AddressWatch(self)
+        self.payments = Payments(self)
 
     def __repr__(self) -> str:  # never show the secret
         return "Client(base_url=%r, api_key=%r)" % (self.base_url, self.api_key)
@@ -113,8 +131,9 @@ class Client:
         signed_path = urlsplit(url).path
 
         attempt = 0
+        resigned = False
         while True:
-            headers = signature_headers(self.api_key, self._secret, method, signed_path, data)
+            headers = self._sign(method, signed_path, data)
             headers["Accept"] = "application/json"
             headers["User-Agent"] = self.user_agent
             if data:
@@ -134,6 +153,11 @@ class Client:
                     attempt += 1
                     continue
                 raise NetworkError("cannot reach %s: %s" % (self.base_url, reason)) from err
+            if status == 401 and method not in _REPLAYABLE and not resigned and _error_of(text) == _REPLAYED:
+                # Another process may have sent these very bytes in this second.
+                resigned = True
+                self._sleep(_to_next_second(self._clock()))
+                continue
             if status == 429 and attempt < self.max_retries:
                 wait = _retry_after(res_headers.get("retry-after"))
                 wait = 1 if wait is None else wait
@@ -142,6 +166,28 @@ class Client:
                     attempt += 1
                     continue
             return status, res_headers, text
+
+    def _sign(self, method: str, path: str, data: bytes) -> Dict[str, str]:
+        now = self._clock()
+        headers = signature_headers(self.api_key, self._secret, method, path, data, timestamp=int(now))
+        if method not in _REPLAYABLE and self._sent_this_second(headers["X-Signature"], now):
+            self._sleep(_to_next_second(now))
+            now = self._clock()
+            headers = signature_headers(self.api_key, self._secret, method, path, data, timestamp=int(now))
+            self._sent_this_second(headers["X-Signature"], now)
+        return headers
+
+    def _sent_this_second(self, signature: str, now: float) -> bool:
+        """Records a mutating signature; True when it was already sent in this second."""
+        second = int(now)
+        with self._sent_lock:
+            if second != self._sent_second:
+                self._sent_second = second
+                self._sent.clear()
+            if signature in self._sent:
+                return True
+            self._sent.add(signature)
+            return False
 
     # Account
 
@@ -184,6 +230,10 @@ class Client:
     def get_endpoint(self, endpoint_id: int) -> t.EndpointResponse:
         """``GET /v1/endpoints/{id}``."""
         return cast(t.EndpointResponse, self.request("GET", "/v1/endpoints/%d" % endpoint_id))
+
+    def rename_endpoint(self, endpoint_id: int, name: str) -> t.EndpointResponse:
+        """``PATCH /v1/endpoints/{id}``: a new name (names need not be unique)."""
+        return cast(t.EndpointResponse, self.request("PATCH", "/v1/endpoints/%d" % endpoint_id, body={"name": name}))
 
     def set_endpoint_status(self, endpoint_id: int, status: t.EndpointStatus) -> t.EndpointResponse:
         """``PATCH /v1/endpoints/{id}/status``: ``"paused"`` stops its traffic, ``"active"`` resumes it."""
@@ -323,6 +373,143 @@ class AddressWatch:
             if not r["deliveries"] or r["next_before"] is None:
                 return
             before = r["next_before"]
+
+    def redeliver(self, delivery_id: str) -> t.DeliveryResponse:
+        """``POST /v1/address-watch/deliveries/{delivery_id}/redeliver``: send a delivery again now.
+
+        Same ``X-Webhook-Id``, next attempt number; resending a delivered one is not billed
+        again. A delivery being sent at this moment is refused with a 409.
+        """
+        path = "/v1/address-watch/deliveries/%s/redeliver" % quote(str(delivery_id), safe="")
+        return cast(t.DeliveryResponse, self._client.request("POST", path))
+
+
+class Payments:
+    """The payment order routes, as ``client.payments``.
+
+    Amounts are decimal strings (``"12.50"``) or :class:`decimal.Decimal`: a ``float`` has
+    already lost precision, so it is refused before anything is sent.
+    """
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def create(
+        self,
+        order_id: str,
+        network_slug: str,
+        amount: Union[str, Decimal, int],
+        *,
+        asset: Optional[str] = None,
+        address: Optional[str] = None,
+        expires_in: Optional[int] = None,
+        webhook_url: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+    ) -> t.CreatedPayment:
+        """``POST /v1/payments``: an order for ``amount`` of ``asset`` (default the native coin).
+
+        Idempotent by ``order_id``: the same arguments again return the existing order with
+        ``created`` false; other arguments with a used ``order_id`` are a 409 :class:`ApiError`.
+        Without ``address`` the service derives one from the xpub in :meth:`settings`.
+        """
+        body: Dict[str, Any] = {"order_id": order_id, "network_slug": network_slug, "amount": _amount(amount)}
+        for key, value in (
+            ("asset", asset), ("address", address), ("expires_in", expires_in),
+            ("webhook_url", webhook_url), ("metadata", dict(metadata) if metadata is not None else None),
+        ):
+            if value is not None:
+                body[key] = value
+        return cast(t.CreatedPayment, self._client.request("POST", "/v1/payments", body=body))
+
+    def get(self, payment_id: str) -> t.PaymentResponse:
+        """``GET /v1/payments/{payment_id}``."""
+        return cast(t.PaymentResponse, self._client.request("GET", "/v1/payments/%s" % quote(payment_id, safe="")))
+
+    def list(
+        self,
+        *,
+        order_id: Optional[str] = None,
+        status: Optional[t.PaymentStatus] = None,
+        network: Optional[str] = None,
+        page: Optional[int] = None,
+        per_page: Optional[int] = None,
+    ) -> t.PaymentList:
+        """``GET /v1/payments``: one page of orders, newest first (``per_page`` 1..200, default 50)."""
+        query = {"order_id": order_id, "status": status, "network": network, "page": page, "per_page": per_page}
+        return cast(t.PaymentList, self._client.request("GET", "/v1/payments", query=query))
+
+    def iter_payments(
+        self,
+        *,
+        order_id: Optional[str] = None,
+        status: Optional[t.PaymentStatus] = None,
+        network: Optional[str] = None,
+        per_page: int = 200,
+    ) -> Iterator[t.Payment]:
+        """Every order matching the filters, newest first, fetching page after page."""
+        page = 1
+        while True:
+            r = self.list(order_id=order_id, status=status, network=network, page=page, per_page=per_page)
+            for payment in r["payments"]:
+                yield payment
+            if not r["payments"] or page * r["per_page"] >= r["total"]:
+                return
+            page += 1
+
+    def cancel(self, payment_id: str) -> t.PaymentResponse:
+        """``POST /v1/payments/{payment_id}/cancel``: only a ``pending`` order (409 otherwise).
+
+        It ends ``failed`` with reason ``canceled``; canceling it again answers the same order.
+        """
+        path = "/v1/payments/%s/cancel" % quote(payment_id, safe="")
+        return cast(t.PaymentResponse, self._client.request("POST", path))
+
+    def settings(self) -> t.PaymentSettings:
+        """``GET /v1/payments/settings``; ``derived.evm.first_address`` shows whose wallet the xpub is."""
+        return cast(t.PaymentSettings, self._client.request("GET", "/v1/payments/settings"))
+
+    def set_settings(
+        self,
+        *,
+        evm_xpub: Optional[str] = None,
+        aml_fail_at: Optional[t.AmlFailAt] = None,
+        underpaid_tolerance_bps: Optional[int] = None,
+        accept_late: Optional[bool] = None,
+    ) -> t.PaymentSettings:
+        """``PUT /v1/payments/settings``: the arguments given replace theirs, the others are kept.
+
+        ``evm_xpub`` is an extended *public* key (``xpub...``/``tpub...``); ``""`` removes it.
+        A new xpub restarts derivation at index 0.
+        """
+        body: Dict[str, Any] = {}
+        if evm_xpub is not None:
+            body["xpubs"] = {"evm": evm_xpub}
+        if aml_fail_at is not None:
+            body["aml_fail_at"] = aml_fail_at
+        if underpaid_tolerance_bps is not None:
+            body["underpaid_tolerance_bps"] = underpaid_tolerance_bps
+        if accept_late is not None:
+            body["accept_late"] = accept_late
+        return cast(t.PaymentSettings, self._client.request("PUT", "/v1/payments/settings", body=body))
+
+
+def _amount(value: Union[str, Decimal, int]) -> str:
+    if isinstance(value, bool) or isinstance(value, float):
+        raise TypeError("amount must be a decimal string such as \"12.50\" or a Decimal, not %s: a float has already lost precision" % type(value).__name__)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)
+
+
+def _error_of(text: str) -> Optional[str]:
+    parsed = _parse_json(text)
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    return error if isinstance(error, str) else None
+
+
+def _to_next_second(now: float) -> float:
+    # A few milliseconds past the boundary, so the new timestamp is surely the next second.
+    return 1.0 - (now % 1.0) + 0.005
 
 
 def _query_value(value: Union[str, int, bool]) -> str:

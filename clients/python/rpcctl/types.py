@@ -1,5 +1,5 @@
 """Shapes of the Public API's answers, for type checkers. At run time they are plain dicts."""
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 try:
     from typing import Literal, TypedDict
@@ -9,6 +9,10 @@ except ImportError:  # pragma: no cover - Python < 3.8
 EndpointStatus = Literal["active", "paused"]
 WatchEventType = Literal["payment", "payout", "other", "block"]
 DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
+PaymentStatus = Literal["pending", "seen", "aml_check", "paid", "failed", "underpaid", "expired"]
+PaymentEventName = Literal["seen", "aml_check", "paid", "failed", "underpaid", "expired"]
+RiskLevel = Literal["low", "medium", "high", "severe", "unknown"]
+AmlFailAt = Literal["medium", "high", "severe"]
 
 
 class Plan(TypedDict):
@@ -168,6 +172,7 @@ class EventPage(TypedDict):
     ok: bool
     events: List[WatchEvent]
     next_after: Optional[str]
+    retention_days: Optional[int]
 
 
 class WebhookEventFilters(TypedDict, total=False):
@@ -201,6 +206,8 @@ class WebhookAttempt(TypedDict):
     duration_ms: int
     error: Optional[str]
     next_retry_at: Optional[str]
+    response_excerpt: Optional[str]
+    """The first bytes of the receiver's answer, for debugging a failing receiver."""
 
 
 class WebhookDelivery(TypedDict):
@@ -224,3 +231,130 @@ class DeliveryPage(TypedDict):
     ok: bool
     deliveries: List[WebhookDelivery]
     next_before: Optional[str]
+    retention_days: Optional[int]
+
+
+class DeliveryResponse(TypedDict):
+    ok: bool
+    delivery: WebhookDelivery
+
+
+class AmlDetail(TypedDict):
+    category: str
+    address: str
+    source: str
+
+
+class AmlResult(TypedDict):
+    """A screening result: the worst sender decides ``risk_level``; ``details`` lists them all."""
+
+    provider: str
+    score: int
+    risk_level: RiskLevel
+    details: List[AmlDetail]
+    report_url: Optional[str]
+    checked_at: str
+
+
+class Payment(TypedDict):
+    """A payment order. Amounts are decimal strings in units; ``*_raw`` are integer base units."""
+
+    payment_id: str
+    order_id: str
+    status: PaymentStatus
+    network: str
+    asset: str
+    asset_symbol: str
+    decimals: int
+    address: str
+    watch_id: str
+    derivation_index: Optional[int]
+    amount: str
+    amount_raw: str
+    amount_received: str
+    amount_received_raw: str
+    tx_hashes: List[str]
+    confirmations: int
+    expires_at: str
+    created_at: str
+    updated_at: str
+    webhook_url: Optional[str]
+    metadata: Optional[Dict[str, Any]]
+    aml: Optional[AmlResult]
+    reason: Optional[str]
+    late: bool
+    overpaid: bool
+    lifecycle: str
+    """Every status taken, joined by ``>``: ``pending>seen>aml_check>paid``."""
+
+
+class PaymentResponse(TypedDict):
+    ok: bool
+    payment: Payment
+
+
+class CreatedPayment(TypedDict):
+    ok: bool
+    payment: Payment
+    created: bool
+
+
+class PaymentList(TypedDict):
+    ok: bool
+    payments: List[Payment]
+    page: int
+    per_page: int
+    total: int
+
+
+class Xpubs(TypedDict, total=False):
+    evm: str
+
+
+class DerivedAddress(TypedDict):
+    first_address: str
+    next_index: int
+
+
+class Derived(TypedDict, total=False):
+    evm: DerivedAddress
+
+
+class PaymentSettings(TypedDict):
+    ok: bool
+    xpubs: Xpubs
+    aml_fail_at: AmlFailAt
+    underpaid_tolerance_bps: int
+    accept_late: bool
+    derived: Derived
+
+
+class PaymentOrderEvent(TypedDict):
+    """A ``payment_order`` webhook body (``type == "payment_order"``); ``status`` equals ``event``."""
+
+    id: str
+    product: Literal["payments"]
+    type: Literal["payment_order"]
+    event: PaymentEventName
+    status: PaymentEventName
+    payment_id: str
+    order_id: str
+    watch_id: str
+    network: str
+    address: str
+    amount: str
+    amount_raw: str
+    tx_hash: Optional[str]
+    lifecycle: str
+    aml: Optional[AmlResult]
+    reason: Optional[str]
+    late: bool
+    overpaid: bool
+    asset: str
+    asset_symbol: str
+    amount_received: str
+    amount_received_raw: str
+    expires_at: str
+    metadata: Optional[Dict[str, Any]]
+    sequence: int
+    created_at: str

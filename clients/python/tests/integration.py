@@ -15,6 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from rpcctl import ApiError, Client, WebhookVerificationError, construct_event  # noqa: E402
 
 ADDRESS = "0x52908400098527886E0F7030069857D2E4169EE7"
+# BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
+XPUB = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
 secret = os.environ["RPCCTL_WEBHOOK_SECRET"]
 received = []
 arrived = threading.Condition()
@@ -50,6 +52,19 @@ def check(cond, what):
         raise AssertionError(what)
 
 
+def wait_for(what, matches, seconds=20):
+    """The first received delivery for which ``matches`` is true, waiting up to ``seconds``."""
+    deadline = time.time() + seconds
+    with arrived:
+        while True:
+            found = [r for r in received if matches(r)]
+            if found:
+                return found
+            left = deadline - time.time()
+            check(left > 0, "no verified delivery of %s within %d s" % (what, seconds))
+            arrived.wait(left)
+
+
 def main():
     client = Client()
     account = client.account()
@@ -62,6 +77,8 @@ def main():
     check(allowed == ["203.0.113.7", "2001:db8::1"], "allowed_ips %r" % allowed)
     paused = client.set_endpoint_status(created["id"], "paused")["endpoint"]
     check(paused["status"] == "paused", "status %r" % paused["status"])
+    renamed = client.rename_endpoint(created["id"], "python-it-renamed")["endpoint"]
+    check(renamed["name"] == "python-it-renamed" and renamed["status"] == "paused", "renamed %r" % renamed)
     check(client.get_endpoint(created["id"])["endpoint"]["allowed_ips"] == allowed, "get_endpoint")
     try:
         client.set_allowed_ips(created["id"], ["not-an-ip"])
@@ -79,22 +96,57 @@ def main():
     url = "http://127.0.0.1:%d/hooks" % server.server_address[1]
     client.address_watch.set_webhook(url, True)
     queued = client.address_watch.test_webhook("payment", "eth")
+    got = wait_for(queued["webhook_id"], lambda r: r["webhook_id"] == queued["webhook_id"])[0]
+
+    # Payment orders: an xpub, an order (made twice: the same request again within its second
+    # must be re-signed, and answers the same order), found by get and by the paging helper,
+    # then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
+    settings = client.payments.set_settings(evm_xpub=XPUB)
+    check(settings["xpubs"].get("evm") == XPUB, "settings %r" % settings)
+    first_address = settings["derived"]["evm"]["first_address"]
+    order = dict(order_id="python-it-1", network_slug="eth", amount="0.25", metadata={"lang": "python"})
+    payment = client.payments.create(**order)
+    check(payment["created"] and payment["payment"]["status"] == "pending", "create %r" % payment)
+    pid = payment["payment"]["payment_id"]
+    again = client.payments.create(**order)
+    check(not again["created"] and again["payment"]["payment_id"] == pid, "create again %r" % again)
+    check(client.payments.get(pid)["payment"]["address"] == first_address, "get: not the first derived address")
+    listed_payments = [p["payment_id"] for p in client.payments.iter_payments(status="pending", per_page=1)]
+    check(listed_payments == [pid], "iter_payments %r" % listed_payments)
+    canceled = client.payments.cancel(pid)["payment"]
+    check(canceled["status"] == "failed" and canceled["reason"] == "canceled", "cancel %r" % canceled)
+    check(client.payments.cancel(pid)["payment"]["status"] == "failed", "cancel again")
+    try:
+        client.payments.create(order_id="python-it-1", network_slug="eth", amount="1")
+        raise AssertionError("another body with a used order_id was accepted")
+    except ApiError as err:
+        check(err.status == 409, "conflict %r" % err)
+    hook = wait_for("the payment_order webhook", lambda r: r["event"].get("payment_id") == pid)[0]
+
+    # Redeliver the test webhook once the service has recorded its first delivery.
     deadline = time.time() + 20
-    with arrived:
-        while not any(r["webhook_id"] == queued["webhook_id"] for r in received):
-            left = deadline - time.time()
-            check(left > 0, "no verified delivery of %s within 20 s" % queued["webhook_id"])
-            arrived.wait(left)
+    while True:
+        delivery = next(d for d in client.address_watch.iter_deliveries() if d["webhook_id"] == queued["webhook_id"])
+        if delivery["status"] == "delivered":
+            break
+        check(time.time() < deadline, "delivery %r not recorded as delivered" % delivery)
+        time.sleep(0.1)
+    redelivered = client.address_watch.redeliver(delivery["delivery_id"])["delivery"]
+    check(redelivered["delivery_id"] == delivery["delivery_id"], "redeliver %r" % redelivered)
+    arrivals = len(wait_for("the redelivery", lambda r: r["webhook_id"] == queued["webhook_id"] and r is not got))
     server.shutdown()
-    got = next(r for r in received if r["webhook_id"] == queued["webhook_id"])
     print(json.dumps({
         "endpoint_id": created["id"],
+        "renamed": renamed["name"],
         "allowed_ips": allowed,
         "bad_request": bad_request,
         "watch_id": watch["watch_id"],
         "webhook_id": queued["webhook_id"],
         "event": got["event"],
         "wrong_secret_refused": got["wrong_secret_refused"],
+        "payment": {"payment_id": pid, "order_id": order["order_id"], "address": first_address, "created_again": again["created"]},
+        "payment_event": hook["event"],
+        "redelivered": {"delivery_id": delivery["delivery_id"], "webhook_id": queued["webhook_id"], "arrivals": arrivals + 1},
     }))
 
 

@@ -5,6 +5,7 @@ import os
 import socket
 import threading
 import unittest
+from decimal import Decimal
 from unittest import mock
 
 from rpcctl import ApiError, Client, ConfigError, NetworkError, verify
@@ -49,11 +50,27 @@ class _Server:
         self.httpd.server_close()
 
 
+class _FakeTime:
+    """A clock that the client's sleeps move forward, so waits cost no time in the tests."""
+
+    def __init__(self, start=1_700_000_000.25):
+        self.now = start
+        self.sleeps = []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
 class ClientTest(unittest.TestCase):
     def setUp(self):
         self.server = _Server()
-        self.sleeps = []
-        self.client = Client("key-1", "secret-1", self.server.url + "/", sleep=self.sleeps.append)
+        self.time = _FakeTime()
+        self.sleeps = self.time.sleeps
+        self.client = Client("key-1", "secret-1", self.server.url + "/", sleep=self.time.sleep, clock=self.time.clock)
 
     def tearDown(self):
         self.server.close()
@@ -145,6 +162,65 @@ class ClientTest(unittest.TestCase):
         paths = [s["path"] for s in self.server.seen]
         self.assertEqual(paths[:2], ["/v1/address-watch/addresses?page=1&per_page=2", "/v1/address-watch/addresses?page=2&per_page=2"])
         self.assertEqual(paths[2:], ["/v1/address-watch/events?limit=2", "/v1/address-watch/events?after=2&limit=2"])
+
+
+    def test_repeats_an_identical_mutating_request_with_the_next_seconds_signature(self):
+        # The service takes a mutating signature once; the same bytes again in the same second
+        # would be refused as a replay.
+        self.client.payments.cancel("pay_1")
+        self.client.payments.cancel("pay_1")
+        self.client.payments.get("pay_1")
+        self.client.payments.get("pay_1")
+        first, second, get1, get2 = self.server.seen
+        self.assertEqual(first["headers"]["X-Timestamp"], "1700000000")
+        self.assertEqual(second["headers"]["X-Timestamp"], "1700000001")
+        self.assertNotEqual(first["headers"]["X-Signature"], second["headers"]["X-Signature"])
+        self.assertEqual(len(self.sleeps), 1)
+        self.assertAlmostEqual(self.sleeps[0], 0.755)
+        # GETs may repeat a signature: no wait.
+        self.assertEqual(get1["headers"]["X-Signature"], get2["headers"]["X-Signature"])
+        # Another body is another signature: no wait either.
+        self.client.rename_endpoint(1, "a")
+        self.client.rename_endpoint(1, "b")
+        self.assertEqual(len(self.sleeps), 1)
+
+    def test_resigns_once_when_another_process_sent_the_same_request(self):
+        replayed = (401, {}, '{"ok":false,"error":"Invalid signature."}')
+        self.server.script = [replayed, (200, {}, '{"ok":true,"delivery":{"delivery_id":"7"}}')]
+        self.assertEqual(self.client.address_watch.redeliver("7")["delivery"]["delivery_id"], "7")
+        a, b = self.server.seen
+        self.assertEqual(a["path"], "/v1/address-watch/deliveries/7/redeliver")
+        self.assertEqual(int(b["headers"]["X-Timestamp"]), int(a["headers"]["X-Timestamp"]) + 1)
+        # Only once: a wrong secret also answers "Invalid signature.", and must surface.
+        self.server.script = [replayed, replayed, replayed]
+        with self.assertRaises(ApiError) as ctx:
+            self.client.request("POST", "/v1/payments", body={"order_id": "x"})
+        self.assertEqual(ctx.exception.status, 401)
+        self.assertEqual(len(self.server.seen), 4)
+
+    def test_payment_routes(self):
+        order = {"payment_id": "pay_1", "order_id": "1042", "status": "pending"}
+        self.server.script = [
+            (200, {}, json.dumps({"ok": True, "xpubs": {"evm": "xpub1"}, "aml_fail_at": "severe", "underpaid_tolerance_bps": 50, "accept_late": False, "derived": {}})),
+            (200, {}, json.dumps({"ok": True, "payment": order, "created": True})),
+            (200, {}, json.dumps({"ok": True, "payments": [order, order], "page": 1, "per_page": 2, "total": 3})),
+            (200, {}, json.dumps({"ok": True, "payments": [order], "page": 2, "per_page": 2, "total": 3})),
+        ]
+        settings = self.client.payments.set_settings(evm_xpub="xpub1", aml_fail_at="severe", underpaid_tolerance_bps=50)
+        self.assertEqual(settings["aml_fail_at"], "severe")
+        created = self.client.payments.create("1042", "eth", Decimal("12.50"), asset="USDC", metadata={"cart": 42})
+        self.assertTrue(created["created"])
+        self.assertEqual(len(list(self.client.payments.iter_payments(status="pending", per_page=2))), 3)
+        with self.assertRaises(TypeError):
+            self.client.payments.create("1043", "eth", 12.5)  # type: ignore[arg-type]
+        put, post, page1, page2 = self.server.seen
+        self.assertEqual(json.loads(put["body"]), {"xpubs": {"evm": "xpub1"}, "aml_fail_at": "severe", "underpaid_tolerance_bps": 50})
+        self.assertEqual((post["method"], post["path"]), ("POST", "/v1/payments"))
+        self.assertEqual(json.loads(post["body"]), {"order_id": "1042", "network_slug": "eth", "amount": "12.50", "asset": "USDC", "metadata": {"cart": 42}})
+        self.assertEqual(page1["path"], "/v1/payments?status=pending&page=1&per_page=2")
+        self.assertEqual(page2["path"], "/v1/payments?status=pending&page=2&per_page=2")
+        self.client.payments.cancel("pay_a/b")
+        self.assertEqual(self.server.seen[-1]["path"], "/v1/payments/pay_a%2Fb/cancel")
 
 
 if __name__ == "__main__":

@@ -20,10 +20,28 @@ import (
 
 const address = "0x52908400098527886E0F7030069857D2E4169EE7"
 
+// xpub is BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
+const xpub = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
+
 type delivery struct {
 	webhookID          string
-	event              map[string]json.RawMessage
+	event              *rpcctl.WebhookEvent
 	wrongSecretRefused bool
+}
+
+// await returns the first verified delivery that matches, waiting up to 20 s.
+func await(deliveries <-chan delivery, what string, matches func(delivery) bool) delivery {
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case d := <-deliveries:
+			if matches(d) {
+				return d
+			}
+		case <-timeout:
+			check(false, "no verified delivery of %s within 20 s", what)
+		}
+	}
 }
 
 func check(ok bool, format string, args ...interface{}) {
@@ -64,6 +82,9 @@ func main() {
 	paused, err := client.SetEndpointStatus(ctx, created.ID, rpcctl.StatusPaused)
 	must(err, "SetEndpointStatus")
 	check(paused.Status == "paused", "status %s", paused.Status)
+	renamed, err := client.RenameEndpoint(ctx, created.ID, "go-it-renamed")
+	must(err, "RenameEndpoint")
+	check(renamed.Name == "go-it-renamed" && renamed.Status == "paused", "renamed %+v", renamed)
 	got, err := client.GetEndpoint(ctx, created.ID)
 	must(err, "GetEndpoint")
 	check(reflect.DeepEqual(got.AllowedIPs, want), "GetEndpoint allowed_ips %v", got.AllowedIPs)
@@ -97,7 +118,7 @@ func main() {
 		}
 		_, wrong := rpcctl.ConstructEvent(body, r.Header, "whsec_wrong", rpcctl.WebhookOptions{})
 		w.WriteHeader(http.StatusOK)
-		deliveries <- delivery{webhookID: r.Header.Get("X-Webhook-Id"), event: event.Raw, wrongSecretRefused: wrong != nil}
+		deliveries <- delivery{webhookID: r.Header.Get("X-Webhook-Id"), event: event, wrongSecretRefused: wrong != nil}
 	})}
 	go server.Serve(listener)
 	// Shutdown, not Close: the handler signals before its 200 is on the wire, and Close would
@@ -113,22 +134,73 @@ func main() {
 	must(err, "SetWebhook")
 	queued, err := client.AddressWatch.TestWebhook(ctx, "payment", "eth")
 	must(err, "TestWebhook")
-	var d delivery
-	for d.webhookID != queued.WebhookID {
-		select {
-		case d = <-deliveries:
-		case <-time.After(20 * time.Second):
-			check(false, "no verified delivery of %s within 20 s", queued.WebhookID)
-		}
+	d := await(deliveries, queued.WebhookID, func(d delivery) bool { return d.webhookID == queued.WebhookID })
+
+	// Payment orders: an xpub, an order (made twice: the same request again within its second
+	// must be re-signed, and answers the same order), found by Get and by the paging helper,
+	// then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
+	settings, err := client.Payments.SetSettings(ctx, rpcctl.PaymentSettingsInput{EVMXpub: rpcctl.String(xpub)})
+	must(err, "SetSettings")
+	check(settings.Xpubs.EVM == xpub && settings.Derived.EVM != nil, "settings %+v", settings)
+	firstAddress := settings.Derived.EVM.FirstAddress
+	order := rpcctl.CreatePaymentInput{OrderID: "go-it-1", NetworkSlug: "eth", Amount: "0.25", Metadata: map[string]interface{}{"lang": "go"}}
+	payment, err := client.Payments.Create(ctx, order)
+	must(err, "Payments.Create")
+	check(payment.Created && payment.Payment.Status == rpcctl.PaymentPending, "create %+v", payment)
+	pid := payment.Payment.PaymentID
+	again, err := client.Payments.Create(ctx, order)
+	must(err, "Payments.Create again")
+	check(!again.Created && again.Payment.PaymentID == pid, "create again %+v", again)
+	fetched, err := client.Payments.Get(ctx, pid)
+	must(err, "Payments.Get")
+	check(fetched.Address == firstAddress, "Get: %s is not the first derived address %s", fetched.Address, firstAddress)
+	var listedPayments []string
+	must(client.Payments.ForEach(ctx, rpcctl.ListPaymentsParams{Status: rpcctl.PaymentPending, PerPage: 1}, func(p rpcctl.Payment) error {
+		listedPayments = append(listedPayments, p.PaymentID)
+		return nil
+	}), "Payments.ForEach")
+	check(reflect.DeepEqual(listedPayments, []string{pid}), "ForEach %v", listedPayments)
+	canceled, err := client.Payments.Cancel(ctx, pid)
+	must(err, "Payments.Cancel")
+	check(canceled.Status == rpcctl.PaymentFailed && canceled.Reason != nil && *canceled.Reason == "canceled", "cancel %+v", canceled)
+	canceled, err = client.Payments.Cancel(ctx, pid)
+	must(err, "Payments.Cancel again")
+	check(canceled.Status == rpcctl.PaymentFailed, "cancel again %+v", canceled)
+	_, err = client.Payments.Create(ctx, rpcctl.CreatePaymentInput{OrderID: "go-it-1", NetworkSlug: "eth", Amount: "1"})
+	var conflict *rpcctl.APIError
+	check(errors.As(err, &conflict) && conflict.StatusCode == 409, "another body with a used order_id: %v", err)
+	hook := await(deliveries, "the payment_order webhook", func(d delivery) bool { return d.event.PaymentID == pid })
+
+	// Redeliver the test webhook once the service has recorded its first delivery.
+	var first rpcctl.WebhookDelivery
+	deadline := time.Now().Add(20 * time.Second)
+	for first.Status != "delivered" {
+		check(time.Now().Before(deadline), "delivery not recorded as delivered: %+v", first)
+		time.Sleep(100 * time.Millisecond)
+		must(client.AddressWatch.ForEachDelivery(ctx, rpcctl.DeliveriesParams{}, func(x rpcctl.WebhookDelivery) error {
+			if x.WebhookID == queued.WebhookID {
+				first = x
+			}
+			return nil
+		}), "ForEachDelivery")
 	}
+	redelivered, err := client.AddressWatch.Redeliver(ctx, first.DeliveryID)
+	must(err, "Redeliver")
+	check(redelivered.DeliveryID == first.DeliveryID, "redeliver %+v", redelivered)
+	await(deliveries, "the redelivery", func(x delivery) bool { return x.webhookID == queued.WebhookID })
+
 	out, _ := json.Marshal(map[string]interface{}{
 		"endpoint_id":          created.ID,
+		"renamed":              renamed.Name,
 		"allowed_ips":          updated.AllowedIPs,
 		"bad_request":          map[string]interface{}{"status": apiErr.StatusCode, "error": apiErr.Message},
 		"watch_id":             watch.WatchID,
 		"webhook_id":           queued.WebhookID,
-		"event":                d.event,
+		"event":                d.event.Raw,
 		"wrong_secret_refused": d.wrongSecretRefused,
+		"payment":              map[string]interface{}{"payment_id": pid, "order_id": order.OrderID, "address": firstAddress, "created_again": again.Created},
+		"payment_event":        hook.event.Raw,
+		"redelivered":          map[string]interface{}{"delivery_id": first.DeliveryID, "webhook_id": queued.WebhookID, "arrivals": 2},
 	})
 	fmt.Println(string(out))
 }

@@ -1,0 +1,142 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Rpcctl;
+
+/**
+ * The payment order routes, as `$client->payments`.
+ *
+ * Amounts are decimal strings ('12.50'): a float has already lost precision, and the service
+ * refuses JSON numbers. Answers keep amounts as strings too; `*_raw` are integer base units.
+ *
+ * @phpstan-type AmlResult array{provider: string, score: int, risk_level: 'low'|'medium'|'high'|'severe'|'unknown', details: list<array{category: string, address: string, source: string}>, report_url: ?string, checked_at: string}
+ * @phpstan-type PaymentStatus 'pending'|'seen'|'aml_check'|'paid'|'failed'|'underpaid'|'expired'
+ * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string}
+ * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, derived: array{evm?: array{first_address: string, next_index: int}}}
+ */
+final class Payments
+{
+    public function __construct(private readonly Client $client)
+    {
+    }
+
+    /**
+     * POST /v1/payments: an order for `$amount` of `$asset` (default the native coin).
+     *
+     * Idempotent by `$orderId`: the same arguments again return the existing order with
+     * `created` false; other arguments with a used `$orderId` are a 409 ApiException. Without
+     * `$address` the service derives one from the xpub set with setSettings().
+     *
+     * @param string $amount a decimal string such as '12.50', at most the asset's decimals
+     * @param int|null $expiresIn seconds, 10..604800 (default 3600)
+     * @param array<string, mixed>|null $metadata returned on the order and in every webhook (up to 4 KiB of JSON)
+     * @return array{ok: true, payment: Payment, created: bool}
+     */
+    public function create(
+        string $orderId,
+        string $networkSlug,
+        string $amount,
+        ?string $asset = null,
+        ?string $address = null,
+        ?int $expiresIn = null,
+        ?string $webhookUrl = null,
+        ?array $metadata = null,
+    ): array {
+        $body = array_filter([
+            'order_id' => $orderId,
+            'network_slug' => $networkSlug,
+            'amount' => $amount,
+            'asset' => $asset,
+            'address' => $address,
+            'expires_in' => $expiresIn,
+            'webhook_url' => $webhookUrl,
+            // An object even when empty: [] would encode as a JSON array, which is refused.
+            'metadata' => $metadata === null ? null : (object) $metadata,
+        ], static fn ($v) => $v !== null);
+        return $this->client->request('POST', '/v1/payments', [], $body);
+    }
+
+    /**
+     * GET /v1/payments/{payment_id}.
+     *
+     * @return array{ok: true, payment: Payment}
+     */
+    public function get(string $paymentId): array
+    {
+        return $this->client->request('GET', '/v1/payments/' . rawurlencode($paymentId));
+    }
+
+    /**
+     * GET /v1/payments: one page of orders, newest first (`$perPage` 1..200, default 50).
+     *
+     * @param PaymentStatus|null $status
+     * @return array{ok: true, payments: list<Payment>, page: int, per_page: int, total: int}
+     */
+    public function list(?string $orderId = null, ?string $status = null, ?string $network = null, ?int $page = null, ?int $perPage = null): array
+    {
+        $query = ['order_id' => $orderId, 'status' => $status, 'network' => $network, 'page' => $page, 'per_page' => $perPage];
+        return $this->client->request('GET', '/v1/payments', $query);
+    }
+
+    /**
+     * Every order matching the filters, newest first, fetching page after page.
+     *
+     * @param PaymentStatus|null $status
+     * @return \Generator<int, Payment>
+     */
+    public function all(?string $orderId = null, ?string $status = null, ?string $network = null, int $perPage = 200): \Generator
+    {
+        for ($page = 1; ; $page++) {
+            $r = $this->list($orderId, $status, $network, $page, $perPage);
+            foreach ($r['payments'] as $payment) {
+                yield $payment;
+            }
+            if ($r['payments'] === [] || $page * $r['per_page'] >= $r['total']) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * POST /v1/payments/{payment_id}/cancel: only a `pending` order (409 otherwise). It ends
+     * `failed` with reason `canceled`; canceling it again answers the same order.
+     *
+     * @return array{ok: true, payment: Payment}
+     */
+    public function cancel(string $paymentId): array
+    {
+        return $this->client->request('POST', '/v1/payments/' . rawurlencode($paymentId) . '/cancel');
+    }
+
+    /**
+     * GET /v1/payments/settings; `derived.evm.first_address` shows whose wallet the xpub is.
+     *
+     * @return PaymentSettings
+     */
+    public function settings(): array
+    {
+        return $this->client->request('GET', '/v1/payments/settings');
+    }
+
+    /**
+     * PUT /v1/payments/settings: the arguments given replace theirs, the others are kept.
+     *
+     * `$evmXpub` is an extended public key (xpub... or tpub...); '' removes it. A new xpub
+     * restarts derivation at index 0.
+     *
+     * @param 'medium'|'high'|'severe'|null $amlFailAt the lowest risk level that fails an order
+     * @param int|null $underpaidToleranceBps 0..10000 basis points an order may fall short and still be paid
+     * @return PaymentSettings
+     */
+    public function setSettings(?string $evmXpub = null, ?string $amlFailAt = null, ?int $underpaidToleranceBps = null, ?bool $acceptLate = null): array
+    {
+        $body = array_filter([
+            'xpubs' => $evmXpub === null ? null : ['evm' => $evmXpub],
+            'aml_fail_at' => $amlFailAt,
+            'underpaid_tolerance_bps' => $underpaidToleranceBps,
+            'accept_late' => $acceptLate,
+        ], static fn ($v) => $v !== null);
+        return $this->client->request('PUT', '/v1/payments/settings', [], (object) $body);
+    }
+}
