@@ -4,21 +4,25 @@ import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
 import { ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
-import { parseRpc } from './jsonrpc.js';
+import { parseRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
-import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
+import { UpstreamError, type RouteHints, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
+import { routeHints, type CallHandler } from './calls.js';
 
 export interface GatewayDeps {
   config: Config;
   registry: EndpointRegistry;
   meter: UsageMeter;
   upstreams: UpstreamDirectory;
+  /** Finality cache, null retries and eth_getLogs guards (calls.ts); absent: plain forwarding. */
+  calls?: CallHandler;
   log: (line: string) => void;
 }
 
 const UUID_LENGTH = 36;
+const BATCH_HINTS: RouteHints = { needsHead: true };
 const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': '*',
@@ -45,7 +49,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * is metered.
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
-  const { config, registry, meter, upstreams, log } = deps;
+  const { config, registry, meter, upstreams, calls, log } = deps;
   const g = config.gateway;
   const trusted = new IpAllowlist(g.trusted_proxies);
   const prefix = `${g.host_prefix}-`;
@@ -98,21 +102,25 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       return parsed.id === null ? send(res, 400, 'invalidRequest') : sendJson(res, 400, rpcError(-32600, 'invalid request', parsed.id));
     }
     if (parsed.kind === 'batch') {
+      if (calls && parsed.valid.length + parsed.rejected.length <= g.max_batch) calls.screenBatch(ep.env, parsed);
       if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
       if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
     }
     const cost = parsed.kind === 'single' ? 1 : parsed.calls.length;
     if (!takeWindow(ep, cost)) return send(res, 429, 'rps');
 
+    if (parsed.kind === 'single' && calls && await answerCall(res, ep, calls, parsed.call, body)) return;
     const forwardBody = parsed.kind === 'batch' && parsed.rejected.length > 0 ? Buffer.from(JSON.stringify(parsed.valid)) : body;
-    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' });
+    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' },
+      parsed.kind === 'single' ? routeHints(parsed.call) : BATCH_HINTS);
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
-      const network = ep.env!.network;
+      const env = ep.env!;
+      const network = env.network;
       if (parsed.kind === 'single') {
-        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
+        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method) * (calls?.units(env, parsed.call) ?? 1));
       } else {
-        for (const call of parsed.calls) meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method));
+        for (const call of parsed.calls) meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method) * (calls?.units(env, call) ?? 1));
       }
     }
     if (parsed.kind === 'batch' && parsed.rejected.length > 0) return mergeBatch(res, upstream, parsed.rejected);
@@ -157,9 +165,28 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     return !label.startsWith(prefix) || label === ep.hostLabel;
   }
 
-  async function forward(res: ServerResponse, ep: EndpointState, req: UpstreamRequest): Promise<UpstreamResponse | undefined> {
+  /** Answers a single call from calls.ts when it takes it (cache, null retry, getLogs); false: forward as usual. */
+  async function answerCall(res: ServerResponse, ep: EndpointState, handler: CallHandler, call: RpcCall, body: Buffer): Promise<boolean> {
+    const env = ep.env!;
+    let answer;
     try {
-      return await upstreams.for(ep.env!.id, ep.env!.upstreams).send(req);
+      answer = await handler.single(env, call, body);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+      return true;
+    }
+    if (!answer) return false;
+    // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
+    if (answer.metered) meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * answer.units);
+    res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
+    res.end(answer.body);
+    return true;
+  }
+
+  async function forward(res: ServerResponse, ep: EndpointState, req: UpstreamRequest, hints?: RouteHints): Promise<UpstreamResponse | undefined> {
+    try {
+      return await upstreams.for(ep.env!.id, ep.env!.upstreams).send(req, hints);
     } catch (err) {
       if (err instanceof UpstreamError) {
         send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');

@@ -1,4 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
+import { rank, UpstreamHealth, type UpstreamSnapshot } from './health.js';
 
 export class UpstreamError extends Error {
   readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
@@ -13,6 +14,8 @@ export interface UpstreamResponse {
   status: number;
   contentType: string | undefined;
   body: Dispatcher.ResponseData['body'];
+  /** The upstream that answered. */
+  upstream: Upstream;
 }
 
 export interface UpstreamRequest {
@@ -26,12 +29,11 @@ export interface UpstreamRequest {
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** One upstream node with its own keep-alive pool and health. */
-class Upstream {
+export class Upstream extends UpstreamHealth {
   readonly pool: Pool;
   readonly basePath: string;
-  failures = 0;
-  downUntil = 0;
   constructor(url: string, timeoutMs: number) {
+    super(url);
     const u = new URL(url);
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
     this.pool = new Pool(u.origin, {
@@ -43,90 +45,171 @@ class Upstream {
       connectTimeout: Math.min(timeoutMs, 5000),
     });
   }
-  get healthy(): boolean {
-    return this.downUntil <= Date.now();
-  }
-  markFailed(): void {
-    this.failures++;
-    // Back off 1 s, 2 s, 4 s ... up to 30 s before trying it again as a first choice.
-    this.downUntil = Date.now() + Math.min(30_000, 1000 * 2 ** Math.min(this.failures - 1, 5));
-  }
-  markOk(): void {
-    this.failures = 0;
-    this.downUntil = 0;
-  }
 }
 
+export interface UpstreamSetOptions {
+  timeoutMs: number;
+  /** Blocks an upstream may lag behind the best head and still serve calls that read the head. */
+  maxLagBlocks: number;
+  /** Hedge idempotent reads after this latency quantile of the chosen upstream (0..1); undefined: never. */
+  hedgeQuantile: number | undefined;
+}
+
+export interface RouteHints {
+  /** The call reads the chain head (`latest`, `pending`, no block): upstreams lagging too far come last. */
+  needsHead?: boolean;
+  /** A read that may be sent twice: hedged when hedging is on. */
+  idempotent?: boolean;
+  /** Only these upstreams (a retry elsewhere). */
+  only?: (u: Upstream) => boolean;
+}
+
+const NO_HINTS: RouteHints = {};
+
 /**
- * The upstreams of one network environment, in config order. Healthy ones are tried first;
- * a connection error, a timeout or a 5xx moves on to the next. Dead ones are still tried last,
- * so a full outage answers with the last upstream's failure instead of nothing.
+ * The upstreams of one network environment. Each call goes to the best one by health, latency
+ * and lag (see health.ts); a connection error, a timeout or a 5xx moves on to the next. Down
+ * ones are still tried last, so a full outage answers with the last upstream's failure instead
+ * of nothing.
  */
 export class UpstreamSet {
-  readonly #upstreams: Upstream[];
+  readonly upstreams: Upstream[];
+  readonly #opts: UpstreamSetOptions;
 
-  constructor(urls: readonly string[], timeoutMs: number) {
-    this.#upstreams = urls.map((u) => new Upstream(u, timeoutMs));
+  constructor(urls: readonly string[], opts: UpstreamSetOptions) {
+    this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs));
+    this.#opts = opts;
   }
 
-  async send(req: UpstreamRequest): Promise<UpstreamResponse> {
-    const ups = this.#upstreams;
-    if (ups.length === 0) throw new UpstreamError(false, new Error('no upstream configured'));
-    let order: Upstream[] = ups;
-    if (ups.length > 1 && !ups.every((u) => u.healthy)) {
-      order = [...ups.filter((u) => u.healthy), ...ups.filter((u) => !u.healthy)];
-    }
-    let lastError: UpstreamError | undefined;
-    for (let i = 0; i < order.length; i++) {
-      const up = order[i]!;
-      try {
-        const res = await up.pool.request({
-          method: req.method as Dispatcher.HttpMethod,
-          path: up.basePath + (req.path || (up.basePath ? '' : '/')),
-          headers: req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' },
-          body: req.body,
-        });
-        if (res.statusCode >= 500 && i < order.length - 1) {
-          res.body.resume();
-          up.markFailed();
-          continue;
+  get maxLagBlocks(): number {
+    return this.#opts.maxLagBlocks;
+  }
+
+  async send(req: UpstreamRequest, hints: RouteHints = NO_HINTS): Promise<UpstreamResponse> {
+    const candidates = hints.only ? this.upstreams.filter(hints.only) : this.upstreams;
+    if (candidates.length === 0) throw new UpstreamError(false, new Error('no upstream configured'));
+    const order = rank(candidates, hints.needsHead ?? false, this.#opts.maxLagBlocks);
+    let lastError: unknown;
+    let i = 0;
+    const q = this.#opts.hedgeQuantile;
+    if (hints.idempotent && q !== undefined && order.length > 1 && !order[1]!.down) {
+      const delay = order[0]!.latencyQuantile(q);
+      if (delay !== undefined) {
+        try {
+          return await this.#hedged(order[0]!, order[1]!, req, delay);
+        } catch (err) {
+          lastError = err;
+          i = 2;
         }
-        if (res.statusCode >= 500) {
-          res.body.resume();
-          up.markFailed();
-          lastError = new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));
-          break;
-        }
-        up.markOk();
-        const ct = res.headers['content-type'];
-        return { status: res.statusCode, contentType: Array.isArray(ct) ? ct[0] : ct, body: res.body };
-      } catch (err) {
-        up.markFailed();
-        lastError = new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
       }
     }
-    throw lastError ?? new UpstreamError(false, undefined);
+    for (; i < order.length; i++) {
+      try {
+        return await this.#attempt(order[i]!, req, undefined);
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    throw lastError instanceof UpstreamError ? lastError : new UpstreamError(false, lastError);
+  }
+
+  /** One request to one upstream, bypassing selection: the probe's way to reach every node. */
+  sendTo(up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
+    return this.#attempt(up, req, undefined);
+  }
+
+  /** Sends to `a`; if it has not answered after `delayMs`, to `b` too; the first answer wins, the other is aborted. */
+  #hedged(a: Upstream, b: Upstream, req: UpstreamRequest, delayMs: number): Promise<UpstreamResponse> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let running = 0;
+      let startedB = false;
+      const controllers: AbortController[] = [];
+      const launch = (up: Upstream) => {
+        const ac = new AbortController();
+        controllers.push(ac);
+        running++;
+        this.#attempt(up, req, ac.signal).then((res) => {
+          if (settled) return void res.body.destroy();
+          settled = true;
+          clearTimeout(timer);
+          for (const c of controllers) if (c !== ac) c.abort();
+          resolve(res);
+        }, (err: unknown) => {
+          running--;
+          if (settled) return;
+          if (!startedB) {
+            startedB = true;
+            clearTimeout(timer);
+            launch(b);
+          } else if (running === 0) {
+            settled = true;
+            reject(err);
+          }
+        });
+      };
+      const timer = setTimeout(() => {
+        if (startedB || settled) return;
+        startedB = true;
+        launch(b);
+      }, delayMs);
+      launch(a);
+    });
+  }
+
+  async #attempt(up: Upstream, req: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await up.pool.request({
+        method: req.method as Dispatcher.HttpMethod,
+        path: up.basePath + (req.path || (up.basePath ? '' : '/')),
+        headers: req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' },
+        body: req.body,
+        signal,
+      });
+    } catch (err) {
+      // The loser of a hedge was aborted by us: not the upstream's fault.
+      if (!signal?.aborted) up.failed((err as { code?: string }).code ?? (err as Error).message);
+      throw new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
+    }
+    if (res.statusCode >= 500) {
+      res.body.resume();
+      up.failed(`HTTP ${res.statusCode}`);
+      throw new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));
+    }
+    up.ok(performance.now() - started);
+    const ct = res.headers['content-type'];
+    return { status: res.statusCode, contentType: Array.isArray(ct) ? ct[0] : ct, body: res.body, upstream: up };
+  }
+
+  snapshot(): UpstreamSnapshot[] {
+    return this.upstreams.map((u) => u.snapshot(this.#opts.maxLagBlocks));
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#upstreams.map((u) => u.pool.close().catch(() => {})));
+    await Promise.all(this.upstreams.map((u) => u.pool.close().catch(() => {})));
   }
 }
 
 /** Upstream sets by environment id, created on first use. */
 export class UpstreamDirectory {
   readonly #sets = new Map<number, UpstreamSet>();
-  readonly #timeoutMs: number;
-  constructor(timeoutMs: number) {
-    this.#timeoutMs = timeoutMs;
+  readonly #opts: UpstreamSetOptions;
+  constructor(opts: UpstreamSetOptions) {
+    this.#opts = opts;
   }
   for(envId: number, urls: readonly string[]): UpstreamSet {
     let set = this.#sets.get(envId);
     if (!set) {
-      set = new UpstreamSet(urls, this.#timeoutMs);
+      set = new UpstreamSet(urls, this.#opts);
       this.#sets.set(envId, set);
     }
     return set;
+  }
+  /** Every environment's upstreams, by environment id: for `admin upstreams` and metrics. */
+  snapshot(): Map<number, UpstreamSnapshot[]> {
+    return new Map([...this.#sets].map(([id, set]) => [id, set.snapshot()]));
   }
   async close(): Promise<void> {
     await Promise.all([...this.#sets.values()].map((s) => s.close()));
