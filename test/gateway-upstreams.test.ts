@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startAnvil, type Anvil } from './helpers/anvil.js';
+import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
+import { startTestService, type TestService } from './helpers/service.js';
+import { cli } from './helpers/cli.js';
+
+// Three nodes behind one environment, each behind a counting loopback proxy:
+//   lag  — 40 blocks behind the others (over max_lag_blocks)
+//   slow — up to date, answers after 300 ms
+//   fast — up to date; killed mid-test, then restarted on its port
+let fast: Anvil;
+let lagging: Anvil;
+let slowNode: Anvil;
+let pFast: LoopbackProxy;
+let pLag: LoopbackProxy;
+let pSlow: LoopbackProxy;
+let t: TestService;
+let url: string;
+
+const HEAD = 50;
+
+async function mine(a: Anvil, n: number) {
+  await request(a.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) }).then((r) => r.body.text());
+}
+
+async function blockNumber(): Promise<{ status: number; value: number | undefined }> {
+  const r = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' });
+  const body = await r.body.json() as { result?: string };
+  return { status: r.statusCode, value: body.result ? Number.parseInt(body.result, 16) : undefined };
+}
+
+function snapshot() {
+  return t.service.gateway.upstreams.snapshot().get(1) ?? [];
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`condition not met in ${ms} ms: ${JSON.stringify(snapshot())}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  [fast, lagging, slowNode] = await Promise.all([startAnvil(), startAnvil(), startAnvil()]);
+  await Promise.all([mine(fast, HEAD), mine(slowNode, HEAD), mine(lagging, HEAD - 40)]);
+  [pFast, pLag, pSlow] = await Promise.all([startProxy(fast.url), startProxy(lagging.url), startProxy(slowNode.url, 300)]);
+  t = await startTestService({
+    // Config order puts the worst first: selection, not order, must pick.
+    networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'anvil', upstreams: [pLag.url, pSlow.url, pFast.url] }] }],
+    gateway: { probe_interval_ms: 200, max_lag_blocks: 5 },
+  });
+  const m = await t.merchant();
+  const e = (await m.call('POST', '/v1/endpoints', '{"name":"multi","network_environment_id":1}')).body.endpoint;
+  url = `${t.gatewayUrl}/${e.uuid}`;
+  // Every upstream probed at least twice: heads and latencies known.
+  await until(() => snapshot().length === 3 && snapshot().every((u) => u.latency_ms !== null && u.head !== null) && snapshot()[0]!.status === 'lagging');
+  await new Promise((r) => setTimeout(r, 500));
+}, 90_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([pFast, pLag, pSlow].map((p) => p?.close()));
+  await Promise.all([fast, lagging, slowNode].map((a) => a?.stop()));
+});
+
+describe('upstream selection by health, latency and lag', () => {
+  it('sees the lagging node as lagging and shows URLs without secrets', () => {
+    const s = snapshot();
+    expect(s.map((u) => u.status)).toEqual(['lagging', 'healthy', 'healthy']);
+    expect(s[0]).toMatchObject({ head: HEAD - 40, lag: 40 });
+    expect(s[2]).toMatchObject({ head: HEAD, lag: 0 });
+    expect(s[1]!.latency_ms!).toBeGreaterThan(s[2]!.latency_ms!);
+  });
+
+  it('sends head reads to the fast up-to-date node, not the lagging or the slow one', async () => {
+    const before = { fast: pFast.count, lag: pLag.count, slow: pSlow.count };
+    const results = [];
+    for (let i = 0; i < 20; i++) results.push(await blockNumber());
+    expect(results.every((r) => r.status === 200 && r.value === HEAD)).toBe(true);
+    expect(pFast.count - before.fast).toBeGreaterThanOrEqual(20);
+    // Only the probe (every 200 ms) reaches the others.
+    expect(pLag.count - before.lag).toBeLessThan(10);
+    expect(pSlow.count - before.slow).toBeLessThan(10);
+  });
+
+  it('keeps answering when the fast node is killed mid-test, and uses it again once it is back', async () => {
+    const port = Number(new URL(fast.url).port);
+    const results: Array<{ status: number; value: number | undefined }> = [];
+    for (let i = 0; i < 30; i++) {
+      if (i === 10) await fast.stop();
+      results.push(await blockNumber());
+    }
+    // Every call answered with the up-to-date head: the slow node took over, never the lagging one.
+    expect(results.filter((r) => r.status !== 200 || r.value !== HEAD)).toEqual([]);
+    expect(snapshot()[2]!.status).toBe('down');
+
+    fast = await startAnvil({ port });
+    await mine(fast, HEAD);
+    // The probe reaches it again; calls go back to it without any operator action.
+    await until(async () => {
+      const before = pFast.count;
+      for (let i = 0; i < 3; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD });
+      return pFast.count - before >= 3 && snapshot()[2]!.status === 'healthy';
+    });
+    const before = pFast.count;
+    for (let i = 0; i < 5; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD });
+    expect(pFast.count - before).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it('rpcctl admin upstreams shows each upstream\'s state from the serving process', async () => {
+    await until(() => snapshot()[2]!.status === 'healthy');
+    await new Promise((r) => setTimeout(r, 400)); // a probe round writes the state file
+    const r = await cli(['admin', 'upstreams', '--json', '--data-dir', t.dataDir]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const state = JSON.parse(r.stdout) as { environments: Array<{ network: string; environment: string; head: number; upstreams: Array<{ url: string; status: string }> }> };
+    const env = state.environments.find((e) => e.network === 'eth' && e.environment === 'anvil')!;
+    expect(env.head).toBe(HEAD);
+    expect(env.upstreams.map((u) => [u.url, u.status])).toEqual([[pLag.url, 'lagging'], [pSlow.url, 'healthy'], [pFast.url, 'healthy']]);
+    const table = await cli(['admin', 'upstreams', '--data-dir', t.dataDir]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(pFast.url);
+    expect(table.stdout).toMatch(/lagging/);
+  });
+});
