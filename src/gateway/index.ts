@@ -24,6 +24,8 @@ export interface Gateway {
   probe: NodeProbe;
   upstreams: UpstreamDirectory;
   cache: ResponseCache | undefined;
+  /** Head and finalized height per environment id, from the probe. */
+  chain: Map<number, ChainView>;
   /** Stops background work and flushes usage; call after the server stopped accepting. */
   stop(): Promise<void>;
 }
@@ -43,7 +45,7 @@ export async function createGateway(store: Store, config: Config, log: (line: st
   const calls = new CallHandler({ upstreams, cache, views, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes });
   const server = createGatewayServer({ config, registry, meter, upstreams, calls, log });
   return {
-    server, registry, meter, probe, upstreams, cache,
+    server, registry, meter, probe, upstreams, cache, chain: views,
     async stop() {
       registry.stop();
       await probe.stop();

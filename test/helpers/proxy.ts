@@ -5,6 +5,8 @@ export interface LoopbackProxy {
   url: string;
   /** Requests received so far. */
   count: number;
+  /** `method params-json` of each single call received (batches as `batch`). */
+  calls: string[];
   /** Delay before forwarding each request (a slow node). */
   delayMs: number;
   close(): Promise<void>;
@@ -16,12 +18,16 @@ export interface LoopbackProxy {
  */
 export async function startProxy(target: string, delayMs = 0): Promise<LoopbackProxy> {
   const t = new URL(target);
-  const state = { count: 0, delayMs };
+  const state = { count: 0, delayMs, calls: [] as string[] };
   const server: Server = createServer((req, res) => {
     state.count++;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      try {
+        const v = JSON.parse(Buffer.concat(chunks).toString()) as { method?: string; params?: unknown };
+        state.calls.push(Array.isArray(v) ? 'batch' : `${v.method} ${JSON.stringify(v.params)}`);
+      } catch { state.calls.push('(not json)'); }
       setTimeout(() => {
         const up = httpRequest({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: { 'content-type': 'application/json' } }, (ur) => {
           res.writeHead(ur.statusCode ?? 502, { 'content-type': ur.headers['content-type'] ?? 'application/json' });
@@ -36,6 +42,7 @@ export async function startProxy(target: string, delayMs = 0): Promise<LoopbackP
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    calls: state.calls,
     get count() { return state.count; },
     set count(v: number) { state.count = v; },
     get delayMs() { return state.delayMs; },

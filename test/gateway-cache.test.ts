@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { encodeFunctionData, type Address, type Hex } from 'viem';
+import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
+import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
+import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { planCache, finalHeightOf } from '../src/gateway/cache.js';
+import { redactUrl } from '../src/gateway/health.js';
+import { chunks, logsRange } from '../src/gateway/logs.js';
+
+// One anvil node behind a counting proxy, served by two environments: `eth` refuses
+// eth_getLogs ranges over 10 blocks, `split` splits them into 7-block chunks.
+// anvil's `finalized` block is head - 64.
+let anvil: Anvil;
+let proxy: LoopbackProxy;
+let t: TestService;
+let m: Merchant;
+let url: string;
+let splitUrl: string;
+let endpointId: number;
+let token: Address;
+let txHash: Hex;
+let snapshotId: Hex;
+
+async function direct(method: string, params: unknown[]): Promise<any> {
+  const r = await request(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  return ((await r.body.json()) as { result: unknown }).result;
+}
+
+async function rpc(to: string, body: unknown): Promise<{ status: number; body: any }> {
+  const r = await request(to, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.statusCode, body: await r.body.json() };
+}
+
+/** How many times the node itself was asked `method` with exactly these params. */
+function upstreamCalls(method: string, params: unknown[]): number {
+  const key = `${method} ${JSON.stringify(params)}`;
+  return proxy.calls.filter((c) => c === key).length;
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`condition not met in ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  const [owner, to] = anvil.accounts as [Address, Address];
+  token = await deployToken(anvil, owner, 10n ** 24n);
+  for (let i = 1; i <= 5; i++) {
+    txHash = await anvil.wallet.sendTransaction({
+      account: owner, chain: null, to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, BigInt(i)] }),
+    });
+    await anvil.public.waitForTransactionReceipt({ hash: txHash, pollingInterval: 50 });
+  }
+  await direct('anvil_mine', [hex(20 - Number(await direct('eth_blockNumber', [])))]);
+  snapshotId = await direct('evm_snapshot', []);
+  await direct('anvil_mine', [hex(80)]); // head 100, finalized 36
+  proxy = await startProxy(anvil.url);
+  const credits = { default: 20, methods: { eth_getLogs: 75, eth_getBlockByNumber: 25 }, logs_block_unit: 10 };
+  t = await startTestService({
+    networks: [
+      { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'anvil', upstreams: [proxy.url] }], credits,
+        max_logs_block_range: 10, logs_over_range: 'refuse', max_logs_results: 3 },
+      { id: 2, slug: 'split', name: 'Split', environments: [{ id: 2, slug: 'anvil', upstreams: [proxy.url] }], credits,
+        max_logs_block_range: 7, logs_over_range: 'split' },
+    ],
+    gateway: { probe_interval_ms: 200 },
+  });
+  m = await t.merchant();
+  const e = (await m.call('POST', '/v1/endpoints', '{"name":"cache","network_environment_id":1}')).body.endpoint;
+  endpointId = e.id;
+  url = `${t.gatewayUrl}/${e.uuid}`;
+  const s = (await m.call('POST', '/v1/endpoints', '{"name":"split","network_environment_id":2}')).body.endpoint;
+  splitUrl = `${t.gatewayUrl}/${s.uuid}`;
+  await until(() => t.service.gateway.chain.get(1)?.finalized === 36 && t.service.gateway.chain.get(2)?.finalized === 36);
+}, 90_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await proxy?.close();
+  await anvil?.stop();
+});
+
+describe('finality-aware cache', () => {
+  it('answers a final block from the cache, with each request\'s own id, and meters every call', async () => {
+    await t.service.gateway.meter.flush();
+    const before = (await m.call('GET', `/v1/endpoints/${endpointId}/usage?days=7`)).body.usage;
+    const params = [hex(30), true];
+    const a = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+    const b = await rpc(url, { jsonrpc: '2.0', id: 'second', method: 'eth_getBlockByNumber', params });
+    const c = await rpc(url, { jsonrpc: '2.0', id: { x: [1] }, method: 'eth_getBlockByNumber', params });
+    expect(a.body.result).toEqual(await direct('eth_getBlockByNumber', params));
+    expect(b.body).toEqual({ jsonrpc: '2.0', id: 'second', result: a.body.result });
+    expect(c.body.id).toEqual({ x: [1] });
+    expect(upstreamCalls('eth_getBlockByNumber', params)).toBe(1);
+    await t.service.gateway.meter.flush();
+    const after = (await m.call('GET', `/v1/endpoints/${endpointId}/usage?days=7`)).body.usage;
+    const row = (u: any) => u.methods.find((x: { method: string }) => x.method === 'eth_getBlockByNumber') ?? { requests: 0, credits: 0 };
+    expect(row(after).requests - row(before).requests).toBe(3);
+    expect(row(after).credits - row(before).credits).toBe(75);
+  });
+
+  it('never caches latest, blocks above the finalized height, or a null for an unknown hash', async () => {
+    for (const params of [['latest', true], [hex(80), true], ['safe', true]]) {
+      await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+      await rpc(url, { jsonrpc: '2.0', id: 2, method: 'eth_getBlockByNumber', params });
+      expect(upstreamCalls('eth_getBlockByNumber', params)).toBe(2);
+    }
+    const unknown = [`0x${'ab'.repeat(32)}`];
+    const r = await rpc(url, { jsonrpc: '2.0', id: 3, method: 'eth_getTransactionReceipt', params: unknown });
+    expect(r.body).toEqual({ jsonrpc: '2.0', id: 3, result: null });
+    await rpc(url, { jsonrpc: '2.0', id: 4, method: 'eth_getTransactionReceipt', params: unknown });
+    expect(upstreamCalls('eth_getTransactionReceipt', unknown)).toBe(2);
+  });
+
+  it('caches by-hash reads of final transactions and the chain id', async () => {
+    for (const [method, params] of [['eth_getTransactionReceipt', [txHash]], ['eth_getTransactionByHash', [txHash]], ['eth_chainId', []]] as const) {
+      const a = await rpc(url, { jsonrpc: '2.0', id: 1, method, params });
+      const b = await rpc(url, { jsonrpc: '2.0', id: 2, method, params });
+      expect(a.body.result).not.toBeNull();
+      expect(b.body).toEqual({ ...a.body, id: 2 });
+      expect(upstreamCalls(method, [...params])).toBe(1);
+    }
+  });
+
+  it('drops cached blocks when a reorg (snapshot revert) replaces them', async () => {
+    const params = [hex(25), true];
+    const old = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result;
+    await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+    expect(upstreamCalls('eth_getBlockByNumber', params)).toBe(1);
+    const dropped = t.service.gateway.cache!.snapshot().dropped;
+    expect(await direct('evm_revert', [snapshotId])).toBe(true);
+    // Other blocks at the same heights: 2 s apart instead of 1.
+    await direct('anvil_mine', [hex(80), hex(2)]);
+    const replaced = await direct('eth_getBlockByNumber', params);
+    expect(replaced.hash).not.toBe(old.hash);
+    await until(async () => (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result.hash === replaced.hash);
+    expect(t.service.gateway.cache!.snapshot().dropped).toBeGreaterThan(dropped);
+  });
+});
+
+describe('eth_getLogs guards', () => {
+  const filter = (from: number, to: number) => ({ fromBlock: hex(from), toBlock: hex(to), address: token });
+
+  it('refuses a range over max_logs_block_range with an error naming the limit, unmetered', async () => {
+    const r = await rpc(url, { jsonrpc: '2.0', id: 9, method: 'eth_getLogs', params: [filter(0, 40)] });
+    expect(r.status).toBe(200);
+    expect(r.body.id).toBe(9);
+    expect(r.body.error.code).toBe(-32602);
+    expect(r.body.error.message).toContain('41 blocks, the limit is 10 (max_logs_block_range)');
+    // `latest` counts from the known head.
+    const l = await rpc(url, { jsonrpc: '2.0', id: 10, method: 'eth_getLogs', params: [{ fromBlock: '0x0', address: token }] });
+    expect(l.body.error.code).toBe(-32602);
+  });
+
+  it('refuses an over-range element of a batch and answers the others', async () => {
+    const r = await rpc(url, [
+      { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [filter(0, 40)] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] },
+    ]);
+    expect(r.status).toBe(200);
+    const byId = new Map((r.body as Array<{ id: number }>).map((x) => [x.id, x]));
+    expect((byId.get(1) as any).error.code).toBe(-32602);
+    expect((byId.get(2) as any).result).toBe('0x7a69');
+  });
+
+  it('caps the number of logs one answer may carry', async () => {
+    const r = await rpc(url, { jsonrpc: '2.0', id: 5, method: 'eth_getLogs', params: [filter(0, 9)] });
+    expect(r.body.error.code).toBe(-32012);
+    expect(r.body.error.message).toContain('more than 3 logs');
+  });
+
+  it('splits an over-range query into chunks and merges them in order, equal to a direct call', async () => {
+    const params = [filter(0, 40)];
+    const expected = await direct('eth_getLogs', params);
+    expect(expected.length).toBe(6);
+    const r = await rpc(splitUrl, { jsonrpc: '2.0', id: 'logs', method: 'eth_getLogs', params });
+    expect(r.body).toEqual({ jsonrpc: '2.0', id: 'logs', result: expected });
+    // 41 blocks in chunks of 7, each sent upstream as its own call.
+    for (const [a, b] of chunks(0, 40, 7)) expect(upstreamCalls('eth_getLogs', [filter(a, b)])).toBe(1);
+    expect(upstreamCalls('eth_getLogs', params)).toBe(0);
+  });
+
+  it('prices a range by the blocks it covers', async () => {
+    const id = (await m.call('POST', '/v1/endpoints', '{"name":"price","network_environment_id":2}')).body.endpoint;
+    await rpc(`${t.gatewayUrl}/${id.uuid}`, { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [filter(0, 40)] });
+    await rpc(`${t.gatewayUrl}/${id.uuid}`, { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [filter(3, 3)] });
+    await t.service.gateway.meter.flush();
+    const usage = (await m.call('GET', `/v1/endpoints/${id.id}/usage?days=7`)).body.usage;
+    expect(usage.methods.find((x: { method: string }) => x.method === 'eth_getLogs')).toMatchObject({ requests: 2, credits: 75 * 5 + 75 });
+  });
+});
+
+describe('cache and getLogs rules', () => {
+  const view = { head: 100, finalized: 36 };
+  it('plans only what cannot change', () => {
+    expect(planCache(1, 'eth_getBlockByNumber', ['latest', false], view)).toBeUndefined();
+    expect(planCache(1, 'eth_getBlockByNumber', ['0x25', false], view)).toBeUndefined();
+    expect(planCache(1, 'eth_getBlockByNumber', ['0x24', false], view)?.height).toBe(36);
+    expect(planCache(1, 'eth_call', [{ to: '0x0' }, 'latest'], view)).toBeUndefined();
+    expect(planCache(1, 'eth_call', [{ to: '0x0' }, '0x10'], view)?.height).toBe(16);
+    expect(planCache(1, 'eth_getBalance', ['0x0'], view)).toBeUndefined();
+    expect(planCache(1, 'eth_blockNumber', [], view)).toBeUndefined();
+    expect(planCache(1, 'eth_chainId', [], undefined)).toBeDefined();
+    expect(planCache(1, 'eth_getTransactionReceipt', ['0xab'], undefined)).toBeUndefined();
+    const tx = planCache(1, 'eth_getTransactionReceipt', ['0xab'], view)!;
+    expect(finalHeightOf(tx, null, view)).toBeUndefined();
+    expect(finalHeightOf(tx, { blockNumber: '0x25', blockHash: '0xAA' }, view)).toBeUndefined();
+    expect(finalHeightOf(tx, { blockNumber: '0x24', blockHash: '0xAA' }, view)).toEqual({ height: 36, hash: '0xaa' });
+    expect(finalHeightOf(tx, { blockNumber: null }, view)).toBeUndefined();
+  });
+  it('resolves getLogs ranges and chunks them in order', () => {
+    expect(logsRange([{ fromBlock: '0x0' }], view)).toEqual({ from: 0, to: 100 });
+    expect(logsRange([{ fromBlock: 'earliest', toBlock: 'finalized' }], view)).toEqual({ from: 0, to: 36 });
+    expect(logsRange([{ blockHash: '0xab' }], view)).toBeUndefined();
+    expect(logsRange([{ fromBlock: '0x0' }], undefined)).toBeUndefined();
+    expect(chunks(0, 40, 7)).toEqual([[0, 6], [7, 13], [14, 20], [21, 27], [28, 34], [35, 40]]);
+  });
+  it('shows upstream URLs without their secret parts', () => {
+    expect(redactUrl('https://user:pw@eth.example.com/v3/0123456789abcdef0123456789abcdef?key=secret')).toBe('https://***@eth.example.com/v3/***?key=***');
+    expect(redactUrl('http://127.0.0.1:8545')).toBe('http://127.0.0.1:8545');
+    expect(redactUrl('https://node.example/rpc')).toBe('https://node.example/rpc');
+  });
+});
