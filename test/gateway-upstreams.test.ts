@@ -19,6 +19,7 @@ let t: TestService;
 let url: string;
 
 const HEAD = 50;
+const HEAD_AFTER_TX = HEAD + 1;
 
 async function mine(a: Anvil, n: number) {
   await request(a.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${n.toString(16)}`] }) }).then((r) => r.body.text());
@@ -85,6 +86,27 @@ describe('upstream selection by health, latency and lag', () => {
     expect(pSlow.count - before.slow).toBeLessThan(10);
   });
 
+  it('asks a node further ahead when a lagging node answers null for a by-hash read', async () => {
+    // A transaction only the up-to-date nodes' chain has (the slow node mines a block to keep level).
+    const hash = await fast.wallet.sendTransaction({ account: fast.accounts[0]!, chain: null, to: fast.accounts[1]!, value: 1n });
+    await fast.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    await mine(slowNode, 1);
+    // Make the lagging node the fastest by far, so by-hash reads (which may use it) go there first.
+    pFast.delayMs = 100;
+    await until(() => snapshot()[0]!.latency_ms! * 5 < snapshot()[2]!.latency_ms!);
+    const lagBefore = pLag.calls.filter((c) => c.includes(hash)).length;
+    for (let i = 0; i < 3; i++) {
+      const r = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getTransactionReceipt', params: [hash] }) });
+      const body = await r.body.json() as { id: number; result: { transactionHash: string } | null };
+      expect(body.id).toBe(i);
+      expect(body.result?.transactionHash).toBe(hash);
+    }
+    // The lagging node was asked first (and said null); the answer came from further ahead.
+    expect(pLag.calls.filter((c) => c.includes(hash)).length - lagBefore).toBe(3);
+    pFast.delayMs = 0;
+    await until(() => snapshot()[2]!.latency_ms! < snapshot()[1]!.latency_ms! / 3);
+  });
+
   it('keeps answering when the fast node is killed mid-test, and uses it again once it is back', async () => {
     const port = Number(new URL(fast.url).port);
     const results: Array<{ status: number; value: number | undefined }> = [];
@@ -93,19 +115,19 @@ describe('upstream selection by health, latency and lag', () => {
       results.push(await blockNumber());
     }
     // Every call answered with the up-to-date head: the slow node took over, never the lagging one.
-    expect(results.filter((r) => r.status !== 200 || r.value !== HEAD)).toEqual([]);
+    expect(results.filter((r) => r.status !== 200 || r.value !== HEAD_AFTER_TX)).toEqual([]);
     expect(snapshot()[2]!.status).toBe('down');
 
     fast = await startAnvil({ port });
-    await mine(fast, HEAD);
+    await mine(fast, HEAD_AFTER_TX);
     // The probe reaches it again; calls go back to it without any operator action.
     await until(async () => {
       const before = pFast.count;
-      for (let i = 0; i < 3; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD });
+      for (let i = 0; i < 3; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD_AFTER_TX });
       return pFast.count - before >= 3 && snapshot()[2]!.status === 'healthy';
     });
     const before = pFast.count;
-    for (let i = 0; i < 5; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD });
+    for (let i = 0; i < 5; i++) expect(await blockNumber()).toEqual({ status: 200, value: HEAD_AFTER_TX });
     expect(pFast.count - before).toBeGreaterThanOrEqual(5);
   }, 60_000);
 
@@ -117,7 +139,7 @@ describe('upstream selection by health, latency and lag', () => {
     expect(r.code).toBe(0);
     const state = JSON.parse(r.stdout) as { environments: Array<{ network: string; environment: string; head: number; upstreams: Array<{ url: string; status: string }> }> };
     const env = state.environments.find((e) => e.network === 'eth' && e.environment === 'anvil')!;
-    expect(env.head).toBe(HEAD);
+    expect(env.head).toBe(HEAD_AFTER_TX);
     expect(env.upstreams.map((u) => [u.url, u.status])).toEqual([[pLag.url, 'lagging'], [pSlow.url, 'healthy'], [pFast.url, 'healthy']]);
     const table = await cli(['admin', 'upstreams', '--data-dir', t.dataDir]);
     expect(table.code).toBe(0);

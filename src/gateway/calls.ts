@@ -204,13 +204,13 @@ export class CallHandler {
     | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }> {
     const hints = routeHints(call);
     const tried = new Set<Upstream>();
-    let last: Upstream | undefined;
-    const further = (u: Upstream) => !tried.has(u) && (u.head ?? 0) > (last?.head ?? 0);
+    // The head of the first node that answered null: any node further ahead may know better.
+    let floor: number | undefined;
+    const further = (u: Upstream) => !tried.has(u) && (u.head ?? 0) > (floor ?? 0);
     for (;;) {
       const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' },
-        last === undefined ? hints : { ...hints, only: further });
-      last = res.upstream;
-      tried.add(last);
+        floor === undefined ? hints : { ...hints, only: further });
+      tried.add(res.upstream);
       const text = await readCapped(res.body, maxBytes);
       if (text === undefined) return { kind: 'too-large' };
       let json: RpcAnswer | undefined;
@@ -219,9 +219,9 @@ export class CallHandler {
         if (typeof v === 'object' && v !== null && !Array.isArray(v)) json = v as RpcAnswer;
       } catch { /* not JSON: relay as is */ }
       if (!json || res.status >= 300) return { kind: 'raw', status: res.status, body: text, contentType: res.contentType };
-      if (json.result === null && NULL_MAY_LAG.has(call.method)
-        && set.upstreams.some((u) => further(u) && !u.down)) {
-        continue;
+      if (json.result === null && NULL_MAY_LAG.has(call.method)) {
+        floor ??= res.upstream.head ?? 0;
+        if (set.upstreams.some((u) => further(u) && !u.down)) continue;
       }
       return { kind: 'json', status: res.status, body: text, json, contentType: res.contentType };
     }
