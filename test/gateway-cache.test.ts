@@ -129,6 +129,33 @@ describe('finality-aware cache', () => {
     }
   });
 
+  it('answers the final elements of a batch from the cache and sends only the rest upstream', async () => {
+    const final = [hex(17), true];
+    const batch = (n: number) => [
+      { jsonrpc: '2.0', id: `a${n}`, method: 'eth_getBlockByNumber', params: final },
+      { jsonrpc: '2.0', id: `b${n}`, method: 'eth_blockNumber', params: [] },
+      { jsonrpc: '2.0', id: `c${n}`, method: 'eth_getTransactionReceipt', params: [txHash] },
+    ];
+    const count = (method: string, params: unknown[]) => proxy.calls.filter((c) => c === `batch> ${method} ${JSON.stringify(params)}`).length;
+    const first = await rpc(url, batch(1));
+    const second = await rpc(url, batch(2));
+    const byId = (r: { body: Array<{ id: string }> }) => new Map(r.body.map((x) => [x.id, x as any]));
+    const [f, s] = [byId(first), byId(second)];
+    expect(s.get('a2').result).toEqual(await direct('eth_getBlockByNumber', final));
+    expect(s.get('a2').result).toEqual(f.get('a1').result);
+    expect(s.get('c2').result.transactionHash).toBe(txHash);
+    expect(s.get('b2').result).toBe(hex(100));
+    expect(count('eth_getBlockByNumber', final)).toBe(1);
+    // Cached by the single-call test before: never sent in a batch.
+    expect(count('eth_getTransactionReceipt', [txHash])).toBe(0);
+    // A batch of hits only never reaches the node (only the probe's batches do).
+    const batches = proxy.calls.length;
+    const hits = await rpc(url, [batch(3)[0], batch(3)[2]]);
+    expect(hits.body.map((x: { id: string }) => x.id).sort()).toEqual(['a3', 'c3']);
+    expect(proxy.calls.slice(batches).filter((c) => !c.startsWith('batch> web3_clientVersion') && !c.startsWith('batch> eth_blockNumber')
+      && !c.includes('"finalized"') && !c.startsWith('eth_getBlockByNumber ["0x1e",false]'))).toEqual([]);
+  });
+
   it('drops cached blocks when a reorg (snapshot revert) replaces them', async () => {
     const params = [hex(25), true];
     const old = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result;

@@ -2,7 +2,7 @@ import type { Environment } from '../store/index.js';
 import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import type { ParsedRpc, RpcCall } from './jsonrpc.js';
-import type { RouteHints, Upstream, UpstreamDirectory, UpstreamSet } from './upstreams.js';
+import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
 export interface CallAnswer {
@@ -96,6 +96,64 @@ export class CallHandler {
       parsed.valid.splice(i, 1);
       parsed.rejected.push(refusal);
     }
+  }
+
+  /**
+   * A batch with at least one element the cache may answer: hits are answered here, the rest
+   * goes upstream as one batch, and its final answers are cached. Undefined: forward as usual.
+   */
+  async batch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<BatchAnswer | undefined> {
+    const cache = this.#cache;
+    const view = this.#views.get(env.id);
+    if (!cache) return undefined;
+    const plans = parsed.calls.map((c) => (c.id === undefined ? undefined : planCache(env.id, c.method, c.params, view)));
+    if (!plans.some((p) => p !== undefined)) return undefined;
+    const answered: string[] = [];
+    const rest: number[] = [];
+    for (let i = 0; i < plans.length; i++) {
+      const hit = plans[i] ? cache.get(plans[i]!.key) : undefined;
+      if (hit !== undefined) answered.push(`{"jsonrpc":"2.0","id":${JSON.stringify(parsed.calls[i]!.id)},"result":${hit}}`);
+      else rest.push(i);
+    }
+    for (const r of parsed.rejected) answered.push(JSON.stringify(r));
+    if (rest.length === 0) {
+      return { status: 200, body: Buffer.from(`[${answered.join(',')}]`), meteredCalls: parsed.calls, hits: parsed.calls.length };
+    }
+    const set = this.#upstreams.for(env.id, env.upstreams);
+    const body = Buffer.from(JSON.stringify(rest.map((i) => parsed.valid[i])));
+    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' }, { needsHead: true });
+    const text = await readCapped(res.body, this.#maxBytes);
+    const hitCalls = parsed.calls.filter((_, i) => !rest.includes(i));
+    const restCalls = rest.map((i) => parsed.calls[i]!);
+    const ok = res.status >= 200 && res.status < 300;
+    let list: unknown;
+    try {
+      list = text === undefined ? undefined : JSON.parse(text.toString('utf8'));
+    } catch { /* not JSON */ }
+    if (!Array.isArray(list)) {
+      // Not a batch answer (a node refusing batches, an error page): pass it on as the upstream said it.
+      if (text === undefined) throw new UpstreamError(false, new Error('batch answer over max_logs_response_bytes'));
+      return { status: res.status, body: text, contentType: res.contentType, meteredCalls: ok ? restCalls : [], hits: 0 };
+    }
+    // Match answers to calls by id, where the id is unique in what was sent.
+    const byId = new Map<string, number>();
+    const dup = new Set<string>();
+    for (const i of rest) {
+      const k = JSON.stringify(parsed.calls[i]!.id);
+      if (byId.has(k)) dup.add(k);
+      byId.set(k, i);
+    }
+    for (const a of list as Array<{ id?: unknown; result?: unknown; error?: unknown }>) {
+      answered.push(JSON.stringify(a));
+      if (typeof a !== 'object' || a === null || a.error !== undefined) continue;
+      const k = JSON.stringify(a.id);
+      const i = dup.has(k) ? undefined : byId.get(k);
+      const plan = i === undefined ? undefined : plans[i];
+      if (!plan) continue;
+      const final = finalHeightOf(plan, a.result, this.#views.get(env.id));
+      if (final) cache.set(plan.key, JSON.stringify(a.result), env.id, final.height, final.hash);
+    }
+    return { status: res.status, body: Buffer.from(`[${answered.join(',')}]`), meteredCalls: ok ? parsed.calls : hitCalls, hits: hitCalls.length };
   }
 
   async single(env: Environment, call: RpcCall, body: Buffer): Promise<CallAnswer | undefined> {
@@ -229,6 +287,15 @@ export class CallHandler {
 }
 
 interface RpcAnswer { result?: unknown; error?: unknown }
+
+export interface BatchAnswer {
+  status: number;
+  body: Buffer;
+  contentType?: string | undefined;
+  /** The calls to meter: cache hits always, the others when the upstream answered 2xx. */
+  meteredCalls: RpcCall[];
+  hits: number;
+}
 
 function answer(status: number, body: Buffer, metered: boolean, units: number, cached: boolean, contentType?: string): CallAnswer {
   return { status, body, metered, units, cached, contentType };

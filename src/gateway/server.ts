@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
 import { ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
-import { parseRpc, type RpcCall } from './jsonrpc.js';
+import { parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
@@ -110,6 +110,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (!takeWindow(ep, cost)) return send(res, 429, 'rps');
 
     if (parsed.kind === 'single' && calls && await answerCall(res, ep, calls, parsed.call, body)) return;
+    if (parsed.kind === 'batch' && calls && await answerBatch(res, ep, calls, parsed)) return;
     const forwardBody = parsed.kind === 'batch' && parsed.rejected.length > 0 ? Buffer.from(JSON.stringify(parsed.valid)) : body;
     const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json' },
       parsed.kind === 'single' ? routeHints(parsed.call) : BATCH_HINTS);
@@ -179,6 +180,26 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (!answer) return false;
     // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
     if (answer.metered) meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * answer.units);
+    res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
+    res.end(answer.body);
+    return true;
+  }
+
+  /** A batch the cache can answer in part (calls.ts); false: forward as usual. */
+  async function answerBatch(res: ServerResponse, ep: EndpointState, handler: CallHandler, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<boolean> {
+    const env = ep.env!;
+    let answer;
+    try {
+      answer = await handler.batch(env, parsed);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+      return true;
+    }
+    if (!answer) return false;
+    for (const call of answer.meteredCalls) {
+      meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * handler.units(env, call));
+    }
     res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
     res.end(answer.body);
     return true;

@@ -5,7 +5,7 @@ export interface LoopbackProxy {
   url: string;
   /** Requests received so far. */
   count: number;
-  /** `method params-json` of each single call received (batches as `batch`). */
+  /** `method params-json` of each single call received; batch elements as `batch> method params-json`. */
   calls: string[];
   /** Delay before forwarding each request (a slow node). */
   delayMs: number;
@@ -26,7 +26,8 @@ export async function startProxy(target: string, delayMs = 0): Promise<LoopbackP
     req.on('end', () => {
       try {
         const v = JSON.parse(Buffer.concat(chunks).toString()) as { method?: string; params?: unknown };
-        state.calls.push(Array.isArray(v) ? 'batch' : `${v.method} ${JSON.stringify(v.params)}`);
+        if (Array.isArray(v)) for (const e of v as Array<{ method?: string; params?: unknown }>) state.calls.push(`batch> ${e.method} ${JSON.stringify(e.params)}`);
+        else state.calls.push(`${v.method} ${JSON.stringify(v.params)}`);
       } catch { state.calls.push('(not json)'); }
       setTimeout(() => {
         const up = httpRequest({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: { 'content-type': 'application/json' } }, (ur) => {
