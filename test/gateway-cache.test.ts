@@ -4,7 +4,7 @@ import { encodeFunctionData, type Address, type Hex } from 'viem';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
 import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { planCache, finalHeightOf } from '../src/gateway/cache.js';
+import { firstChangedHeight, finalHeightOf, planCache, ResponseCache } from '../src/gateway/cache.js';
 import { redactUrl } from '../src/gateway/health.js';
 import { chunks, logsRange } from '../src/gateway/logs.js';
 
@@ -242,6 +242,40 @@ describe('cache and getLogs rules', () => {
     expect(finalHeightOf(tx, { blockNumber: '0x24', blockHash: '0xAA' }, view)).toEqual({ height: 36, hash: '0xaa' });
     expect(finalHeightOf(tx, { blockNumber: null }, view)).toBeUndefined();
   });
+  it('finds where a reorg starts by bisecting the heights cached answers rely on', async () => {
+    const anchors = [50, 40, 30, 20, 10, 5].map((h) => [h, `0x${h}`] as const);
+    const asked: number[] = [];
+    const chainChangedAbove = (h: number) => async (i: number) => { asked.push(anchors[i]![0]); return anchors[i]![0] <= h; };
+    expect(await firstChangedHeight(anchors, chainChangedAbove(50))).toBeUndefined();
+    expect(asked).toEqual([50]);
+    expect(await firstChangedHeight(anchors, chainChangedAbove(25))).toBe(21);
+    expect(await firstChangedHeight(anchors, chainChangedAbove(5))).toBe(6);
+    expect(await firstChangedHeight(anchors, chainChangedAbove(1))).toBe(0);
+    expect(await firstChangedHeight([], chainChangedAbove(1))).toBeUndefined();
+  });
+
+  it('drops what a reorg covers and keeps what is below it; bounded by bytes', () => {
+    const cache = new ResponseCache(10_000);
+    cache.set('a', '"block 10"', 1, 10, '0xa');
+    cache.set('b', '"call at 20"', 1, 20, undefined);
+    cache.set('c', '"other env"', 2, 20, '0xc');
+    cache.set('d', '"chain id"', 1, undefined, undefined);
+    expect(cache.dropFrom(1, 15)).toBe(1);
+    expect([cache.get('a'), cache.get('b'), cache.get('c'), cache.get('d')]).toEqual(['"block 10"', undefined, '"other env"', '"chain id"']);
+    // Two answers disagreeing on the block at one height: what relied on the old one goes.
+    cache.set('e', '"tx in 10"', 1, 10, '0xb');
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('e')).toBe('"tx in 10"');
+    for (let i = 0; i < 200; i++) cache.set(`k${i}`, `"${'x'.repeat(100)}"`, 1, 30, undefined);
+    expect(cache.snapshot().bytes).toBeLessThanOrEqual(10_000);
+    expect(cache.get('k199')).toBeDefined();
+    expect(cache.get('k0')).toBeUndefined();
+    // Evicted entries leave the height index too: a drop counts only what is there.
+    const present = Array.from({ length: 200 }, (_, i) => cache.get(`k${i}`)).filter((v) => v !== undefined).length;
+    expect(present).toBeLessThan(200);
+    expect(cache.dropFrom(1, 30)).toBe(present);
+  });
+
   it('resolves getLogs ranges and chunks them in order', () => {
     expect(logsRange([{ fromBlock: '0x0' }], view)).toEqual({ from: 0, to: 100 });
     expect(logsRange([{ fromBlock: 'earliest', toBlock: 'finalized' }], view)).toEqual({ from: 0, to: 36 });

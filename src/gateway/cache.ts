@@ -179,3 +179,21 @@ export class ResponseCache {
     if (keys.size === 0) heights!.delete(e.height);
   }
 }
+
+/**
+ * Given the heights cached answers rely on (highest first) and a check against the node, the
+ * lowest height whose block may have changed (entries from there up must go), or undefined
+ * when the highest still matches. If a block matches, so do all below it (each block commits
+ * to its parent), so a bisection finds the boundary in log2(n) checks.
+ */
+export async function firstChangedHeight(anchors: ReadonlyArray<readonly [number, string]>, matches: (i: number) => Promise<boolean>): Promise<number | undefined> {
+  if (anchors.length === 0 || await matches(0)) return undefined;
+  let lo = 1;
+  let hi = anchors.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (await matches(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < anchors.length ? anchors[lo]![0] + 1 : 0;
+}

@@ -1,7 +1,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment, Store } from '../store/index.js';
-import type { ChainView, ResponseCache } from './cache.js';
+import { firstChangedHeight, type ChainView, type ResponseCache } from './cache.js';
 import type { Upstream, UpstreamDirectory, UpstreamSet } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
 
@@ -143,18 +143,10 @@ export class NodeProbe {
         Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${height.toString(16)}`, false] })));
       return block.result?.hash?.toLowerCase() === hash;
     };
-    if (await matches(0)) return;
-    // anchors are highest first: find the first index that matches (all after it match too).
-    let lo = 1;
-    let hi = anchors.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (await matches(mid)) hi = mid;
-      else lo = mid + 1;
-    }
-    const from = lo < anchors.length ? anchors[lo]![0] + 1 : 0;
+    const from = await firstChangedHeight(anchors, matches);
+    if (from === undefined) return;
     const n = cache.dropFrom(env.id, from);
-    this.#log(`gateway: ${env.network.slug}-${env.slug} reorg at or below block ${anchors[lo - 1]![0]}; dropped ${n} cached answers from block ${from}`);
+    this.#log(`gateway: ${env.network.slug}-${env.slug} reorg: dropped ${n} cached answers from block ${from}`);
   }
 
   #writeState(): void {
