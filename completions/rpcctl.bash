@@ -59,7 +59,7 @@ __rpcctl_subs() {
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts keys webhook-secret plans networks' ;;
+    'admin') echo 'accounts keys webhook-secret plans upstreams networks' ;;
     'admin accounts') echo 'create list ls get set-plan' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -75,6 +75,7 @@ __rpcctl_subs() {
     'admin plans') echo 'list ls' ;;
     'admin plans list') echo '' ;;
     'admin plans ls') echo '' ;;
+    'admin upstreams') echo '' ;;
     'admin networks') echo 'list ls' ;;
     'admin networks list') echo '' ;;
     'admin networks ls') echo '' ;;
@@ -156,6 +157,7 @@ __rpcctl_valopts() {
     'admin plans') echo '--config --data-dir --profile -p --base-url' ;;
     'admin plans list') echo '--config --data-dir --profile -p --base-url' ;;
     'admin plans ls') echo '--config --data-dir --profile -p --base-url' ;;
+    'admin upstreams') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks list') echo '--config --data-dir --profile -p --base-url' ;;
     'admin networks ls') echo '--config --data-dir --profile -p --base-url' ;;
@@ -237,6 +239,7 @@ __rpcctl_opts() {
     'admin plans') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin plans list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin plans ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin upstreams') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks list') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks ls') echo '--config --data-dir --version -v --json --no-color --profile -p --base-url --help -h' ;;

@@ -30,19 +30,26 @@ const NOT_IDEMPOTENT = new Set([
 const HEX_NUMBER = /^0x[0-9a-f]{1,14}$/i;
 const SPLIT_CONCURRENCY = 4;
 
+const HINTS = {
+  head: { needsHead: true, idempotent: true },
+  headOnce: { needsHead: true, idempotent: false },
+  anyHead: { needsHead: false, idempotent: true },
+  anyHeadOnce: { needsHead: false, idempotent: false },
+} as const satisfies Record<string, RouteHints>;
+
 /** How to route a call: by-hash reads and reads at a given block number may go to a lagging node. */
 export function routeHints(call: RpcCall): RouteHints {
   const idempotent = !NOT_IDEMPOTENT.has(call.method);
-  if (BY_HASH.has(call.method)) return { needsHead: false, idempotent };
+  if (BY_HASH.has(call.method)) return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
   const p = call.params;
   if (Array.isArray(p) && p.length > 0) {
     const last = p[p.length - 1];
     const first = p[0];
     if ((typeof last === 'string' && HEX_NUMBER.test(last)) || (typeof first === 'string' && HEX_NUMBER.test(first) && call.method.includes('ByNumber'))) {
-      return { needsHead: false, idempotent };
+      return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
     }
   }
-  return { needsHead: true, idempotent };
+  return idempotent ? HINTS.head : HINTS.headOnce;
 }
 
 /**
