@@ -4,6 +4,8 @@ import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { cli } from './helpers/cli.js';
+import { Registry } from 'prom-client';
+import { registerUpstreamMetrics } from '../src/gateway/index.js';
 
 // Three nodes behind one environment, each behind a counting loopback proxy:
 //   lag  — 40 blocks behind the others (over max_lag_blocks)
@@ -73,6 +75,17 @@ describe('upstream selection by health, latency and lag', () => {
     expect(s[0]).toMatchObject({ head: HEAD - 40, lag: 40 });
     expect(s[2]).toMatchObject({ head: HEAD, lag: 0 });
     expect(s[1]!.latency_ms!).toBeGreaterThan(s[2]!.latency_ms!);
+  });
+
+  it('exposes the same state as Prometheus gauges', async () => {
+    const registry = new Registry();
+    const g = t.service.gateway;
+    registerUpstreamMetrics(registry, { upstreams: g.upstreams, cache: g.cache, chain: g.chain, catalog: t.store.catalog });
+    const text = await registry.metrics();
+    expect(text).toContain(`rpcctl_upstream_lag_blocks{network="eth",env="anvil",upstream="${pLag.url}"} 40`);
+    expect(text).toContain(`rpcctl_upstream_up{network="eth",env="anvil",upstream="${pFast.url}"} 1`);
+    expect(text).toContain(`rpcctl_chain_head{network="eth",env="anvil"} ${HEAD}`);
+    expect(text).toMatch(/rpcctl_cache_entries \d+/);
   });
 
   it('sends head reads to the fast up-to-date node, not the lagging or the slow one', async () => {

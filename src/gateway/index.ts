@@ -16,6 +16,7 @@ export type { EndpointRegistry, EndpointState } from './registry.js';
 export type { UsageMeter } from './meter.js';
 export type { UpstreamSnapshot } from './health.js';
 export { UPSTREAM_STATE_FILE, type UpstreamStateFile } from './probe.js';
+export { registerUpstreamMetrics } from './upstream-metrics.js';
 
 export interface Gateway {
   server: Server;
