@@ -2,6 +2,7 @@ import type { Environment } from '../store/index.js';
 import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import type { ParsedRpc, RpcCall } from './jsonrpc.js';
+import { rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
@@ -169,14 +170,17 @@ export class CallHandler {
     const view = this.#views.get(env.id);
     if (call.method === 'eth_getLogs') return this.#logs(env, set, call, body, view);
     const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
-    if (!plan && !NULL_MAY_LAG.has(call.method)) return undefined;
+    // Null retries need somewhere to go; with one upstream the answer streams through.
+    if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
     const got = await this.#fetch(set, call, body, this.#maxBytes);
     if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
-    if (got.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(this.#logsPolicy(env.network), call.id))), false, 1, false);
+    if (got.kind === 'too-large') {
+      return answer(200, Buffer.from(JSON.stringify(rpcError(-32012, `answer too large: over ${this.#maxBytes} bytes`, call.id))), false, 1, false);
+    }
     if (plan && got.json.error === undefined) {
       const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
       if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);

@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment, Store } from '../store/index.js';
 import { firstChangedHeight, type ChainView, type ResponseCache } from './cache.js';
-import type { Upstream, UpstreamDirectory, UpstreamSet } from './upstreams.js';
+import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
@@ -25,6 +25,8 @@ export interface UpstreamStateFile {
 }
 
 type RpcAnswer = { id: number; result?: unknown; error?: unknown };
+
+const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}');
 
 /**
  * Asks every upstream of every environment in use for its version, head and finalized block.
@@ -96,8 +98,12 @@ export class NodeProbe {
     ]));
     const answers = await Promise.all(set.upstreams.map(async (up) => {
       try {
-        const list = await rpc<RpcAnswer[]>(set, up, body);
-        if (!Array.isArray(list)) throw new Error('upstream did not answer the batch with an array');
+        let list = await rpc<RpcAnswer[]>(set, up, body).catch((err: unknown) => {
+          if (err instanceof UpstreamError) throw err; // unreachable: no second try this round
+          return undefined;
+        });
+        // Some providers refuse batches: the head alone, asked singly, is what matters.
+        if (!Array.isArray(list)) list = [{ ...(await rpc<RpcAnswer>(set, up, HEAD_ONLY)), id: 2 }];
         const head = hexNumber(list.find((a) => a.id === 2)?.result);
         up.probed(head);
         const fin = list.find((a) => a.id === 3)?.result as { number?: unknown } | null | undefined;
