@@ -3,6 +3,8 @@
 // `cache_max_bytes: 0`. Alternating rounds; reports upstream calls per client call and p50
 // latency, cached against uncached, as ratios of medians.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { fmt, load, median } from './load.js';
@@ -100,6 +102,10 @@ try {
   console.log(`  upstream calls saved: ${((1 - m('cached', 'upstreamPerCall') / m('plain', 'upstreamPerCall')) * 100).toFixed(1)} %`);
   console.log(`  p50 cached/uncached: ${(m('cached', 'p50') / m('plain', 'p50')).toFixed(2)}x (${m('cached', 'p50').toFixed(2)} ms vs ${m('plain', 'p50').toFixed(2)} ms)`);
   console.log(`  throughput cached/uncached: ${(m('cached', 'rps') / m('plain', 'rps')).toFixed(2)}x`);
+  await new Promise((r) => setTimeout(r, 600)); // the state file is written each probe round
+  const state = JSON.parse(readFileSync(join(cached.dataDir, 'gateway-upstreams.json'), 'utf8'));
+  const c = state.cache;
+  console.log(`  cache: ${c.hits} hits, ${c.misses} misses of cacheable calls (hit rate ${(c.hits / (c.hits + c.misses) * 100).toFixed(1)} %), ${c.entries} answers in ${(c.bytes / 1048576).toFixed(1)} MiB`);
   if ([...res.cached, ...res.plain].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
 } finally {
   await Promise.all([cached.stop(), plain.stop()]);

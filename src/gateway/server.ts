@@ -37,6 +37,10 @@ function send(res: ServerResponse, status: number, kind: RpcErrorKind): void {
   res.end(body);
 }
 
+function sendUpstreamError(res: ServerResponse, err: UpstreamError): void {
+  send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+}
+
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
@@ -174,7 +178,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       answer = await handler.single(env, call, body);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+      sendUpstreamError(res, err);
       return true;
     }
     if (!answer) return false;
@@ -193,7 +197,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       answer = await handler.batch(env, parsed);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+      sendUpstreamError(res, err);
       return true;
     }
     if (!answer) return false;
@@ -210,7 +214,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       return await upstreams.for(ep.env!.id, ep.env!.upstreams).send(req, hints);
     } catch (err) {
       if (err instanceof UpstreamError) {
-        send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+        sendUpstreamError(res, err);
         return undefined;
       }
       throw err;
