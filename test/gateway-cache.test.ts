@@ -4,7 +4,7 @@ import { encodeFunctionData, type Address, type Hex } from 'viem';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
 import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { firstChangedHeight, finalHeightOf, planCache, ResponseCache } from '../src/gateway/cache.js';
+import { firstChangedHeight, finalHeightOf, planCache, ResponseCache, type SharedCacheTier } from '../src/gateway/cache.js';
 import { redactUrl } from '../src/gateway/health.js';
 import { chunks, logsRange } from '../src/gateway/logs.js';
 
@@ -274,6 +274,36 @@ describe('cache and getLogs rules', () => {
     const present = Array.from({ length: 200 }, (_, i) => cache.get(`k${i}`)).filter((v) => v !== undefined).length;
     expect(present).toBeLessThan(200);
     expect(cache.dropFrom(1, 30)).toBe(present);
+  });
+
+  it('shares answers and reorg drops between instances through a shared tier', async () => {
+    // An in-process stand-in with the shared tier's contract (the Redis tier is not built yet).
+    const store = new Map<string, { text: string; envId: number; height: number | undefined }>();
+    const listeners: Array<(envId: number, height: number) => void> = [];
+    const tier = (): SharedCacheTier => {
+      let own: ((envId: number, height: number) => void) | undefined;
+      return {
+        get: async (k) => store.get(k),
+        set: async (k, text, envId, height) => { store.set(k, { text, envId, height }); },
+        dropFrom: async (envId, height) => {
+          for (const [k, e] of store) if (e.envId === envId && e.height !== undefined && e.height >= height) store.delete(k);
+          for (const l of listeners) if (l !== own) l(envId, height);
+        },
+        onDrop: (l) => { own = l; listeners.push(l); },
+      };
+    };
+    const a = new ResponseCache(10_000, tier());
+    const b = new ResponseCache(10_000, tier());
+    a.set('block', '"20"', 1, 20, '0x20');
+    await new Promise((r) => setImmediate(r));
+    expect(b.get('block')).toBeUndefined();
+    expect(await b.getShared('block')).toBe('"20"');
+    expect(b.get('block')).toBe('"20"');
+    // A reorg seen by one instance empties the others' memory too.
+    a.dropFrom(1, 10);
+    await new Promise((r) => setImmediate(r));
+    expect(b.get('block')).toBeUndefined();
+    expect(await b.getShared('block')).toBeUndefined();
   });
 
   it('resolves getLogs ranges and chunks them in order', () => {

@@ -17,14 +17,18 @@ export interface ChainView {
 }
 
 /**
- * A second tier shared by instances (Redis in multi-instance mode). The memory tier answers
- * first and never waits on it; a miss may ask it. Invalidations must reach every instance
- * (publish `dropFrom`), which is why reorg handling goes through this interface too.
+ * A second tier shared by instances (Redis in multi-instance mode: a key per answer, a sorted
+ * set of keys by height per environment, a pub/sub channel for drops). The memory tier answers
+ * first; only its misses ask this one. A reorg seen by one instance must reach every instance's
+ * memory too, hence `onDrop`.
  */
 export interface SharedCacheTier {
-  get(key: string): Promise<string | undefined>;
-  set(key: string, value: string, envId: number, height: number | undefined): Promise<void>;
+  get(key: string): Promise<{ text: string; envId: number; height: number | undefined } | undefined>;
+  set(key: string, text: string, envId: number, height: number | undefined): Promise<void>;
+  /** Drops shared entries of the environment at `height` and above, and tells the other instances. */
   dropFrom(envId: number, height: number): Promise<void>;
+  /** Registers what to do when another instance dropped entries. */
+  onDrop(listener: (envId: number, height: number) => void): void;
 }
 
 /** What the policy decided for one call before asking the upstream. */
@@ -103,6 +107,7 @@ export class ResponseCache {
 
   constructor(maxBytes: number, shared?: SharedCacheTier) {
     this.#shared = shared;
+    shared?.onDrop((envId, height) => this.#dropLocal(envId, height));
     this.#lru = new LRUCache<string, Entry>({
       maxSize: maxBytes,
       sizeCalculation: (e, k) => e.text.length + k.length + 64,
@@ -117,9 +122,15 @@ export class ResponseCache {
     return e?.text;
   }
 
-  /** The shared tier's answer on a memory miss (undefined when there is no shared tier). */
+  /** The shared tier's answer on a memory miss, kept in memory too; undefined without a shared tier or when it fails. */
   async getShared(key: string): Promise<string | undefined> {
-    return this.#shared?.get(key).catch(() => undefined);
+    if (!this.#shared) return undefined;
+    const e = await this.#shared.get(key).catch(() => undefined);
+    if (!e) return undefined;
+    this.stats.hits++;
+    this.stats.misses--;
+    this.#store(key, e.text, e.envId, e.height);
+    return e.text;
   }
 
   set(key: string, text: string, envId: number, height: number | undefined, hash: string | undefined): void {
@@ -131,20 +142,28 @@ export class ResponseCache {
       if (known !== undefined && known !== hash) this.dropFrom(envId, height);
       anchors.set(height, hash);
     }
-    this.#lru.set(key, { text, envId, height });
-    if (!this.#lru.has(key)) return; // larger than the whole cache
-    if (height !== undefined) {
-      let heights = this.#byHeight.get(envId);
-      if (!heights) this.#byHeight.set(envId, heights = new Map());
-      let keys = heights.get(height);
-      if (!keys) heights.set(height, keys = new Set());
-      keys.add(key);
-    }
+    this.#store(key, text, envId, height);
     void this.#shared?.set(key, text, envId, height).catch(() => {});
   }
 
-  /** Drops every entry of the environment that depends on a block at `height` or above. */
+  #store(key: string, text: string, envId: number, height: number | undefined): void {
+    this.#lru.set(key, { text, envId, height });
+    if (!this.#lru.has(key) || height === undefined) return; // larger than the whole cache, or tied to no block
+    let heights = this.#byHeight.get(envId);
+    if (!heights) this.#byHeight.set(envId, heights = new Map());
+    let keys = heights.get(height);
+    if (!keys) heights.set(height, keys = new Set());
+    keys.add(key);
+  }
+
+  /** Drops every entry of the environment that depends on a block at `height` or above, here and in the shared tier. */
   dropFrom(envId: number, height: number): number {
+    const dropped = this.#dropLocal(envId, height);
+    void this.#shared?.dropFrom(envId, height).catch(() => {});
+    return dropped;
+  }
+
+  #dropLocal(envId: number, height: number): number {
     let dropped = 0;
     const heights = this.#byHeight.get(envId);
     if (heights) {
@@ -157,7 +176,6 @@ export class ResponseCache {
     const anchors = this.#anchors.get(envId);
     if (anchors) for (const h of [...anchors.keys()]) if (h >= height) anchors.delete(h);
     this.stats.dropped += dropped;
-    void this.#shared?.dropFrom(envId, height).catch(() => {});
     return dropped;
   }
 

@@ -173,7 +173,7 @@ export class CallHandler {
     // Null retries need somewhere to go; with one upstream the answer streams through.
     if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
     if (plan) {
-      const hit = this.#cache!.get(plan.key);
+      const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
     const got = await this.#fetch(set, call, body, this.#maxBytes);
@@ -246,7 +246,7 @@ export class CallHandler {
     | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; resultText: string; cached: boolean; contentType?: string | undefined }> {
     const plan = this.#cache ? planCache(env.id, call.method, call.params, this.#views.get(env.id)) : undefined;
     if (plan) {
-      const hit = this.#cache!.get(plan.key);
+      const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) {
         const result = JSON.parse(hit) as unknown[];
         return { kind: 'json', status: 200, body: resultBody(call.id, hit), json: { result }, resultText: hit, cached: true };
