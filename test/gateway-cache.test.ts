@@ -268,6 +268,8 @@ describe('cache and getLogs rules', () => {
     expect(cache.get('e')).toBe('"tx in 10"');
     for (let i = 0; i < 200; i++) cache.set(`k${i}`, `"${'x'.repeat(100)}"`, 1, 30, undefined);
     expect(cache.snapshot().bytes).toBeLessThanOrEqual(10_000);
+    // The hash of block 10 went with the last answer relying on it.
+    expect(cache.anchors(1)).toEqual([]);
     expect(cache.get('k199')).toBeDefined();
     expect(cache.get('k0')).toBeUndefined();
     // Evicted entries leave the height index too: a drop counts only what is there.

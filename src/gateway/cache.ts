@@ -135,25 +135,30 @@ export class ResponseCache {
 
   set(key: string, text: string, envId: number, height: number | undefined, hash: string | undefined): void {
     if (height !== undefined && hash !== undefined) {
-      let anchors = this.#anchors.get(envId);
-      if (!anchors) this.#anchors.set(envId, anchors = new Map());
-      const known = anchors.get(height);
+      const known = this.#anchors.get(envId)?.get(height);
       // Two answers disagree on the block at this height: the chain moved under us.
       if (known !== undefined && known !== hash) this.dropFrom(envId, height);
+    }
+    if (!this.#store(key, text, envId, height)) return;
+    if (height !== undefined && hash !== undefined) {
+      let anchors = this.#anchors.get(envId);
+      if (!anchors) this.#anchors.set(envId, anchors = new Map());
       anchors.set(height, hash);
     }
-    this.#store(key, text, envId, height);
     void this.#shared?.set(key, text, envId, height).catch(() => {});
   }
 
-  #store(key: string, text: string, envId: number, height: number | undefined): void {
+  /** False when the answer is larger than the whole cache. */
+  #store(key: string, text: string, envId: number, height: number | undefined): boolean {
     this.#lru.set(key, { text, envId, height });
-    if (!this.#lru.has(key) || height === undefined) return; // larger than the whole cache, or tied to no block
+    if (!this.#lru.has(key)) return false;
+    if (height === undefined) return true;
     let heights = this.#byHeight.get(envId);
     if (!heights) this.#byHeight.set(envId, heights = new Map());
     let keys = heights.get(height);
     if (!keys) heights.set(height, keys = new Set());
     keys.add(key);
+    return true;
   }
 
   /** Drops every entry of the environment that depends on a block at `height` or above, here and in the shared tier. */
@@ -194,7 +199,10 @@ export class ResponseCache {
     const keys = heights?.get(e.height);
     if (!keys) return;
     keys.delete(key);
-    if (keys.size === 0) heights!.delete(e.height);
+    if (keys.size > 0) return;
+    // Nothing relies on that block any more: its hash need not be checked.
+    heights!.delete(e.height);
+    this.#anchors.get(e.envId)?.delete(e.height);
   }
 }
 
