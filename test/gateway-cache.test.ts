@@ -155,21 +155,6 @@ describe('finality-aware cache', () => {
     expect(proxy.calls.slice(batches).filter((c) => !c.startsWith('batch> web3_clientVersion') && !c.startsWith('batch> eth_blockNumber')
       && !c.includes('"finalized"') && !c.startsWith('eth_getBlockByNumber ["0x1e",false]'))).toEqual([]);
   });
-
-  it('drops cached blocks when a reorg (snapshot revert) replaces them', async () => {
-    const params = [hex(25), true];
-    const old = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result;
-    await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
-    expect(upstreamCalls('eth_getBlockByNumber', params)).toBe(1);
-    const dropped = t.service.gateway.cache!.snapshot().dropped;
-    expect(await direct('evm_revert', [snapshotId])).toBe(true);
-    // Other blocks at the same heights: 2 s apart instead of 1.
-    await direct('anvil_mine', [hex(80), hex(2)]);
-    const replaced = await direct('eth_getBlockByNumber', params);
-    expect(replaced.hash).not.toBe(old.hash);
-    await until(async () => (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result.hash === replaced.hash);
-    expect(t.service.gateway.cache!.snapshot().dropped).toBeGreaterThan(dropped);
-  });
 });
 
 describe('eth_getLogs guards', () => {
@@ -319,5 +304,47 @@ describe('cache and getLogs rules', () => {
     expect(redactUrl('https://user:pw@eth.example.com/v3/0123456789abcdef0123456789abcdef?key=secret')).toBe('https://***@eth.example.com/v3/***?key=***');
     expect(redactUrl('http://127.0.0.1:8545')).toBe('http://127.0.0.1:8545');
     expect(redactUrl('https://node.example/rpc')).toBe('https://node.example/rpc');
+  });
+});
+
+// Last: these rewind the chain under the other tests.
+describe('reorgs drop what they cover', () => {
+  it('a changed hash under cached answers (seen by the probe) drops them, and only them', async () => {
+    // Probe rounds by hand from here: each step is seen exactly as the test makes it.
+    await t.service.gateway.probe.stop();
+    const params = [hex(25), true];
+    const old = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params })).body.result;
+    const tx = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getTransactionReceipt', params: [txHash] })).body.result;
+    const calls = upstreamCalls('eth_getBlockByNumber', params);
+    await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+    expect(upstreamCalls('eth_getBlockByNumber', params)).toBe(calls);
+    const dropped = t.service.gateway.cache!.snapshot().dropped;
+
+    // Back to block 20 and 80 other blocks on top (2 s apart instead of 1): same height, same finalized height.
+    expect(await direct('evm_revert', [snapshotId])).toBe(true);
+    snapshotId = await direct('evm_snapshot', []);
+    await direct('anvil_mine', [hex(80), hex(2)]);
+    const replaced = await direct('eth_getBlockByNumber', params);
+    expect(replaced.hash).not.toBe(old.hash);
+    await t.service.gateway.probe.probeAll();
+    expect(t.service.gateway.chain.get(1)).toEqual({ head: 100, finalized: 36 });
+
+    const now = await rpc(url, { jsonrpc: '2.0', id: 2, method: 'eth_getBlockByNumber', params });
+    expect(now.body).toEqual({ jsonrpc: '2.0', id: 2, result: replaced });
+    expect(t.service.gateway.cache!.snapshot().dropped).toBeGreaterThan(dropped);
+    // The transaction's block (below the fork) still matches: its receipt is still a hit.
+    const receiptCalls = upstreamCalls('eth_getTransactionReceipt', [txHash]);
+    expect((await rpc(url, { jsonrpc: '2.0', id: 3, method: 'eth_getTransactionReceipt', params: [txHash] })).body.result).toEqual(tx);
+    expect(upstreamCalls('eth_getTransactionReceipt', [txHash])).toBe(receiptCalls);
+  });
+
+  it('a finalized height going back drops everything above it', async () => {
+    const params = [hex(25), true];
+    await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+    expect(await direct('evm_revert', [snapshotId])).toBe(true);
+    await t.service.gateway.probe.probeAll();
+    expect(t.service.gateway.chain.get(1)!.finalized).toBeLessThan(25);
+    // Block 25 is gone from the chain and from the cache.
+    expect((await rpc(url, { jsonrpc: '2.0', id: 4, method: 'eth_getBlockByNumber', params })).body).toEqual({ jsonrpc: '2.0', id: 4, result: null });
   });
 });
