@@ -6,6 +6,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 import { cli } from './helpers/cli.js';
 import { Registry } from 'prom-client';
 import { registerUpstreamMetrics } from '../src/gateway/index.js';
+import { UpstreamDirectory } from '../src/gateway/upstreams.js';
 
 // Three nodes behind one environment, each behind a counting loopback proxy:
 //   lag  — 40 blocks behind the others (over max_lag_blocks)
@@ -158,5 +159,14 @@ describe('upstream selection by health, latency and lag', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toContain(pFast.url);
     expect(table.stdout).toMatch(/lagging/);
+  });
+});
+
+describe('lag tolerance per network', () => {
+  it('a network\'s max_lag_blocks overrides the gateway\'s', async () => {
+    const dir = new UpstreamDirectory({ timeoutMs: 1000, maxLagBlocks: 5, hedgeQuantile: undefined }, (envId) => (envId === 2 ? 50 : undefined));
+    expect(dir.for(1, ['http://127.0.0.1:1']).maxLagBlocks).toBe(5);
+    expect(dir.for(2, ['http://127.0.0.1:1']).maxLagBlocks).toBe(50);
+    await dir.close();
   });
 });

@@ -31,6 +31,8 @@ export const networkSchema = z.strictObject({
   logs_over_range: z.enum(['refuse', 'split']).default('refuse'),
   /** An `eth_getLogs` answer with more logs than this is refused, split or not. */
   max_logs_results: z.number().int().min(1).default(10_000),
+  /** Overrides `gateway.max_lag_blocks` for this network (fast chains drift more blocks between probes). */
+  max_lag_blocks: z.number().int().min(0).optional(),
 });
 
 export const planSchema = z.strictObject({

@@ -37,7 +37,10 @@ export async function createGateway(store: Store, config: Config, log: (line: st
   const meter = new UsageMeter(store, log);
   meter.start();
   const g = config.gateway;
-  const upstreams = new UpstreamDirectory({ timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined });
+  const upstreams = new UpstreamDirectory(
+    { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
+    (envId) => config.networks.find((n) => n.slug === store.catalog.environment(envId)?.network.slug)?.max_lag_blocks,
+  );
   // The probe writes the chain views (head, finalized) that the cache and the getLogs guard read.
   const views = new Map<number, ChainView>();
   const cache = g.cache_max_bytes > 0 ? new ResponseCache(g.cache_max_bytes) : undefined;

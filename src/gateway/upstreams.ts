@@ -196,13 +196,16 @@ export class UpstreamSet {
 export class UpstreamDirectory {
   readonly #sets = new Map<number, UpstreamSet>();
   readonly #opts: UpstreamSetOptions;
-  constructor(opts: UpstreamSetOptions) {
+  readonly #maxLagFor: (envId: number) => number | undefined;
+  /** `maxLagFor`: a network's own lag tolerance (fast chains need more blocks), else the options'. */
+  constructor(opts: UpstreamSetOptions, maxLagFor: (envId: number) => number | undefined = () => undefined) {
     this.#opts = opts;
+    this.#maxLagFor = maxLagFor;
   }
   for(envId: number, urls: readonly string[]): UpstreamSet {
     let set = this.#sets.get(envId);
     if (!set) {
-      set = new UpstreamSet(urls, this.#opts);
+      set = new UpstreamSet(urls, { ...this.#opts, maxLagBlocks: this.#maxLagFor(envId) ?? this.#opts.maxLagBlocks });
       this.#sets.set(envId, set);
     }
     return set;
