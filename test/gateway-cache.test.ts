@@ -169,6 +169,9 @@ describe('eth_getLogs guards', () => {
     // `latest` counts from the known head.
     const l = await rpc(url, { jsonrpc: '2.0', id: 10, method: 'eth_getLogs', params: [{ fromBlock: '0x0', address: token }] });
     expect(l.body.error.code).toBe(-32602);
+    // Without an id (a notification) too: the node would still do the work.
+    const n = await rpc(url, { jsonrpc: '2.0', method: 'eth_getLogs', params: [filter(0, 40)] });
+    expect(n.body).toMatchObject({ id: null, error: { code: -32602 } });
   });
 
   it('refuses an over-range element of a batch and answers the others', async () => {

@@ -165,10 +165,11 @@ export class CallHandler {
   }
 
   async single(env: Environment, call: RpcCall, body: Buffer): Promise<CallAnswer | undefined> {
-    if (call.id === undefined) return undefined; // a notification: nothing to answer from here
     const set = this.#upstreams.for(env.id, env.upstreams);
     const view = this.#views.get(env.id);
-    if (call.method === 'eth_getLogs') return this.#logs(env, set, call, body, view);
+    // Guarded even without an id: a notification would still make the node do the work.
+    if (call.method === 'eth_getLogs') return this.#logs(env, set, call.id === undefined ? { ...call, id: null } : call, body, view);
+    if (call.id === undefined) return undefined; // a notification: nothing to answer from here
     const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
     // Null retries need somewhere to go; with one upstream the answer streams through.
     if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
