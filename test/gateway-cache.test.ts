@@ -172,6 +172,11 @@ describe('eth_getLogs guards', () => {
     // Without an id (a notification) too: the node would still do the work.
     const n = await rpc(url, { jsonrpc: '2.0', method: 'eth_getLogs', params: [filter(0, 40)] });
     expect(n.body).toMatchObject({ id: null, error: { code: -32602 } });
+    // Nor through a filter over the same range.
+    const f = await rpc(splitUrl, { jsonrpc: '2.0', id: 11, method: 'eth_newFilter', params: [filter(0, 40)] });
+    expect(f.body).toMatchObject({ id: 11, error: { code: -32602, message: expect.stringContaining('the limit is 7') } });
+    const ok = await rpc(splitUrl, { jsonrpc: '2.0', id: 12, method: 'eth_newFilter', params: [filter(0, 5)] });
+    expect(ok.body.result).toMatch(/^0x/);
   });
 
   it('refuses an over-range element of a batch and answers the others', async () => {

@@ -85,9 +85,9 @@ export class CallHandler {
     return call.method === 'eth_getLogs' ? logsUnits(this.#logsPolicy(env.network), call.params, this.#views.get(env.id)) : 1;
   }
 
-  /** A refusal for a batch element, or undefined when it may go upstream. */
+  /** A refusal for an `eth_getLogs` or `eth_newFilter` over the range limit (batch elements, filters), or undefined. */
   refuseInBatch(env: Environment, call: RpcCall): ReturnType<typeof rangeTooLarge> | undefined {
-    if (call.method !== 'eth_getLogs') return undefined;
+    if (call.method !== 'eth_getLogs' && call.method !== 'eth_newFilter') return undefined;
     const policy = this.#logsPolicy(env.network);
     const r = logsRange(call.params, this.#views.get(env.id));
     if (!r || r.to - r.from + 1 <= policy.maxRange) return undefined;
@@ -169,6 +169,11 @@ export class CallHandler {
     const view = this.#views.get(env.id);
     // Guarded even without an id: a notification would still make the node do the work.
     if (call.method === 'eth_getLogs') return this.#logs(env, set, call.id === undefined ? { ...call, id: null } : call, body, view);
+    // A filter over the same range would let eth_getFilterLogs do what eth_getLogs may not; it cannot be split.
+    if (call.method === 'eth_newFilter') {
+      const refusal = this.refuseInBatch(env, call);
+      return refusal ? answer(200, Buffer.from(JSON.stringify(refusal)), false, 1, false) : undefined;
+    }
     if (call.id === undefined) return undefined; // a notification: nothing to answer from here
     const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
     // Null retries need somewhere to go; with one upstream the answer streams through.

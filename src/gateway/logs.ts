@@ -69,7 +69,7 @@ export function rangeTooLarge(policy: LogsPolicy, blocks: number, id: unknown): 
     jsonrpc: '2.0',
     error: {
       code: -32602,
-      message: `eth_getLogs block range too large: ${blocks} blocks, the limit is ${policy.maxRange} (max_logs_block_range); query smaller ranges`,
+      message: `block range too large: ${blocks} blocks, the limit is ${policy.maxRange} (max_logs_block_range); query smaller ranges`,
       data: { max_logs_block_range: policy.maxRange, requested_blocks: blocks },
     },
     id,
