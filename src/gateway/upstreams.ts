@@ -173,7 +173,8 @@ export class UpstreamSet {
       if (!signal?.aborted) up.failed((err as { code?: string }).code ?? (err as Error).message);
       throw new UpstreamError(TIMEOUT_CODES.has((err as { code?: string }).code ?? ''), err);
     }
-    if (res.statusCode >= 500) {
+    // A provider's rate limit is its fault, not the client's: try another, and rank it down.
+    if (res.statusCode >= 500 || res.statusCode === 429) {
       res.body.resume();
       up.failed(`HTTP ${res.statusCode}`);
       throw new UpstreamError(false, new Error(`upstream answered ${res.statusCode}`));
