@@ -68,7 +68,7 @@ __rpcctl_subs() {
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link keys webhook-secret plans networks aml' ;;
+    'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml' ;;
     'admin accounts') echo 'create list ls get set-plan set-password' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -86,6 +86,7 @@ __rpcctl_subs() {
     'admin plans') echo 'list ls' ;;
     'admin plans list') echo '' ;;
     'admin plans ls') echo '' ;;
+    'admin upstreams') echo '' ;;
     'admin networks') echo 'list ls' ;;
     'admin networks list') echo '' ;;
     'admin networks ls') echo '' ;;
@@ -180,6 +181,7 @@ __rpcctl_valopts() {
     'admin plans') echo '--config --data-dir --database --profile -p --base-url' ;;
     'admin plans list') echo '--config --data-dir --database --profile -p --base-url' ;;
     'admin plans ls') echo '--config --data-dir --database --profile -p --base-url' ;;
+    'admin upstreams') echo '--config --data-dir --database --profile -p --base-url' ;;
     'admin networks') echo '--config --data-dir --database --profile -p --base-url' ;;
     'admin networks list') echo '--config --data-dir --database --profile -p --base-url' ;;
     'admin networks ls') echo '--config --data-dir --database --profile -p --base-url' ;;
@@ -274,6 +276,7 @@ __rpcctl_opts() {
     'admin plans') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin plans list') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin plans ls') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
+    'admin upstreams') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks list') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
     'admin networks ls') echo '--config --data-dir --database --version -v --json --no-color --profile -p --base-url --help -h' ;;
