@@ -43,7 +43,8 @@ export class NodeProbe {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
-  readonly #abort = new AbortController();
+  #abort = new AbortController();
+  #stopped = false;
 
   constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {},
     chain: { cache?: ResponseCache; views?: Map<number, ChainView> } = {}) {
@@ -56,6 +57,7 @@ export class NodeProbe {
 
   start(intervalMs: number): void {
     const tick = () => {
+      if (this.#stopped) return;
       this.#running ??= this.probeAll().finally(() => { this.#running = undefined; });
     };
     setImmediate(tick);
@@ -64,9 +66,13 @@ export class NodeProbe {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
     this.#abort.abort();
     await this.#running;
+    // No more rounds of its own; a round asked for by hand afterwards (tests, a one-off check)
+    // gets a live signal again.
+    this.#abort = new AbortController();
   }
 
   async probeAll(): Promise<void> {
