@@ -3,11 +3,13 @@ import type { Catalog } from '../store/index.js';
 import type { ResponseCache, ChainView } from './cache.js';
 import type { UpstreamDirectory } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
+import { upstreamLabel } from '../metrics/index.js';
 
 /**
  * Per-upstream and cache gauges, read from the gateway's live state when scraped (nothing is
  * counted twice, nothing runs between scrapes). Labels: `network`, `env` and the upstream's
- * masked URL — never the URL itself, which may hold a provider key.
+ * scheme://host:port like every upstream metric (src/metrics) — never a path or query, which
+ * may hold a provider key that the masking of `admin upstreams` does not recognise.
  */
 export function registerUpstreamMetrics(registry: Registry, deps: {
   upstreams: UpstreamDirectory; cache: ResponseCache | undefined; chain: Map<number, ChainView>; catalog: Pick<Catalog, 'environment'>;
@@ -27,7 +29,7 @@ export function registerUpstreamMetrics(registry: Registry, deps: {
           const l = labelsOf(envId);
           for (const u of ups) {
             const v = value(u);
-            if (v !== null) this.set({ ...l, upstream: u.url }, v);
+            if (v !== null) this.set({ ...l, upstream: upstreamLabel(u.url) }, v);
           }
         }
       },
