@@ -40,7 +40,7 @@ describe('GET /metrics', () => {
   it('is served on both listeners, and /health too', async () => {
     expect(await scrape(t.baseUrl)).toContain('rpcctl_gateway_requests_total');
     expect(await scrape(t.gatewayUrl)).toContain('# TYPE rpcctl_upstream_request_duration_seconds histogram');
-    expect((await rawCall(t.baseUrl, 'GET', '/health')).body).toEqual({ ok: true });
+    expect((await rawCall(t.baseUrl, 'GET', '/health')).body).toMatchObject({ ok: true });
   });
 
   it('counts requests and rejections by network and reason; upstream latency and failures by host only', async () => {
