@@ -157,6 +157,38 @@ describe('finality-aware cache', () => {
   });
 });
 
+describe('cache and the RPS window together', () => {
+  it('a batch over the window: hits answered here and counted in the window, the next elements admitted, the rest -32005 with their ids; hits metered', async () => {
+    const free = await t.merchant({ plan: 'free' }); // 5 requests per second
+    const e = (await free.call('POST', '/v1/endpoints', '{"name":"window","network_environment_id":1}')).body.endpoint;
+    const windowUrl = `${t.gatewayUrl}/${e.uuid}`;
+    const final = [hex(33), false];
+    // Warmed through another endpoint: the cache is the environment's.
+    const block = (await rpc(url, { jsonrpc: '2.0', id: 0, method: 'eth_getBlockByNumber', params: final })).body.result;
+    expect(block.number).toBe(hex(33));
+    const hits = ['h1', 'h2', 'h3'].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: final }));
+    const heads = ['n1', 'n2', 'n3', 'n4'].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_blockNumber', params: [] }));
+    const upstreamBefore = upstreamCalls('eth_getBlockByNumber', final);
+    // The endpoint's first request: its window is whole, whatever the second.
+    const r = await rpc(windowUrl, [...hits, ...heads]);
+    expect(r.status).toBe(200);
+    const byId = new Map((r.body as Array<{ id: string }>).map((x) => [x.id, x as any]));
+    expect([...byId.keys()].sort()).toEqual(['h1', 'h2', 'h3', 'n1', 'n2', 'n3', 'n4']);
+    for (const id of ['h1', 'h2', 'h3']) expect(byId.get(id).result).toEqual(block);
+    // Three hits took three of the five places: two eth_blockNumber went upstream, two did not.
+    for (const id of ['n1', 'n2']) expect(byId.get(id).result).toBe(hex(100));
+    for (const id of ['n3', 'n4']) expect(byId.get(id)).toEqual({ jsonrpc: '2.0', id, error: { code: -32005, message: 'rps limit exceeded' } });
+    expect(upstreamCalls('eth_getBlockByNumber', final)).toBe(upstreamBefore);
+    expect(proxy.calls.filter((c) => c === `batch> eth_getBlockByNumber ${JSON.stringify(final)}`)).toEqual([]);
+
+    await t.service.gateway.meter.flush();
+    const usage = (await free.call('GET', `/v1/endpoints/${e.id}/usage?days=7`)).body.usage;
+    const row = (method: string) => usage.methods.find((x: { method: string }) => x.method === method) ?? { requests: 0, credits: 0 };
+    expect(row('eth_getBlockByNumber')).toMatchObject({ requests: 3, credits: 75 });
+    expect(row('eth_blockNumber').requests).toBe(2);
+  });
+});
+
 describe('eth_getLogs guards', () => {
   const filter = (from: number, to: number) => ({ fromBlock: hex(from), toBlock: hex(to), address: token });
 
