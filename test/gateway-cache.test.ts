@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { WebSocket } from 'ws';
 import { encodeFunctionData, type Address, type Hex } from 'viem';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
 import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
@@ -186,6 +187,46 @@ describe('cache and the RPS window together', () => {
     const row = (method: string) => usage.methods.find((x: { method: string }) => x.method === method) ?? { requests: 0, credits: 0 };
     expect(row('eth_getBlockByNumber')).toMatchObject({ requests: 3, credits: 75 });
     expect(row('eth_blockNumber').requests).toBe(2);
+  });
+});
+
+describe('over a WebSocket', () => {
+  it('the same cache and getLogs guards as over HTTP: hits answered here, over-range refused', async () => {
+    const ws = new WebSocket(url.replace(/^http/, 'ws'));
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const pending = new Map<unknown, (v: any) => void>();
+    ws.on('message', (data) => {
+      const v = JSON.parse(String(data));
+      const key = Array.isArray(v) ? 'batch' : v.id;
+      pending.get(key)?.(v);
+    });
+    const send = (msg: any) => new Promise<any>((resolve) => {
+      pending.set(Array.isArray(msg) ? 'batch' : msg.id, resolve);
+      ws.send(JSON.stringify(msg));
+    });
+    try {
+      const final = [hex(34), false];
+      const block = (await send({ jsonrpc: '2.0', id: 'w1', method: 'eth_getBlockByNumber', params: final })).result;
+      expect(block.number).toBe(hex(34));
+      const before = upstreamCalls('eth_getBlockByNumber', final);
+      expect(await send({ jsonrpc: '2.0', id: 'w2', method: 'eth_getBlockByNumber', params: final })).toEqual({ jsonrpc: '2.0', id: 'w2', result: block });
+      expect(upstreamCalls('eth_getBlockByNumber', final)).toBe(before);
+
+      const range = [{ fromBlock: hex(0), toBlock: hex(40), address: token }];
+      const refused = await send({ jsonrpc: '2.0', id: 'w3', method: 'eth_getLogs', params: range });
+      expect(refused.id).toBe('w3');
+      expect(refused.error.code).toBe(-32602);
+      expect(refused.error.message).toContain('the limit is 10 (max_logs_block_range)');
+      const inBatch = await send([
+        { jsonrpc: '2.0', id: 'b1', method: 'eth_getLogs', params: range },
+        { jsonrpc: '2.0', id: 'b2', method: 'eth_getBlockByNumber', params: final },
+      ]);
+      const byId = new Map((inBatch as Array<{ id: string }>).map((x) => [x.id, x as any]));
+      expect(byId.get('b1').error.code).toBe(-32602);
+      expect(byId.get('b2').result).toEqual(block);
+    } finally {
+      ws.close();
+    }
   });
 });
 

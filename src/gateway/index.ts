@@ -75,7 +75,7 @@ export async function createGateway(
   });
   if (metrics.enabled) observeRequests(server, registry, gm);
   if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
-  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps: opts.sharedRps, log, accessLog: logger?.child({ component: 'gateway' }) });
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps: opts.sharedRps, calls, log, accessLog: logger?.child({ component: 'gateway' }) });
   websockets.attach(server);
   return {
     server, registry, meter, probe, upstreams, cache, chain, websockets,
