@@ -3,7 +3,10 @@ import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
   setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
 } from '../store/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isValidIp } from '../util/ip.js';
+import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../gateway/probe.js';
 import { CliError, usageError, type CliIO } from './io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
@@ -237,4 +240,41 @@ function defaultCabinetBase(store: Store, opts: Opts): string {
   const config = loadConfig(findConfigFile(store.dataDir, opts.config));
   const host = config.api.host === '0.0.0.0' || config.api.host === '::' ? '127.0.0.1' : config.api.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.api.port}`;
+}
+
+/**
+ * The gateway's upstream state lives in the serving process; it writes it to the data dir after
+ * every probe round (URLs already stripped of secrets), and this reads it: no network listener
+ * to secure, and it works while the store is busy.
+ */
+export async function upstreamsShow(io: CliIO, opts: Opts): Promise<void> {
+  const dataDir = opts.dataDir ?? defaultDataDir(io.env);
+  const file = join(dataDir, UPSTREAM_STATE_FILE);
+  let state: UpstreamStateFile;
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as UpstreamStateFile;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new CliError(`no upstream state in ${dataDir}: is rpcctl serve running on this data dir (and has an endpoint been created)?`);
+    }
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson(state);
+  const rows = state.environments.flatMap((e) => e.upstreams.map((u) => ({ env: `${e.network}-${e.environment}`, ...u })));
+  out.table(rows, [
+    { header: 'ENV', value: (r) => r.env },
+    { header: 'UPSTREAM', value: (r) => r.url },
+    { header: 'STATUS', value: (r) => r.status },
+    { header: 'HEAD', value: (r) => r.head ?? '-' },
+    { header: 'LAG', value: (r) => r.lag ?? '-' },
+    { header: 'LATENCY MS', value: (r) => r.latency_ms ?? '-' },
+    { header: 'ERROR RATE', value: (r) => r.error_rate },
+    { header: 'REQUESTS', value: (r) => r.requests },
+    { header: 'LAST ERROR', value: (r) => r.last_error ?? '' },
+  ]);
+  const age = Math.round((Date.now() - Date.parse(state.written_at)) / 1000);
+  const c = state.cache;
+  out.note(`As of ${state.written_at} (${age} s ago), from process ${state.pid}.`
+    + (c ? ` Cache: ${c.entries} answers, ${Math.round(c.bytes / 1024)} KiB, ${c.hits} hits / ${c.misses} misses, ${c.dropped} dropped by reorgs.` : ''));
 }

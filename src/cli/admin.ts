@@ -72,6 +72,8 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .action(act('webhookSecret'));
 
   admin.command('plans').description('plans, from config').command('list').alias('ls').description('list plans').action(act('plansList'));
+  admin.command('upstreams').description('per-upstream health, latency, lag and cache figures of the running gateway')
+    .action(act('upstreamsShow'));
   admin.command('networks').description('networks and environments, from config').command('list').alias('ls')
     .description('list networks and environments').action(act('networksList'));
 

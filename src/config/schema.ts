@@ -37,9 +37,18 @@ export const networkSchema = z.strictObject({
   credits: z.strictObject({
     default: z.number().int().min(0).default(20),
     methods: z.record(z.string(), z.number().int().min(0)).default({}),
+    /** `eth_getLogs` costs its price once per this many blocks its range covers (rounded up). */
+    logs_block_unit: z.number().int().min(1).optional(),
   }).optional(),
   /** Assets payment orders may ask for besides the native coin. */
   tokens: z.array(tokenSchema).default([]),
+  /** `eth_getLogs` ranges wider than this are refused or split (`logs_over_range`). */
+  max_logs_block_range: z.number().int().min(1).default(10_000),
+  logs_over_range: z.enum(['refuse', 'split']).default('refuse'),
+  /** An `eth_getLogs` answer with more logs than this is refused, split or not. */
+  max_logs_results: z.number().int().min(1).default(10_000),
+  /** Overrides `gateway.max_lag_blocks` for this network (fast chains drift more blocks between probes). */
+  max_lag_blocks: z.number().int().min(0).optional(),
 });
 
 export const planSchema = z.strictObject({
@@ -113,10 +122,19 @@ export const configSchema = z.strictObject({
     /** How often counted usage is written; a crash loses at most about this much (see operations.md). */
     usage_flush_ms: z.number().int().min(50).max(60_000).default(250),
     ...bodyLimits,
+    /** Blocks an upstream may lag behind the best known head and still serve calls that read the head. */
+    max_lag_blocks: z.number().int().min(0).default(5),
+    /** Hedge idempotent reads after this quantile of the chosen upstream's latency; null: off. */
+    hedge_quantile: z.number().min(0.5).max(0.999).nullable().default(null),
+    /** Memory for cached final answers, shared by all environments; 0 turns the cache off. */
+    cache_max_bytes: z.number().int().min(0).default(64 * 1024 * 1024),
+    /** The largest `eth_getLogs` answer read from an upstream (all chunks together when split). */
+    max_logs_response_bytes: z.number().int().min(1024).default(32 * 1024 * 1024),
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
     registry_reload_ms: 5000, ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
+    max_lag_blocks: 5, hedge_quantile: null, cache_max_bytes: 64 * 1024 * 1024, max_logs_response_bytes: 32 * 1024 * 1024,
   }),
   limits: z.strictObject({
     api_rps_per_ip: z.number().int().min(1).default(30),
@@ -158,7 +176,9 @@ export const configSchema = z.strictObject({
 
 export type ConfigInput = z.input<typeof configSchema>;
 type Parsed = z.output<typeof configSchema>;
-export type NetworkConfig = Omit<z.output<typeof networkSchema>, 'credits'> & { credits: { default: number; methods: Record<string, number> } };
+export type NetworkConfig = Omit<z.output<typeof networkSchema>, 'credits' | 'max_logs_block_range' | 'logs_over_range' | 'max_logs_results'>
+  & Partial<Pick<z.output<typeof networkSchema>, 'max_logs_block_range' | 'logs_over_range' | 'max_logs_results'>>
+  & { credits: { default: number; methods: Record<string, number>; logs_block_unit?: number } };
 export type EnvironmentConfig = z.output<typeof environmentSchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type Config = Omit<Parsed, 'networks' | 'plans'> & { networks: NetworkConfig[]; plans: PlanConfig[] };

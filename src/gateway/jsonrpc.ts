@@ -1,10 +1,9 @@
-import { idOf } from './refusals.js';
-
 /** One valid element of a request: what metering needs. */
 export interface RpcCall {
   method: string;
-  /** For answering this element ourselves (refused for RPS). */
-  id: string | number | null;
+  params?: unknown;
+  /** Undefined for a notification. */
+  id?: unknown;
 }
 
 export type ParsedRpc =
@@ -20,7 +19,7 @@ export type ParsedRpc =
     rejected: Array<{ jsonrpc: '2.0'; error: { code: number; message: string }; id: unknown }>;
   };
 
-function isCall(v: unknown): v is { method: string; id?: unknown } {
+function isCall(v: unknown): v is { method: string; params?: unknown; id?: unknown } {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { method?: unknown }).method === 'string'
     && (v as { method: string }).method.length > 0;
 }
@@ -34,7 +33,7 @@ export function parseRpc(body: Buffer): ParsedRpc {
     return { kind: 'parse-error' };
   }
   if (!Array.isArray(value)) {
-    if (isCall(value)) return { kind: 'single', call: { method: value.method, id: idOf(value) } };
+    if (isCall(value)) return { kind: 'single', call: { method: value.method, params: value.params, id: value.id } };
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
     return { kind: 'invalid', id };
   }
@@ -45,7 +44,7 @@ export function parseRpc(body: Buffer): ParsedRpc {
   for (const el of value) {
     if (isCall(el)) {
       valid.push(el);
-      calls.push({ method: el.method, id: idOf(el) });
+      calls.push({ method: el.method, params: el.params, id: el.id });
     } else {
       const id = typeof el === 'object' && el !== null ? (el as { id?: unknown }).id ?? null : null;
       rejected.push({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid request' }, id });

@@ -1,30 +1,64 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Environment, Store } from '../store/index.js';
-import type { UpstreamDirectory } from './upstreams.js';
+import { firstChangedHeight, type ChainView, type ResponseCache } from './cache.js';
+import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
+import type { UpstreamSnapshot } from './health.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
 
+/** The file `rpcctl admin upstreams` reads: the serving process's view of its upstreams. */
+export const UPSTREAM_STATE_FILE = 'gateway-upstreams.json';
+
+export interface UpstreamStateFile {
+  written_at: string;
+  pid: number;
+  environments: Array<{
+    environment_id: number;
+    network: string;
+    environment: string;
+    head: number | null;
+    finalized: number | null;
+    upstreams: UpstreamSnapshot[];
+  }>;
+  cache: { hits: number; misses: number; entries: number; bytes: number; dropped: number } | null;
+}
+
+type RpcAnswer = { id: number; result?: unknown; error?: unknown };
+
+const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}');
+
 /**
- * Fills endpoints' `version` and `block_height` from their environment's node: one probe per
- * environment in use, not per endpoint.
+ * Asks every upstream of every environment in use for its version, head and finalized block.
+ * This is what keeps selection honest: lag is measured against the best head, an upstream that
+ * failed is reached again here (and so recovers without waiting for client traffic), the
+ * finalized height bounds the cache, and a changed hash under a cached block drops what it covers.
  */
 export class NodeProbe {
   readonly #store: Store;
   readonly #upstreams: UpstreamDirectory;
+  readonly #cache: ResponseCache | undefined;
+  readonly #views: Map<number, ChainView>;
   readonly #log: (line: string) => void;
   #timer: NodeJS.Timeout | undefined;
   #first: NodeJS.Immediate | undefined;
   #running: Promise<void> | undefined;
   /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
-  readonly #abort = new AbortController();
+  #abort = new AbortController();
+  #stopped = false;
 
-  constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {}) {
+  constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {},
+    chain: { cache?: ResponseCache; views?: Map<number, ChainView> } = {}) {
     this.#store = store;
     this.#upstreams = upstreams;
     this.#log = log;
+    this.#cache = chain.cache;
+    this.#views = chain.views ?? new Map();
   }
 
   start(intervalMs: number): void {
     const tick = () => {
+      if (this.#stopped) return;
       this.#running ??= this.probeAll().finally(() => { this.#running = undefined; });
     };
     this.#first = setImmediate(tick);
@@ -33,12 +67,16 @@ export class NodeProbe {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
     // A service that fails to start (its port is taken) stops in the same tick it started:
     // the first probe must not run against the store it closes.
     clearImmediate(this.#first);
     clearInterval(this.#timer);
     this.#abort.abort();
     await this.#running;
+    // No more rounds of its own; a round asked for by hand afterwards (tests, a one-off check)
+    // gets a live signal again.
+    this.#abort = new AbortController();
   }
 
   async probeAll(): Promise<void> {
@@ -58,6 +96,7 @@ export class NodeProbe {
         this.#log(`gateway: probe of ${env.network.slug}-${env.slug} failed: ${(err as Error).message}`);
       }
     }));
+    if (!this.#abort.signal.aborted) this.#writeState();
   }
 
   async probe(env: Environment): Promise<ProbeResult> {
@@ -86,15 +125,97 @@ export class NodeProbe {
     const body = Buffer.from(JSON.stringify([
       { jsonrpc: '2.0', id: 1, method: 'web3_clientVersion', params: [] },
       { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },
+      { jsonrpc: '2.0', id: 3, method: 'eth_getBlockByNumber', params: ['finalized', false] },
     ]));
-    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', signal: this.#abort.signal });
-    const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: unknown }>;
-    if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
-    const version = answers.find((a) => a.id === 1)?.result;
-    const height = answers.find((a) => a.id === 2)?.result;
-    return {
-      version: typeof version === 'string' ? version : null,
-      blockHeight: typeof height === 'string' && /^0x[0-9a-f]+$/i.test(height) ? Number.parseInt(height, 16) : null,
-    };
+    const answers = await Promise.all(set.upstreams.map(async (up) => {
+      try {
+        let list = await rpc<RpcAnswer[]>(set, up, body, this.#abort.signal).catch((err: unknown) => {
+          if (err instanceof UpstreamError) throw err; // unreachable: no second try this round
+          return undefined;
+        });
+        // Some providers refuse batches: the head alone, asked singly, is what matters.
+        if (!Array.isArray(list)) list = [{ ...(await rpc<RpcAnswer>(set, up, HEAD_ONLY, this.#abort.signal)), id: 2 }];
+        const head = hexNumber(list.find((a) => a.id === 2)?.result);
+        up.probed(head);
+        const fin = list.find((a) => a.id === 3)?.result as { number?: unknown } | null | undefined;
+        return { up, version: list.find((a) => a.id === 1)?.result, head, finalized: hexNumber(fin?.number) };
+      } catch (err) {
+        // sendTo already counted a transport failure; an answer we cannot read is one too. A probe
+        // cancelled at shutdown is nobody's failure.
+        if (!up.down && !this.#abort.signal.aborted) up.failed((err as Error).message);
+        return undefined;
+      }
+    }));
+    const best = answers.reduce<(typeof answers)[number]>((b, a) => (a?.head !== undefined && (b?.head === undefined || a.head > b.head) ? a : b), undefined);
+    if (!best) throw new Error('no upstream answered');
+    for (const up of set.upstreams) up.bestHead = best.head;
+    if (best.head !== undefined) await this.#updateView(env, set, best.up, best.head, best.finalized);
+    return { version: typeof best.version === 'string' ? best.version : null, blockHeight: best.head ?? null };
   }
+
+  async #updateView(env: Environment, set: UpstreamSet, best: Upstream, head: number, finalizedTag: number | undefined): Promise<void> {
+    // The node's own `finalized` where it has one; else the confirmations the operator trusts.
+    const finalized = Math.min(head, finalizedTag ?? Math.max(0, head - env.confirmations));
+    const before = this.#views.get(env.id);
+    const cache = this.#cache;
+    if (cache && before && finalized < before.finalized) {
+      // Final blocks do not go back on a sound chain; if they did, nothing above is final any more.
+      const n = cache.dropFrom(env.id, finalized + 1);
+      this.#log(`gateway: ${env.network.slug}-${env.slug} finalized height went back from ${before.finalized} to ${finalized}; dropped ${n} cached answers`);
+    }
+    this.#views.set(env.id, { head, finalized });
+    if (cache) await this.#verifyAnchors(env, set, best, cache);
+  }
+
+  /**
+   * Compares the hashes cached answers came from with the best node's. If the highest still
+   * matches, every lower one does (each block commits to its parent); else the highest height
+   * that matches is found by bisection and everything above it is dropped.
+   */
+  async #verifyAnchors(env: Environment, set: UpstreamSet, up: Upstream, cache: ResponseCache): Promise<void> {
+    const anchors = cache.anchors(env.id);
+    if (anchors.length === 0) return;
+    const matches = async (i: number): Promise<boolean> => {
+      const [height, hash] = anchors[i]!;
+      const block = await rpc<{ result?: { hash?: string } | null }>(set, up,
+        Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${height.toString(16)}`, false] })), this.#abort.signal);
+      return block.result?.hash?.toLowerCase() === hash;
+    };
+    const from = await firstChangedHeight(anchors, matches);
+    if (from === undefined) return;
+    const n = cache.dropFrom(env.id, from);
+    this.#log(`gateway: ${env.network.slug}-${env.slug} reorg: dropped ${n} cached answers from block ${from}`);
+  }
+
+  #writeState(): void {
+    const environments: UpstreamStateFile['environments'] = [];
+    for (const [envId, upstreams] of this.#upstreams.snapshot()) {
+      const env = this.#store.catalog.environment(envId);
+      const view = this.#views.get(envId);
+      environments.push({
+        environment_id: envId, network: env?.network.slug ?? '?', environment: env?.slug ?? '?',
+        head: view?.head ?? null, finalized: view?.finalized ?? null, upstreams,
+      });
+    }
+    const state: UpstreamStateFile = { written_at: new Date().toISOString(), pid: process.pid, environments, cache: this.#cache?.snapshot() ?? null };
+    const file = join(this.#store.dataDir, UPSTREAM_STATE_FILE);
+    try {
+      // Written whole then renamed: a reader never sees half a file.
+      writeFileSync(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      this.#log(`gateway: cannot write ${file}: ${(err as Error).message}`);
+    }
+  }
+}
+
+async function rpc<T>(set: UpstreamSet, up: Upstream, body: Buffer, signal: AbortSignal): Promise<T> {
+  const res = await set.sendTo(up, { method: 'POST', path: '', body, contentType: 'application/json', signal });
+  const text = await res.body.text();
+  if (res.status >= 400) throw new Error(`upstream answered ${res.status}`);
+  return JSON.parse(text) as T;
+}
+
+function hexNumber(v: unknown): number | undefined {
+  return typeof v === 'string' && /^0x[0-9a-f]{1,14}$/i.test(v) ? Number.parseInt(v, 16) : undefined;
 }

@@ -3,7 +3,11 @@ import { RPC_ERRORS, ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.
 /** A JSON-RPC id as the request gave it; null when it has none or one JSON-RPC does not allow. */
 export function idOf(value: unknown): string | number | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const id = (value as { id?: unknown }).id;
+  return asId((value as { id?: unknown }).id);
+}
+
+/** An id JSON-RPC allows (string or number), else null: for answers we write ourselves. */
+export function asId(id: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 

@@ -6,21 +6,24 @@ import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readB
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from './errors.js';
 import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-path.js';
-import { refusalBody } from './refusals.js';
-import { parseRpc } from './jsonrpc.js';
+import { asId, refusalBody } from './refusals.js';
+import { parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import type { WindowLimiter } from '../limits/index.js';
-import { UpstreamError, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
+import { UpstreamError, type RouteHints, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
+import { routeHints, type CallHandler } from './calls.js';
 
 export interface GatewayDeps {
   config: Config;
   registry: EndpointRegistry;
   meter: UsageMeter;
   upstreams: UpstreamDirectory;
+  /** Finality cache, null retries and eth_getLogs guards (calls.ts); absent: plain forwarding. */
+  calls?: CallHandler;
   log: (line: string) => void;
   metrics?: Metrics;
   /** RPS windows shared by every instance (Redis); without it each endpoint's window is in memory. */
@@ -30,6 +33,7 @@ export interface GatewayDeps {
 }
 
 const UUID_LENGTH = 36;
+const BATCH_HINTS: RouteHints = { needsHead: true };
 /** Larger request heads get 431. */
 const MAX_HEADER_BYTES = 16 * 1024;
 /** Refused requests' bodies are read only up to this size, to echo their ids. */
@@ -49,6 +53,10 @@ function send(res: ServerResponse, status: number, kind: RpcErrorKind): void {
   res.end(body);
 }
 
+function sendUpstreamError(res: ServerResponse, err: UpstreamError): void {
+  send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+}
+
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) });
@@ -61,7 +69,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * is metered.
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
-  const { config, registry, meter, upstreams, log, sharedRps } = deps;
+  const { config, registry, meter, upstreams, calls, log, sharedRps } = deps;
   const takeRps = rpsWindow(sharedRps);
   const g = config.gateway;
   const trusted = new IpAllowlist(g.trusted_proxies);
@@ -109,35 +117,43 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (parsed.kind === 'invalid') {
       return parsed.id === null ? send(res, 400, 'invalidRequest') : sendJson(res, 400, rpcError(-32600, 'invalid request', parsed.id));
     }
-    const network = ep.env.network;
+    const env = ep.env;
+    const network = env.network;
     if (parsed.kind === 'single') {
-      // The spec's exact body, `id` null, for a single call over the window.
+      // The spec's exact body, `id` null, for a single call over the window. A call the cache
+      // answers takes its place in the window like any other.
       let one = takeRps(ep, 1);
       if (typeof one !== 'number') one = await one;
       if (one === 0) return send(res, 429, 'rps');
-      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' });
+      if (calls && await answerCall(res, ep, calls, parsed.call, body)) return;
+      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' }, routeHints(parsed.call));
       if (!upstream) return;
       if (upstream.status >= 200 && upstream.status < 300) {
-        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method));
+        meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method) * (calls?.units(env, parsed.call) ?? 1));
       }
       return relay(res, upstream);
     }
 
     if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
+    // Elements we refuse ourselves (an eth_getLogs range over the limit) join the invalid ones.
+    calls?.screenBatch(env, parsed);
     if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
-    // A batch takes what is left of the window; the elements over it are answered in place.
+    // A batch takes what is left of the window (cached elements included: they are calls like
+    // any other); the elements over it are answered in place, each with its own id.
     let admitted = takeRps(ep, parsed.calls.length);
     if (typeof admitted !== 'number') admitted = await admitted;
-    const overWindow = parsed.calls.slice(admitted).map((c) => rpcError(RPC_ERRORS.rps.code, RPC_ERRORS.rps.message, c.id));
+    const overWindow = parsed.calls.slice(admitted).map((c) => rpcError(RPC_ERRORS.rps.code, RPC_ERRORS.rps.message, asId(c.id)));
     const ours = overWindow.length === 0 ? parsed.rejected : [...parsed.rejected, ...overWindow];
     if (admitted === 0) return sendJson(res, 429, ours);
-    const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(parsed.valid.slice(0, admitted))) : body;
-    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' });
+    const inWindow: Extract<ParsedRpc, { kind: 'batch' }> = admitted === parsed.calls.length && ours === parsed.rejected ? parsed
+      : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
+    if (calls && await answerBatch(res, ep, calls, inWindow)) return;
+    const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(inWindow.valid)) : body;
+    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' }, BATCH_HINTS);
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
-      for (let i = 0; i < admitted; i++) {
-        const call = parsed.calls[i]!;
-        meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method));
+      for (const call of inWindow.calls) {
+        meter.record(ep.id, ep.accountId, usageMethodName(network, call.method), priceRpc(network, call.method) * (calls?.units(env, call) ?? 1));
       }
     }
     if (ours.length > 0) return mergeBatch(res, upstream, ours);
@@ -217,12 +233,54 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     return !label.startsWith(prefix) || label === ep.hostLabel;
   }
 
-  async function forward(res: ServerResponse, ep: EndpointState, req: UpstreamRequest): Promise<UpstreamResponse | undefined> {
+  /** Answers a single call from calls.ts when it takes it (cache, null retry, getLogs); false: forward as usual. */
+  async function answerCall(res: ServerResponse, ep: EndpointState, handler: CallHandler, call: RpcCall, body: Buffer): Promise<boolean> {
+    const env = ep.env!;
+    let answer;
     try {
-      return await upstreams.for(ep.env!.id, ep.env!.upstreams).send(req);
+      answer = await handler.single(env, call, body);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      sendUpstreamError(res, err);
+      return true;
+    }
+    if (!answer) return false;
+    // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
+    if (answer.metered) meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * answer.units);
+    res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
+    res.end(answer.body);
+    return true;
+  }
+
+  /**
+   * A batch (the elements admitted by the RPS window, with our own answers in `rejected`) that
+   * the cache can answer in part (calls.ts); false: forward as usual.
+   */
+  async function answerBatch(res: ServerResponse, ep: EndpointState, handler: CallHandler, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<boolean> {
+    const env = ep.env!;
+    let answer;
+    try {
+      answer = await handler.batch(env, parsed);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      sendUpstreamError(res, err);
+      return true;
+    }
+    if (!answer) return false;
+    for (const call of answer.meteredCalls) {
+      meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * handler.units(env, call));
+    }
+    res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
+    res.end(answer.body);
+    return true;
+  }
+
+  async function forward(res: ServerResponse, ep: EndpointState, req: UpstreamRequest, hints?: RouteHints): Promise<UpstreamResponse | undefined> {
+    try {
+      return await upstreams.for(ep.env!.id, ep.env!.upstreams).send(req, hints);
     } catch (err) {
       if (err instanceof UpstreamError) {
-        send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+        sendUpstreamError(res, err);
         return undefined;
       }
       throw err;

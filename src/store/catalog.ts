@@ -21,7 +21,7 @@ export interface Network {
   name: string;
   family: NetworkFamily;
   sort: number;
-  credits: { default: number; methods: Record<string, number> };
+  credits: { default: number; methods: Record<string, number>; logs_block_unit?: number };
   environments: Environment[];
 }
 

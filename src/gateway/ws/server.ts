@@ -14,6 +14,8 @@ import type { UsageMeter } from '../meter.js';
 import { rpsWindow } from '../server.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
+import { routeHints, type CallHandler } from '../calls.js';
+import type { ParsedRpc } from '../jsonrpc.js';
 import { Feed, FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
 import { PollSource, WsSource } from './sources.js';
@@ -50,6 +52,8 @@ export interface WsGatewayDeps {
   accessLog?: Logger;
   /** RPS windows shared by every instance (Redis), as for HTTP; without it in memory. */
   sharedRps?: WindowLimiter;
+  /** The finality cache, null retries and eth_getLogs guards, as over HTTP (calls.ts). */
+  calls?: CallHandler;
 }
 
 interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
@@ -348,28 +352,61 @@ export class WebSocketGateway {
     return undefined;
   }
 
-  /** Sends calls to the environment's HTTP upstreams; meters them when the upstream answered 2xx. */
+  /**
+   * Sends calls to the environment's HTTP upstreams; meters them when the upstream answered 2xx.
+   * The same guards as over HTTP apply first (calls.ts): cache hits are answered (and metered)
+   * here, and an `eth_getLogs` over the range limit is refused, split or capped.
+   */
   async #forward(conn: Connection, calls: Call[], batch: boolean): Promise<string> {
     const env = conn.env;
+    const handler = this.#d.calls;
+    const units = (c: Call) => handler?.units(env, c) ?? 1;
+    let refused: unknown[] = [];
     try {
+      if (handler && !batch) {
+        const body = Buffer.from(JSON.stringify(calls[0]));
+        const answer = await handler.single(env, calls[0]!, body);
+        if (answer) {
+          if (answer.metered) this.#meterCall(conn, calls[0]!.method, answer.units);
+          return answer.body.toString('utf8');
+        }
+      } else if (handler) {
+        const parsed: Extract<ParsedRpc, { kind: 'batch' }> = {
+          kind: 'batch', valid: [...calls], calls: calls.map((c) => ({ method: c.method, params: c.params, id: c.id })), rejected: [],
+        };
+        handler.screenBatch(env, parsed);
+        if (parsed.valid.length === 0) return JSON.stringify(parsed.rejected);
+        const answer = await handler.batch(env, parsed);
+        if (answer) {
+          for (const c of answer.meteredCalls) this.#meterCall(conn, c.method, units(c));
+          return answer.body.toString('utf8');
+        }
+        calls = parsed.valid as Call[];
+        refused = parsed.rejected;
+      }
       const res = await this.#d.upstreams.for(env.id, env.upstreams).send({
         method: 'POST', path: '', contentType: 'application/json',
         body: Buffer.from(JSON.stringify(batch ? calls : calls[0])),
-      });
+      }, batch ? { needsHead: true } : routeHints(calls[0]!));
       const text = await res.body.text();
-      if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method);
+      if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
+      if (refused.length === 0) return text;
+      try {
+        const got = JSON.parse(text) as unknown;
+        if (Array.isArray(got)) return JSON.stringify([...got, ...refused]);
+      } catch { /* not JSON: the caller answers upstream failed */ }
       return text;
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       const [code, message] = err.code === 'E_UPSTREAM_TIMEOUT' ? [-32011, 'upstream timed out'] : [-32010, 'upstream failed'];
-      const answers = calls.map((c) => rpcError(code, message, c.id ?? null));
+      const answers = [...calls.map((c) => rpcError(code, message, c.id ?? null)), ...refused];
       return JSON.stringify(batch ? answers : answers[0]);
     }
   }
 
-  #meterCall(conn: Connection, method: string): void {
+  #meterCall(conn: Connection, method: string, units = 1): void {
     const network = conn.env.network;
-    this.#d.meter.record(conn.ep.id, conn.ep.accountId, usageMethodName(network, method), priceRpc(network, method));
+    this.#d.meter.record(conn.ep.id, conn.ep.accountId, usageMethodName(network, method), priceRpc(network, method) * units);
   }
 
   #hub(env: Environment): SubscriptionHub {

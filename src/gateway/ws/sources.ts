@@ -5,12 +5,15 @@ import { UpstreamRpcError, UpstreamSocket } from './upstream-socket.js';
 /** At most this many blocks are fetched to fill a gap (after an upstream change, or per poll). */
 const MAX_BACKFILL = 64;
 
+/** Polling follows the chain head: upstreams lagging behind it come last (health.ts). */
+const HEAD_READ = { needsHead: true, idempotent: true } as const;
+
 /** One JSON-RPC call over the environment's HTTP upstreams (with their failover). */
 export async function httpRpc(set: UpstreamSet, method: string, params: unknown[]): Promise<unknown> {
   const res = await set.send({
     method: 'POST', path: '', contentType: 'application/json',
     body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })),
-  });
+  }, HEAD_READ);
   const text = await res.body.text();
   let answer: { result?: unknown; error?: { code?: number; message?: string } };
   try {

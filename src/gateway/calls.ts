@@ -1,0 +1,337 @@
+import type { Environment } from '../store/index.js';
+import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
+import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
+import type { ParsedRpc, RpcCall } from './jsonrpc.js';
+import { rpcError } from './errors.js';
+import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
+
+/** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
+export interface CallAnswer {
+  status: number;
+  body: Buffer;
+  /** Whether it is a call the merchant pays for (false for our own refusals). */
+  metered: boolean;
+  /** Price multiplier (an `eth_getLogs` range costs per started `blockUnit` blocks). */
+  units: number;
+  cached: boolean;
+  /** The upstream's, when the body is the upstream's. */
+  contentType?: string | undefined;
+}
+
+/** Reads whose null may only mean "this node has not seen it yet". */
+const NULL_MAY_LAG = new Set([
+  'eth_getTransactionByHash', 'eth_getTransactionReceipt', 'eth_getBlockByHash', 'eth_getBlockByNumber', 'eth_getBlockReceipts',
+]);
+const BY_HASH = new Set(['eth_getTransactionByHash', 'eth_getTransactionReceipt', 'eth_getBlockByHash', 'eth_getBlockTransactionCountByHash']);
+/** Methods that change something or hand out node-local state: never sent twice. */
+const NOT_IDEMPOTENT = new Set([
+  'eth_sendRawTransaction', 'eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_newFilter', 'eth_newBlockFilter',
+  'eth_newPendingTransactionFilter', 'eth_uninstallFilter', 'eth_getFilterChanges', 'eth_subscribe', 'eth_unsubscribe',
+]);
+const HEX_NUMBER = /^0x[0-9a-f]{1,14}$/i;
+const SPLIT_CONCURRENCY = 4;
+
+const HINTS = {
+  head: { needsHead: true, idempotent: true },
+  headOnce: { needsHead: true, idempotent: false },
+  anyHead: { needsHead: false, idempotent: true },
+  anyHeadOnce: { needsHead: false, idempotent: false },
+} as const satisfies Record<string, RouteHints>;
+
+/** How to route a call: by-hash reads and reads at a given block number may go to a lagging node. */
+export function routeHints(call: RpcCall): RouteHints {
+  const idempotent = !NOT_IDEMPOTENT.has(call.method);
+  if (BY_HASH.has(call.method)) return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
+  const p = call.params;
+  if (Array.isArray(p) && p.length > 0) {
+    const last = p[p.length - 1];
+    const first = p[0];
+    if ((typeof last === 'string' && HEX_NUMBER.test(last)) || (typeof first === 'string' && HEX_NUMBER.test(first) && call.method.includes('ByNumber'))) {
+      return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
+    }
+  }
+  return idempotent ? HINTS.head : HINTS.headOnce;
+}
+
+/**
+ * The single-call paths that need the answer in hand: the finality cache, null answers retried
+ * on a node further ahead, and `eth_getLogs` guards. Anything else returns undefined and is
+ * streamed through unchanged by the server.
+ */
+export class CallHandler {
+  readonly #upstreams: UpstreamDirectory;
+  readonly #cache: ResponseCache | undefined;
+  readonly #views: Map<number, ChainView>;
+  readonly #logsPolicy: (network: Environment['network']) => LogsPolicy;
+  readonly #maxBytes: number;
+
+  constructor(deps: {
+    upstreams: UpstreamDirectory; cache: ResponseCache | undefined; views: Map<number, ChainView>;
+    logsPolicy: (network: Environment['network']) => LogsPolicy; maxResponseBytes: number;
+  }) {
+    this.#upstreams = deps.upstreams;
+    this.#cache = deps.cache;
+    this.#views = deps.views;
+    this.#logsPolicy = deps.logsPolicy;
+    this.#maxBytes = deps.maxResponseBytes;
+  }
+
+  view(envId: number): ChainView | undefined {
+    return this.#views.get(envId);
+  }
+
+  /** Price multiplier of a call (batch elements too). */
+  units(env: Environment, call: RpcCall): number {
+    return call.method === 'eth_getLogs' ? logsUnits(this.#logsPolicy(env.network), call.params, this.#views.get(env.id)) : 1;
+  }
+
+  /** A refusal for an `eth_getLogs` or `eth_newFilter` over the range limit (batch elements, filters), or undefined. */
+  refuseInBatch(env: Environment, call: RpcCall): ReturnType<typeof rangeTooLarge> | undefined {
+    if (call.method !== 'eth_getLogs' && call.method !== 'eth_newFilter') return undefined;
+    const policy = this.#logsPolicy(env.network);
+    const r = logsRange(call.params, this.#views.get(env.id));
+    if (!r || r.to - r.from + 1 <= policy.maxRange) return undefined;
+    // Splitting inside a batch would multiply one element into many: batches get the refusal either way.
+    return rangeTooLarge(policy, r.to - r.from + 1, call.id ?? null);
+  }
+
+  /** Moves batch elements we refuse (an `eth_getLogs` range over the limit) from `valid` to `rejected`. */
+  screenBatch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): void {
+    for (let i = parsed.calls.length - 1; i >= 0; i--) {
+      const refusal = this.refuseInBatch(env, parsed.calls[i]!);
+      if (!refusal) continue;
+      parsed.calls.splice(i, 1);
+      parsed.valid.splice(i, 1);
+      parsed.rejected.push(refusal);
+    }
+  }
+
+  /**
+   * A batch with at least one element the cache may answer: hits are answered here, the rest
+   * goes upstream as one batch, and its final answers are cached. Undefined: forward as usual.
+   */
+  async batch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<BatchAnswer | undefined> {
+    const cache = this.#cache;
+    const view = this.#views.get(env.id);
+    if (!cache) return undefined;
+    const plans = parsed.calls.map((c) => (c.id === undefined ? undefined : planCache(env.id, c.method, c.params, view)));
+    if (!plans.some((p) => p !== undefined)) return undefined;
+    const answered: string[] = [];
+    const rest: number[] = [];
+    for (let i = 0; i < plans.length; i++) {
+      const hit = plans[i] ? cache.get(plans[i]!.key) : undefined;
+      if (hit !== undefined) answered.push(`{"jsonrpc":"2.0","id":${JSON.stringify(parsed.calls[i]!.id)},"result":${hit}}`);
+      else rest.push(i);
+    }
+    for (const r of parsed.rejected) answered.push(JSON.stringify(r));
+    if (rest.length === 0) {
+      return { status: 200, body: Buffer.from(`[${answered.join(',')}]`), meteredCalls: parsed.calls, hits: parsed.calls.length };
+    }
+    const set = this.#upstreams.for(env.id, env.upstreams);
+    const body = Buffer.from(JSON.stringify(rest.map((i) => parsed.valid[i])));
+    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' }, { needsHead: true });
+    const text = await readCapped(res.body, this.#maxBytes);
+    const hitCalls = parsed.calls.filter((_, i) => !rest.includes(i));
+    const restCalls = rest.map((i) => parsed.calls[i]!);
+    const ok = res.status >= 200 && res.status < 300;
+    let list: unknown;
+    try {
+      list = text === undefined ? undefined : JSON.parse(text.toString('utf8'));
+    } catch { /* not JSON */ }
+    if (!Array.isArray(list)) {
+      // Not a batch answer (a node refusing batches, an error page): pass it on as the upstream said it.
+      if (text === undefined) throw new UpstreamError(false, new Error('batch answer over max_logs_response_bytes'));
+      return { status: res.status, body: text, contentType: res.contentType, meteredCalls: ok ? restCalls : [], hits: 0 };
+    }
+    // Match answers to calls by id, where the id is unique in what was sent.
+    const byId = new Map<string, number>();
+    const dup = new Set<string>();
+    for (const i of rest) {
+      const k = JSON.stringify(parsed.calls[i]!.id);
+      if (byId.has(k)) dup.add(k);
+      byId.set(k, i);
+    }
+    for (const a of list as Array<{ id?: unknown; result?: unknown; error?: unknown }>) {
+      answered.push(JSON.stringify(a));
+      if (typeof a !== 'object' || a === null || a.error !== undefined) continue;
+      const k = JSON.stringify(a.id);
+      const i = dup.has(k) ? undefined : byId.get(k);
+      const plan = i === undefined ? undefined : plans[i];
+      if (!plan) continue;
+      const final = finalHeightOf(plan, a.result, this.#views.get(env.id));
+      if (final) cache.set(plan.key, JSON.stringify(a.result), env.id, final.height, final.hash);
+    }
+    return { status: res.status, body: Buffer.from(`[${answered.join(',')}]`), meteredCalls: ok ? parsed.calls : hitCalls, hits: hitCalls.length };
+  }
+
+  async single(env: Environment, call: RpcCall, body: Buffer): Promise<CallAnswer | undefined> {
+    const set = this.#upstreams.for(env.id, env.upstreams);
+    const view = this.#views.get(env.id);
+    // Guarded even without an id: a notification would still make the node do the work.
+    if (call.method === 'eth_getLogs') return this.#logs(env, set, call.id === undefined ? { ...call, id: null } : call, body, view);
+    // A filter over the same range would let eth_getFilterLogs do what eth_getLogs may not; it cannot be split.
+    if (call.method === 'eth_newFilter') {
+      const refusal = this.refuseInBatch(env, call);
+      return refusal ? answer(200, Buffer.from(JSON.stringify(refusal)), false, 1, false) : undefined;
+    }
+    if (call.id === undefined) return undefined; // a notification: nothing to answer from here
+    const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
+    // Null retries need somewhere to go; with one upstream the answer streams through.
+    if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
+    if (plan) {
+      const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
+      if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
+    }
+    const got = await this.#fetch(set, call, body, this.#maxBytes);
+    if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
+    if (got.kind === 'too-large') {
+      return answer(200, Buffer.from(JSON.stringify(rpcError(-32012, `answer too large: over ${this.#maxBytes} bytes`, call.id))), false, 1, false);
+    }
+    if (plan && got.json.error === undefined) {
+      const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
+      if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
+    }
+    return answer(got.status, got.body, true, 1, false, got.contentType);
+  }
+
+  async #logs(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined): Promise<CallAnswer> {
+    const policy = this.#logsPolicy(env.network);
+    const range = logsRange(call.params, view);
+    const units = this.units(env, call);
+    const blocks = range ? range.to - range.from + 1 : 0;
+    if (!range || blocks <= policy.maxRange) {
+      const one = await this.#logsChunk(env, set, call, body, policy);
+      if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(policy, call.id))), false, 1, false);
+      return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType);
+    }
+    if (policy.overRange === 'refuse') return answer(200, Buffer.from(JSON.stringify(rangeTooLarge(policy, blocks, call.id))), false, 1, false);
+
+    const filter = (call.params as Array<Record<string, unknown>>)[0]!;
+    const parts = chunks(range.from, range.to, policy.maxRange);
+    const results: string[] = new Array<string>(parts.length);
+    let bytes = 0;
+    let logs = 0;
+    let failure: Buffer | undefined;
+    let next = 0;
+    const worker = async () => {
+      while (next < parts.length && failure === undefined) {
+        const i = next++;
+        const [a, b] = parts[i]!;
+        const params = [{ ...filter, fromBlock: `0x${a.toString(16)}`, toBlock: `0x${b.toString(16)}` }];
+        const sub: RpcCall = { method: 'eth_getLogs', params, id: 1 };
+        const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params })), policy);
+        if (got.kind === 'too-large') {
+          failure = Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
+          return;
+        }
+        if (got.kind === 'raw' || got.json.error !== undefined || !Array.isArray(got.json.result)) {
+          // The first error is the answer, under the client's id.
+          const err = got.kind === 'json' && got.json.error !== undefined ? got.json.error : { code: -32010, message: 'upstream failed' };
+          failure = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: err, id: call.id }));
+          return;
+        }
+        const text = got.resultText;
+        bytes += text.length;
+        logs += got.json.result.length;
+        if (bytes > policy.maxBytes || logs > policy.maxResults) {
+          failure = Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
+          return;
+        }
+        results[i] = text.length > 2 ? text.slice(1, -1) : '';
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SPLIT_CONCURRENCY, parts.length) }, worker));
+    if (failure) return answer(200, failure, false, 1, false);
+    const merged = results.filter((r) => r.length > 0).join(',');
+    return answer(200, resultBody(call.id, `[${merged}]`), true, units, false);
+  }
+
+  /** One `eth_getLogs` within the limit: from the cache when final, else upstream, with the result caps. */
+  async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy):
+  Promise<{ kind: 'too-large' } | { kind: 'raw'; status: number; body: Buffer; cached: false; contentType?: string | undefined }
+    | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; resultText: string; cached: boolean; contentType?: string | undefined }> {
+    const plan = this.#cache ? planCache(env.id, call.method, call.params, this.#views.get(env.id)) : undefined;
+    if (plan) {
+      const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
+      if (hit !== undefined) {
+        const result = JSON.parse(hit) as unknown[];
+        return { kind: 'json', status: 200, body: resultBody(call.id, hit), json: { result }, resultText: hit, cached: true };
+      }
+    }
+    const got = await this.#fetch(set, call, body, policy.maxBytes);
+    if (got.kind !== 'json') return got.kind === 'raw' ? { ...got, cached: false } : got;
+    const result = got.json.result;
+    if (Array.isArray(result) && result.length > policy.maxResults) return { kind: 'too-large' };
+    const resultText = JSON.stringify(result ?? null);
+    if (plan && got.json.error === undefined && Array.isArray(result)) {
+      const final = finalHeightOf(plan, result, this.#views.get(env.id));
+      if (final) this.#cache!.set(plan.key, resultText, env.id, final.height, final.hash);
+    }
+    return { ...got, resultText, cached: false };
+  }
+
+  /**
+   * Sends a single call and reads the answer whole (at most `maxBytes`). A null for a read that
+   * a lagging node may not have yet is asked again of a node further ahead.
+   */
+  async #fetch(set: UpstreamSet, call: RpcCall, body: Buffer, maxBytes: number):
+  Promise<{ kind: 'too-large' } | { kind: 'raw'; status: number; body: Buffer; contentType: string | undefined }
+    | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }> {
+    const hints = routeHints(call);
+    const tried = new Set<Upstream>();
+    // The head of the first node that answered null: any node further ahead may know better.
+    let floor: number | undefined;
+    const further = (u: Upstream) => !tried.has(u) && (u.head ?? 0) > (floor ?? 0);
+    for (;;) {
+      const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' },
+        floor === undefined ? hints : { ...hints, only: further });
+      tried.add(res.upstream);
+      const text = await readCapped(res.body, maxBytes);
+      if (text === undefined) return { kind: 'too-large' };
+      let json: RpcAnswer | undefined;
+      try {
+        const v = JSON.parse(text.toString('utf8')) as unknown;
+        if (typeof v === 'object' && v !== null && !Array.isArray(v)) json = v as RpcAnswer;
+      } catch { /* not JSON: relay as is */ }
+      if (!json || res.status >= 300) return { kind: 'raw', status: res.status, body: text, contentType: res.contentType };
+      if (json.result === null && NULL_MAY_LAG.has(call.method)) {
+        floor ??= res.upstream.head ?? 0;
+        if (set.upstreams.some((u) => further(u) && !u.down)) continue;
+      }
+      return { kind: 'json', status: res.status, body: text, json, contentType: res.contentType };
+    }
+  }
+}
+
+interface RpcAnswer { result?: unknown; error?: unknown }
+
+export interface BatchAnswer {
+  status: number;
+  body: Buffer;
+  contentType?: string | undefined;
+  /** The calls to meter: cache hits always, the others when the upstream answered 2xx. */
+  meteredCalls: RpcCall[];
+  hits: number;
+}
+
+function answer(status: number, body: Buffer, metered: boolean, units: number, cached: boolean, contentType?: string): CallAnswer {
+  return { status, body, metered, units, cached, contentType };
+}
+
+function resultBody(id: unknown, resultJson: string): Buffer {
+  return Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`);
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<Buffer | undefined> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      return undefined;
+    }
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts, size);
+}
