@@ -5,6 +5,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { run } from '../../src/cli/program.js';
 import type { CliIO } from '../../src/cli/io.js';
 import type { Choice, Prompter } from '../../src/cli/prompts.js';
+import { storeUrlOf } from './service.js';
 
 export interface CliRun {
   code: number;
@@ -59,6 +60,11 @@ export function cliStarted(args: string[], opts: CliRunOptions = {}): RunningCli
   stdin.end(opts.stdin ?? '');
   const env: NodeJS.ProcessEnv = { HOME: tempConfigDir(), PATH: process.env.PATH };
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
+  // `rpcctl admin --data-dir D` on a test service's data dir: in the PostgreSQL pass that
+  // service's store is a schema of its own, which admin finds as serve does, by the URL.
+  const dataDir = args[0] === 'admin' ? args[args.indexOf('--data-dir') + 1] : undefined;
+  const storeUrl = dataDir && args.includes('--data-dir') ? storeUrlOf(dataDir) : undefined;
+  if (storeUrl && env.RPCCTL_DATABASE_URL === undefined) env.RPCCTL_DATABASE_URL = storeUrl;
   const controller = new AbortController();
   const io: CliIO = { stdout: out.stream, stderr: err.stream, stdin, env, prompter: opts.prompter, interrupt: controller.signal };
   let finished = false;
