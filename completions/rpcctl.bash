@@ -73,7 +73,7 @@ __rpcctl_subs() {
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link keys webhook-secret plans networks aml' ;;
+    'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml' ;;
     'admin accounts') echo 'create list ls get set-plan set-password' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -91,6 +91,7 @@ __rpcctl_subs() {
     'admin plans') echo 'list ls' ;;
     'admin plans list') echo '' ;;
     'admin plans ls') echo '' ;;
+    'admin upstreams') echo '' ;;
     'admin networks') echo 'list ls' ;;
     'admin networks list') echo '' ;;
     'admin networks ls') echo '' ;;
@@ -190,6 +191,7 @@ __rpcctl_valopts() {
     'admin plans') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin plans list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin plans ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin upstreams') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
@@ -289,6 +291,7 @@ __rpcctl_opts() {
     'admin plans') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin plans list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin plans ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin upstreams') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
