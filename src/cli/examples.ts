@@ -58,6 +58,6 @@ export const EXAMPLES: Record<string, string[]> = {
   'admin accounts set-password': ['rpcctl admin accounts set-password 1 < password-file'],
   'admin login-link': ['rpcctl admin login-link --account 1'],
   'admin aml': ['rpcctl admin aml load sdn.xml'],
-  'admin upstreams': ['rpcctl admin upstreams', 'rpcctl admin upstreams --json --jq ".[] | select(.down)"'],
+  'admin upstreams': ['rpcctl admin upstreams', 'rpcctl admin upstreams --json --jq \'.environments[].upstreams[] | select(.status != "healthy")\''],
   'admin aml load': ['rpcctl admin aml load SDN_ADVANCED.XML', 'rpcctl admin aml load sanctioned-addresses.txt'],
 };
