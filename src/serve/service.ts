@@ -85,7 +85,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       onEndpointChanged: (id) => gw.registry.refresh(id),
       pages: (req, res) => cabinet!.handle(req, res),
     });
-    cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
+    cabinet = createCabinet({
+      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet,
+      sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
+    });
     keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     retention = new RetentionJob(store, retentionPolicy(config), log);
