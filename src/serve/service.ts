@@ -10,6 +10,7 @@ import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
 import { startPayments, type Payments } from '../payments/service.js';
+import { observePayments } from '../payments/metrics.js';
 import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
@@ -76,6 +77,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     observeService(metrics, store, addressWatch);
     payments = await startPayments({ store, config, log, addressWatch, env });
+    observePayments(metrics, store);
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
