@@ -34,7 +34,7 @@ beforeAll(async () => {
       { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }],
         credits: { default: 20, methods: { eth_blockNumber: 10 } } },
     ],
-    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 10, network_limit: null }],
+    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 50, network_limit: null }],
     webhooks: { allow_private_urls: true },
   }, { watch: { delivery: { pollMs: 100 } } });
   base = t.baseUrl;
@@ -378,6 +378,24 @@ describe('payments', () => {
     })).status, [id, csrf]);
     expect(cancel).toBe(404);
     expect((await other.call('GET', `/v1/payments/${id}`)).body.payment.status).toBe('pending');
+  });
+
+  it('pages of 25 keep the status filter; a status the API does not know is its 400', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < 25; i++) {
+      await createOrder(key, { order_id: `bulk-${i}`, amount: '0.01', address: `0x${(0xe000 + i).toString(16).padStart(40, '0')}` });
+    }
+    await page.goto(`${base}/payments?status=pending`);
+    expect(await page.locator('#payments-table tbody tr').count()).toBe(25);
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    expect(new URL(page.url()).searchParams.get('status')).toBe('pending');
+    // 25 bulk orders and A-1 are pending: the 26th, the oldest, is alone on page 2.
+    expect(await page.locator('#payments-table tbody tr').allTextContents()).toEqual([expect.stringContaining('A-1')]);
+    const bad = await page.goto(`${base}/payments?status=bogus`);
+    expect(bad?.status()).toBe(400);
+    expect(await page.content()).toContain('status: must be one of pending, seen');
   });
 });
 
