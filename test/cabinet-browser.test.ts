@@ -380,6 +380,27 @@ describe('payments', () => {
     expect((await other.call('GET', `/v1/payments/${id}`)).body.payment.status).toBe('pending');
   });
 
+  it('settings: the API refuses a bad tolerance with its message; an xpub shows its first derived address', async () => {
+    const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+    await page.goto(`${base}/payments`);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Payment settings' }).waitFor();
+    await page.getByLabel(/Underpayment tolerance/).fill('half a percent');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('underpaid_tolerance_bps: must be an integer (basis points)').waitFor();
+    // What was typed stays in the form.
+    expect(await page.getByLabel(/Underpayment tolerance/).inputValue()).toBe('half a percent');
+    await page.getByLabel(/Extended public key/).fill(XPUB);
+    await page.getByLabel(/Underpayment tolerance/).fill('50');
+    await page.getByLabel(/Fail orders screened/).selectOption('severe');
+    await page.getByLabel(/Complete orders paid/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Payment settings saved.').waitFor();
+    const { body } = await signedCall(base, ...(await freshKey()), 'GET', '/v1/payments/settings');
+    expect(body).toMatchObject({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 50, aml_fail_at: 'severe', accept_late: true });
+    expect(await page.locator('#first-address').textContent()).toContain(body.derived.evm.first_address);
+  });
+
   it('pages of 25 keep the status filter; a status the API does not know is its 400', async () => {
     const key = await freshKey();
     for (let i = 0; i < 25; i++) {
@@ -460,7 +481,7 @@ describe('accessibility', () => {
       const endpointId = (await t.store.db.selectFrom('endpoints').select('id').where('account_id', '=', userA).executeTakeFirst())?.id
         ?? (await signedCall(base, ...(await freshKey()), 'POST', '/v1/endpoints', JSON.stringify({ name: 'a11y', network_environment_id: 1 }))).body.endpoint.id;
       const paymentId = (await t.store.db.selectFrom('payment_orders').select('payment_id').where('account_id', '=', userA).where('order_id', '=', 'A-1042').executeTakeFirst())?.payment_id;
-      const paymentPages = paymentId ? ['/payments', `/payments/${paymentId}`] : ['/payments'];
+      const paymentPages = ['/payments', '/payments/settings', ...(paymentId ? [`/payments/${paymentId}`] : [])];
       for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook', '/account', ...paymentPages]) {
         await p.goto(`${base}${path}`);
         // RPCCTL_SCREENSHOTS=1: every page in both schemes, to look at.

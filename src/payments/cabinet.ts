@@ -62,7 +62,7 @@ async function renderList(ctx: PageContext) {
   const pages = Math.max(1, Math.ceil(list.total / PER_PAGE));
   ctx.page({
     title: 'Payments', nav: 'payments',
-    body: html`${pageHeader('Payments', `${num(list.total)} ${status ? `${LABEL.get(status) ?? status} ` : ''}order${list.total === 1 ? '' : 's'}`)}
+    body: html`${pageHeader('Payments', `${num(list.total)} ${status ? `${LABEL.get(status) ?? status} ` : ''}order${list.total === 1 ? '' : 's'}`, html`<a class="button" href="/payments/settings">Settings</a>`)}
 <section class="card" aria-labelledby="orders-title">
   <div class="card-head"><h2 id="orders-title">Orders</h2>
   <nav class="segmented scroll" aria-label="Filter by status">
@@ -193,10 +193,68 @@ ${amlCard(p)}
   });
 }
 
+
+interface Settings {
+  xpubs: { evm?: string };
+  aml_fail_at: 'medium' | 'high' | 'severe';
+  underpaid_tolerance_bps: number;
+  accept_late: boolean;
+  derived: { evm?: { first_address: string; next_index: number } };
+}
+
+async function renderSettings(ctx: PageContext, opts: { error?: string; status?: number; typed?: URLSearchParams } = {}) {
+  const s = await ctx.api<Settings>('GET', '/v1/payments/settings');
+  const typed = opts.typed;
+  const xpub = typed?.get('xpub') ?? s.xpubs.evm ?? '';
+  const failAt = typed?.get('aml_fail_at') ?? s.aml_fail_at;
+  const tolerance = typed?.get('underpaid_tolerance_bps') ?? String(s.underpaid_tolerance_bps);
+  const acceptLate = typed ? typed.get('accept_late') === '1' : s.accept_late;
+  ctx.page({
+    title: 'Payment settings', nav: 'payments', status: opts.status,
+    body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/payments">Payments</a> / <span aria-current="page">Settings</span></nav>
+${pageHeader('Payment settings', 'How orders get their addresses, how short a payment may be, and what fails screening')}
+<section class="card" aria-labelledby="settings-title">
+  <h2 id="settings-title">Settings</h2>
+  ${errorBox(opts.error)}
+  <form method="post" action="/payments/settings" class="stack">
+    ${csrfField(ctx)}
+    <label>Extended public key (EVM) <span class="muted small">xpub… or tpub…; one address is derived per order. Empty: every order needs its own address.</span>
+      <input name="xpub" value="${xpub}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="xpub6C…"></label>
+    ${s.derived.evm ? html`<p class="notice" id="first-address">First derived address: <code class="address">${s.derived.evm.first_address}</code> (check your wallet shows it as its first account) · next index ${num(s.derived.evm.next_index)}</p>` : ''}
+    <label>Fail orders screened at or above
+      <select name="aml_fail_at">${(['medium', 'high', 'severe'] as const).map((l) => html`<option value="${l}"${l === failAt ? html` selected` : ''}>${l} risk</option>`)}</select></label>
+    <label>Underpayment tolerance <span class="muted small">basis points: 50 accepts a payment 0.5 % short</span>
+      <input name="underpaid_tolerance_bps" inputmode="numeric" value="${tolerance}"></label>
+    <label class="check"><input type="checkbox" name="accept_late" value="1"${acceptLate ? html` checked` : ''}> Complete orders paid within 24 hours after they expired</label>
+    <div><button type="submit" class="primary">Save settings</button></div>
+  </form>
+</section>`,
+  });
+}
+
 export const paymentsSection: CabinetSection = {
   nav: { id: 'payments', href: '/payments', label: 'Payments' },
   routes: [
     { method: 'GET', path: '/payments', handler: renderList },
+    // Before /payments/{payment_id}: the first match wins.
+    { method: 'GET', path: '/payments/settings', handler: (ctx) => renderSettings(ctx) },
+    {
+      method: 'POST', path: '/payments/settings',
+      async handler(ctx) {
+        const f = ctx.form;
+        const bps = f.get('underpaid_tolerance_bps')?.trim() ?? '';
+        // Sent as typed: the API's schema names what is wrong (a non-integer stays a string for it to refuse).
+        const body = {
+          xpubs: { evm: (f.get('xpub') ?? '').trim() },
+          aml_fail_at: f.get('aml_fail_at') ?? undefined,
+          underpaid_tolerance_bps: /^\d{1,6}$/.test(bps) ? Number(bps) : bps,
+          accept_late: f.get('accept_late') === '1',
+        };
+        const result = await attempt(() => ctx.api('PUT', '/v1/payments/settings', { body }));
+        if (!result.ok) return renderSettings(ctx, { error: result.error, status: 400, typed: f });
+        ctx.redirect('/payments/settings', 'Payment settings saved.');
+      },
+    },
     { method: 'GET', path: '/payments/{payment_id}', handler: (ctx) => renderOne(ctx) },
     {
       method: 'POST', path: '/payments/{payment_id}/cancel',
