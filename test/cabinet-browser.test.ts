@@ -345,6 +345,14 @@ describe('payments', () => {
     // Metadata is shown as text, never run.
     expect(await page.locator('#metadata').textContent()).toContain('<script>alert(1)</script>');
     expect(await page.locator('main script').count()).toBe(0);
+
+    // Retention prunes old deliveries: the step keeps its status and says its time is gone.
+    await t.store.db.deleteFrom('webhook_deliveries').where('webhook_id', '=', `${paymentId}_2`).execute();
+    await page.reload();
+    const pruned = await page.locator('#timeline > li').allTextContents();
+    expect(pruned).toHaveLength(4);
+    expect(pruned[2]).toMatch(/AML check\s+time no longer kept/);
+    expect(pruned[3]).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
   });
 
   it('cancels a pending order through the API handler', async () => {
