@@ -120,6 +120,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     await check('GET', '/v1/endpoints/usage?days=7', '/v1/endpoints/usage');
     await check('GET', `/v1/endpoints/${e.id}`, '/v1/endpoints/{id}');
     await check('GET', `/v1/endpoints/${e.id}/usage?days=90`, '/v1/endpoints/{id}/usage');
+    await check('PATCH', `/v1/endpoints/${e.id}`, '/v1/endpoints/{id}', { name: 'renamed' });
     await check('PATCH', `/v1/endpoints/${e.id}/status`, '/v1/endpoints/{id}/status', { status: 'paused' });
     await check('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '/v1/endpoints/{id}/allowed-ips', { allowed_ips: ['203.0.113.9'] });
     await check('GET', '/v1/account', '/v1/account');
