@@ -3,11 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { join } from 'node:path';
+import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedCall, startTestService, type TestService } from './helpers/service.js';
+import { transition } from '../src/payments/orders.js';
 
 // The cabinet in a real Chromium against a real service: every flow of issue 13.
 
@@ -32,7 +34,7 @@ beforeAll(async () => {
       { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }],
         credits: { default: 20, methods: { eth_blockNumber: 10 } } },
     ],
-    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 10, network_limit: null }],
+    plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 50, network_limit: null }],
     webhooks: { allow_private_urls: true },
   }, { watch: { delivery: { pollMs: 100 } } });
   base = t.baseUrl;
@@ -235,7 +237,7 @@ describe('Address Watch and webhooks', () => {
     await page.getByRole('button', { name: 'Watch', exact: true }).click();
     await page.getByText('Watching 0x5290').waitFor();
     expect(await page.locator('#watch-table').textContent()).toContain('0x52908400098527886E0F7030069857D2E4169EE7');
-    await page.getByRole('button', { name: /Stop watching/ }).click();
+    await page.getByRole('button', { name: /^Remove 0x5290/ }).click();
     await page.getByText('Address removed').waitFor();
     expect(await page.locator('#watch-table').count()).toBe(0);
   });
@@ -274,6 +276,155 @@ describe('Address Watch and webhooks', () => {
     // Tests are never charged: the month holds only the two gateway calls (10 credits each).
     const { body } = await signedCall(base, ...(await freshKey()), 'GET', '/v1/account');
     expect(body.usage.credits_used).toBe(20);
+  });
+});
+
+describe('payments', () => {
+  const ADDRESS = '0x3f1e9d0e3bd0b5fe3c1b0bb76e1a4c5a0b6a2e01';
+  let paymentId = '';
+
+  async function createOrder(key: [string, string], body: Record<string, unknown>) {
+    const r = await signedCall(base, ...key, 'POST', '/v1/payments', JSON.stringify({ network_slug: 'eth', ...body }));
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.payment as { payment_id: string; order_id: string };
+  }
+
+  it('a created order shows in the list; its page shows status, amount in units and the lifecycle timeline with the AML result', async () => {
+    const key = await freshKey();
+    const pending = await createOrder(key, { order_id: 'A-1', amount: '0.5', address: '0x52908400098527886E0F7030069857D2E4169EE7' });
+    const order = await createOrder(key, {
+      order_id: 'A-1042', amount: '0.25', address: ADDRESS, metadata: { note: '<script>alert(1)</script>' },
+    });
+    paymentId = order.payment_id;
+    await page.goto(`${base}/payments`);
+    await page.getByRole('heading', { name: 'Payments' }).waitFor();
+    const row = page.locator(`tr[data-payment="${paymentId}"]`);
+    expect(await row.textContent()).toMatch(/A-1042[\s\S]*Pending[\s\S]*0\.25\s*ETH/);
+    // The status filter is the API's: a status with no orders lists none, "pending" lists both.
+    await page.getByRole('link', { name: 'Paid', exact: true }).click();
+    await page.getByText('No Paid orders.').waitFor();
+    await page.getByRole('link', { name: 'Pending', exact: true }).click();
+    await expect.poll(() => page.locator('#payments-table tbody tr').count()).toBe(2);
+    expect(await page.locator(`tr[data-payment="${pending.payment_id}"]`).count()).toBe(1);
+
+    // The transitions the engine writes when the money arrives and is screened (the same
+    // domain function, each with its webhook), so the page shows a real path and real times.
+    const tx = `0x${'ab'.repeat(32)}`;
+    const aml = {
+      provider: 'sanctions-list', score: 0, risk_level: 'low' as const, details: [],
+      report_url: 'https://sanctionssearch.ofac.treas.gov/', checked_at: new Date().toISOString(),
+    };
+    const ctxs = { store: t.store, config: t.service.config };
+    const row0 = await t.store.db.selectFrom('payment_orders').selectAll().where('payment_id', '=', paymentId).executeTakeFirstOrThrow();
+    await t.store.db.insertInto('payment_funding').values({
+      order_pk: row0.id, event_id: 1_000_000, tx_hash: tx, from_address: '0x00000000000000000000000000000000000000f1', amount_raw: '250000000000000000',
+      block_height: 4242, counted: 1, late: 0, removed: 0, created_at: new Date().toISOString(),
+    }).execute();
+    await t.store.db.transaction().execute(async (trx) => {
+      let o = await transition(trx, ctxs, row0, { status: 'seen', txHash: tx });
+      o = await transition(trx, ctxs, o, { status: 'aml_check', txHash: tx, receivedRaw: 250_000_000_000_000_000n });
+      await transition(trx, ctxs, o, { status: 'paid', txHash: tx, aml, overpaid: false });
+    });
+
+    await page.goto(`${base}/payments`);
+    await page.locator(`tr[data-payment="${paymentId}"] a`).first().click();
+    await page.getByRole('heading', { name: 'Order A-1042' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/payments/${paymentId}`);
+    expect(await page.locator('#payment-status').textContent()).toBe('Paid');
+    expect((await page.locator('#payment-amount').textContent())!.replace(/\s+/g, ' ')).toBe('0.25 ETH');
+    expect((await page.locator('#payment-received').textContent())!.replace(/\s+/g, ' ')).toBe('0.25 ETH');
+    const steps = page.locator('#timeline > li');
+    expect(await steps.count()).toBe(4);
+    const texts = await steps.allTextContents();
+    expect(texts.map((x) => x.trim().split(/\s+/)[0])).toEqual(['Pending', 'Seen', 'AML', 'Paid']);
+    for (const x of texts) expect(x).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(texts[1]).toContain(tx);
+    expect(await page.locator('#aml').textContent()).toMatch(/low risk[\s\S]*score 0 \/ 100[\s\S]*sanctions-list/);
+    expect(await page.locator('#aml-report').getAttribute('href')).toBe(aml.report_url);
+    expect(await page.locator('#funding-table').textContent()).toMatch(/0\.25\s*ETH[\s\S]*4,242/);
+    // Metadata is shown as text, never run.
+    expect(await page.locator('#metadata').textContent()).toContain('<script>alert(1)</script>');
+    expect(await page.locator('main script').count()).toBe(0);
+
+    // Retention prunes old deliveries: the step keeps its status and says its time is gone.
+    await t.store.db.deleteFrom('webhook_deliveries').where('webhook_id', '=', `${paymentId}_2`).execute();
+    await page.reload();
+    const pruned = await page.locator('#timeline > li').allTextContents();
+    expect(pruned).toHaveLength(4);
+    expect(pruned[2]).toMatch(/AML check\s+time no longer kept/);
+    expect(pruned[3]).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+  });
+
+  it('cancels a pending order through the API handler', async () => {
+    const key = await freshKey();
+    const order = await createOrder(key, { order_id: 'A-cancel', amount: '1', address: '0x00000000000000000000000000000000000000c1' });
+    await page.goto(`${base}/payments/${order.payment_id}`);
+    await page.getByText('Cancel this order…').click();
+    await page.getByRole('button', { name: 'Cancel order' }).click();
+    await page.getByText('Order A-cancel canceled.').waitFor();
+    expect(await page.locator('#payment-status').textContent()).toBe('Failed');
+    expect(await page.locator('main .page-head').textContent()).toContain('canceled by you');
+    expect((await page.locator('#timeline > li').allTextContents()).map((x) => x.trim().split(/\s+/)[0])).toEqual(['Pending', 'Failed']);
+    expect(await page.getByRole('button', { name: 'Cancel order' }).count()).toBe(0);
+  });
+
+  it('another account\'s payment id in the URL is 404, and cannot be canceled', async () => {
+    const other = await t.merchant({ plan: 'pro' });
+    const theirs = await other.call('POST', '/v1/payments', JSON.stringify({ network_slug: 'eth', order_id: 'theirs-77', amount: '3', address: '0x00000000000000000000000000000000000000b2' }));
+    expect(theirs.status, JSON.stringify(theirs.body)).toBe(200);
+    const id = theirs.body.payment.payment_id as string;
+    const res = await page.goto(`${base}/payments/${id}`);
+    expect(res?.status()).toBe(404);
+    expect(await page.content()).not.toContain('theirs-77');
+    const bad = await page.goto(`${base}/payments/not-a-payment-id`);
+    expect(bad?.status()).toBe(400);
+    await page.goto(`${base}/payments`);
+    expect(await page.content()).not.toContain('theirs-77');
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    const cancel = await page.evaluate(async ([pid, token]) => (await fetch(`/payments/${pid}/cancel`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: token! }),
+    })).status, [id, csrf]);
+    expect(cancel).toBe(404);
+    expect((await other.call('GET', `/v1/payments/${id}`)).body.payment.status).toBe('pending');
+  });
+
+  it('settings: the API refuses a bad tolerance with its message; an xpub shows its first derived address', async () => {
+    const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+    await page.goto(`${base}/payments`);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Payment settings' }).waitFor();
+    await page.getByLabel(/Underpayment tolerance/).fill('half a percent');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('underpaid_tolerance_bps: must be an integer (basis points)').waitFor();
+    // What was typed stays in the form.
+    expect(await page.getByLabel(/Underpayment tolerance/).inputValue()).toBe('half a percent');
+    await page.getByLabel(/Extended public key/).fill(XPUB);
+    await page.getByLabel(/Underpayment tolerance/).fill('50');
+    await page.getByLabel(/Fail orders screened/).selectOption('severe');
+    await page.getByLabel(/Complete orders paid/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Payment settings saved.').waitFor();
+    const { body } = await signedCall(base, ...(await freshKey()), 'GET', '/v1/payments/settings');
+    expect(body).toMatchObject({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 50, aml_fail_at: 'severe', accept_late: true });
+    expect(await page.locator('#first-address').textContent()).toContain(body.derived.evm.first_address);
+  });
+
+  it('pages of 25 keep the status filter; a status the API does not know is its 400', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < 25; i++) {
+      await createOrder(key, { order_id: `bulk-${i}`, amount: '0.01', address: `0x${(0xe000 + i).toString(16).padStart(40, '0')}` });
+    }
+    await page.goto(`${base}/payments?status=pending`);
+    expect(await page.locator('#payments-table tbody tr').count()).toBe(25);
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    expect(new URL(page.url()).searchParams.get('status')).toBe('pending');
+    // 25 bulk orders and A-1 are pending: the 26th, the oldest, is alone on page 2.
+    expect(await page.locator('#payments-table tbody tr').allTextContents()).toEqual([expect.stringContaining('A-1')]);
+    const bad = await page.goto(`${base}/payments?status=bogus`);
+    expect(bad?.status()).toBe(400);
+    expect(await page.content()).toContain('status: must be one of pending, seen');
   });
 });
 
@@ -337,8 +488,12 @@ describe('accessibility', () => {
       await p.getByRole('heading', { name: 'Overview' }).waitFor();
       const endpointId = (await t.store.db.selectFrom('endpoints').select('id').where('account_id', '=', userA).executeTakeFirst())?.id
         ?? (await signedCall(base, ...(await freshKey()), 'POST', '/v1/endpoints', JSON.stringify({ name: 'a11y', network_environment_id: 1 }))).body.endpoint.id;
-      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook', '/account']) {
+      const paymentId = (await t.store.db.selectFrom('payment_orders').select('payment_id').where('account_id', '=', userA).where('order_id', '=', 'A-1042').executeTakeFirst())?.payment_id;
+      const paymentPages = ['/payments', '/payments/settings', ...(paymentId ? [`/payments/${paymentId}`] : [])];
+      for (const path of ['/', '/keys', '/endpoints', `/endpoints/${endpointId}`, '/watch', '/webhook', '/account', ...paymentPages]) {
         await p.goto(`${base}${path}`);
+        // RPCCTL_SCREENSHOTS=1: every page in both schemes, to look at.
+        if (process.env.RPCCTL_SCREENSHOTS) await p.screenshot({ path: join(TEST_OUTPUT, 'cabinet', `page-${colorScheme}${path.replace(/[^a-z0-9]+/gi, '-')}.png`), fullPage: true });
         for (const v of await axeViolations(p)) found.push(`${colorScheme} ${path}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
       }
       await c.close();

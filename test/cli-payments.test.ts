@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +86,50 @@ describe('rpcctl payments', () => {
     expect(done.code, done.stderr).toBe(0);
     expect(lines(done.stdout).map((l) => l.split('\t')[1])).toEqual(['pending', 'seen', 'underpaid', 'seen', 'aml_check', 'paid']);
     expect(lines(done.stdout).at(-1)!.split('\t')[2]).toBe('2/2 ETH');
+  });
+});
+
+describe('rpcctl payments and the global output flags', () => {
+  it('--jq filters get, list, cancel and each line of watch, as everywhere else', async () => {
+    const { as } = await merchant();
+    const created = JSON.parse((await as(['payments', 'create', '--order-id', 'jq-1', '--network', 'eth', '--amount', '1.5', '--address', `0x${'cd'.repeat(20)}`, '--json'])).stdout);
+    const id = created.payment_id as string;
+    expect((await as(['payments', 'get', id, '--jq', '.amount'])).stdout).toBe('1.5\n');
+    expect((await as(['payments', 'list', '--jq', '.[] | [.order_id, .status] | join(" ")'])).stdout).toBe('jq-1 pending\n');
+    expect((await as(['payments', 'cancel', id, '--yes', '--jq', '.reason'])).stdout).toBe('canceled\n');
+    // watch prints one JSON line per transition: --jq applies to each, compact.
+    const watched = await as(['payments', 'watch', id, '--interval', '0.2', '--jq', '{s: .status, r: .payment.reason}']);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stdout).toBe('{"s":"pending","r":"canceled"}\n{"s":"failed","r":"canceled"}\n');
+    const bad = await as(['payments', 'get', id, '--jq', '.[']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: --jq: /);
+  });
+
+  it('a slow call shows the spinner on a terminal, like every API command', async () => {
+    // A stand-in that answers after 1.2 s: the spinner starts at ~300 ms.
+    const payment = { payment_id: 'pay_slow', order_id: 's', status: 'pending', network: 'eth', asset: 'native', asset_symbol: 'ETH', decimals: 18,
+      address: '0x0', watch_id: 'w_1', derivation_index: null, amount: '1', amount_raw: '1000000000000000000', amount_received: '0', amount_received_raw: '0',
+      tx_hashes: [], confirmations: 1, expires_at: '2026-01-01T00:00:00.000Z', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+      webhook_url: null, metadata: null, aml: null, reason: null, late: false, overpaid: false, lifecycle: 'pending' };
+    const server = createServer((req, res) => {
+      req.resume();
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, payment })), 1200);
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const r = await cli(['payments', 'get', 'pay_slow', '--jq', '.status'], {
+        tty: true, env: { PUBLIC_API_KEY: 'key_1234567890', PUBLIC_API_SECRET: 's', PUBLIC_API_BASE: base, RPCCTL_CONFIG_DIR: tempConfigDir() },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] GET \/v1\/payments\/pay_slow/);
+      expect(r.stderr.endsWith('\r\x1b[K')).toBe(true);
+      expect(r.stdout).toBe('pending\n');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 

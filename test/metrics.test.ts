@@ -71,6 +71,28 @@ describe('GET /metrics', () => {
     expect(text).toContain('rpcctl_process_cpu_seconds_total');
   });
 
+  it('payment orders by status, counted in the store at scrape time, every status present', async () => {
+    const before = await scrape(t.baseUrl);
+    for (const s of ['pending', 'seen', 'underpaid', 'aml_check', 'paid', 'failed', 'expired']) expect(value(before, `rpcctl_payment_orders{status="${s}"}`), s).toBe(0);
+    const payer = await t.merchant({ plan: 'basic' });
+    const create = async (order_id: string, address: string) => {
+      const r = await payer.call('POST', '/v1/payments', json({ order_id, network_slug: 'eth-main', amount: '1.5', address }));
+      expect(r.status, json(r.body)).toBe(200);
+      return r.body.payment.payment_id as string;
+    };
+    await create('m-1', '0x00000000000000000000000000000000000000a1');
+    await create('m-2', '0x00000000000000000000000000000000000000a2');
+    const third = await create('m-3', '0x00000000000000000000000000000000000000a3');
+    expect((await payer.call('POST', `/v1/payments/${third}/cancel`)).status).toBe(200);
+    const text = await scrape(t.gatewayUrl);
+    expect(value(text, 'rpcctl_payment_orders{status="pending"}')).toBe(2);
+    expect(value(text, 'rpcctl_payment_orders{status="failed"}')).toBe(1);
+    expect(value(text, 'rpcctl_payment_orders{status="paid"}')).toBe(0);
+    expect(text).toContain('# TYPE rpcctl_payment_orders gauge');
+    // Low cardinality: one series per status, never an order or an account.
+    expect(text.split('\n').filter((l) => l.startsWith('rpcctl_payment_orders{'))).toHaveLength(7);
+  });
+
   it('metrics.enabled: false, or a client outside metrics.allowed_ips, gets 404 on both listeners', async () => {
     for (const metrics of [{ enabled: false }, { allowed_ips: ['10.9.9.9'] }]) {
       const off = await startOff({ metrics });

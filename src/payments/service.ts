@@ -8,6 +8,8 @@ import { HttpAmlProvider } from './aml/http.js';
 import { NoAmlProvider, parseSanctionsList, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
 import type { AmlProvider } from './aml/types.js';
 import { PaymentEngine } from './engine.js';
+import type { CabinetSection } from '../cabinet/index.js';
+import { paymentsSection } from './cabinet.js';
 import { paymentRoutes } from './routes.js';
 
 export interface PaymentsOptions {
@@ -21,6 +23,8 @@ export interface PaymentsOptions {
 export interface Payments {
   engine: PaymentEngine;
   routes: RouteDef[];
+  /** The cabinet's Payments pages. */
+  section: CabinetSection;
   stop(): Promise<void>;
 }
 
@@ -74,5 +78,5 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     },
   });
   engine.start();
-  return { engine, routes, stop: () => engine.stop() };
+  return { engine, routes, section: paymentsSection, stop: () => engine.stop() };
 }

@@ -10,6 +10,7 @@ import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
 import { startPayments, type Payments } from '../payments/service.js';
+import { observePayments } from '../payments/metrics.js';
 import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
@@ -76,6 +77,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     observeService(metrics, store, addressWatch);
     payments = await startPayments({ store, config, log, addressWatch, env });
+    observePayments(metrics, store);
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
@@ -85,7 +87,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       onEndpointChanged: (id) => gw.registry.refresh(id),
       pages: (req, res) => cabinet!.handle(req, res),
     });
-    cabinet = createCabinet({ store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet });
+    cabinet = createCabinet({
+      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet,
+      sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
+    });
     keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     retention = new RetentionJob(store, retentionPolicy(config), log);

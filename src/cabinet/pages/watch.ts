@@ -54,7 +54,7 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
   <thead><tr><th scope="col">Address</th><th scope="col">Network</th><th scope="col">Watch id</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
   <tbody>${list.addresses.map((w) => html`<tr>
     <td><code class="address">${w.address}</code></td><td>${w.network_slug}</td><td><code>${w.watch_id}</code></td><td>${time(w.created_at)}</td>
-    <td class="actions"><form method="post" action="/watch/addresses/${w.watch_id}/delete">${csrfField(ctx)}<button type="submit" class="small danger" aria-label="Stop watching ${w.address}">Remove</button></form></td>
+    <td class="actions"><form method="post" action="/watch/addresses/${w.watch_id}/delete">${csrfField(ctx)}<button type="submit" class="small danger" aria-label="Remove ${w.address}">Remove</button></form></td>
   </tr>`)}</tbody></table></div>
   ${pages > 1 ? html`<nav class="pager" aria-label="Pages of watched addresses">
     ${page > 1 ? html`<a href="/watch?page=${page - 1}" rel="prev">← Previous</a>` : html`<span></span>`}

@@ -22,7 +22,7 @@ function show(out: Output, p: Payment): void {
   out.fields([
     ['payment_id', p.payment_id], ['order_id', p.order_id], ['status', p.status + (p.reason ? ` (${p.reason})` : '')],
     ['network', p.network], ['address', p.address], ['amount', units(p, 'amount')], ['received', units(p, 'amount_received')],
-    ['asset', p.asset], ['expires_at', p.expires_at], ['lifecycle', p.lifecycle], ['late', p.late], ['overpaid', p.overpaid],
+    ['asset', p.asset], ['expires_at', out.at(p.expires_at)], ['lifecycle', p.lifecycle], ['late', p.late], ['overpaid', p.overpaid],
     ['aml', p.aml ? `${p.aml.provider}: ${p.aml.risk_level} (score ${p.aml.score})` : ''], ['tx_hashes', p.tx_hashes.join(' ')],
     ['webhook_url', p.webhook_url], ['watch_id', p.watch_id],
   ]);
@@ -70,14 +70,14 @@ export const list: CommandImpl<{ status?: string; network?: string; orderId?: st
     }
     if (out.json) return out.printJson(rows);
     out.table(rows, [
-      { header: 'PAYMENT ID', value: (p) => p.payment_id },
+      { header: 'PAYMENT ID', value: (p) => p.payment_id, keep: true },
       { header: 'ORDER', value: (p) => p.order_id },
       { header: 'STATUS', value: (p) => p.status + (p.reason ? ` (${p.reason})` : '') },
       { header: 'NETWORK', value: (p) => p.network },
       { header: 'AMOUNT', value: (p) => units(p, 'amount') },
       { header: 'RECEIVED', value: (p) => units(p, 'amount_received') },
       { header: 'ADDRESS', value: (p) => p.address },
-      { header: 'CREATED', value: (p) => p.created_at },
+      { header: 'CREATED', value: (p) => out.when(p.created_at) },
     ]);
   });
 };
@@ -103,7 +103,8 @@ export const watch: CommandImpl<{ interval: string }> = (io, opts, [id]) => {
         const steps = p.lifecycle.split('>');
         if (shown === 0 && !out.json) out.note(`Watching ${p.payment_id}: ${units(p, 'amount')} to ${p.address} on ${p.network} (Ctrl-C to stop)`);
         for (const step of steps.slice(shown)) {
-          if (out.json) io.stdout.write(`${JSON.stringify({ status: step, payment: p })}\n`);
+          // Through Output like every command's JSON, so the global --jq applies to each line.
+          if (out.json) out.printJsonLine({ status: step, payment: p });
           else out.print([new Date().toISOString(), step, `${p.amount_received}/${p.amount} ${p.asset_symbol}`, p.reason ?? '', p.tx_hashes.at(-1) ?? ''].join(out.isTTY ? '  ' : '\t').trimEnd());
         }
         shown = steps.length;
