@@ -2,12 +2,10 @@
 // two gateways in front of the same node (10 ms away): one with the finality cache, one with
 // `cache_max_bytes: 0`. Alternating rounds; reports upstream calls per client call and p50
 // latency, cached against uncached, as ratios of medians.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { fmt, load, median } from './load.js';
+import { fmt, load, median, startFixture } from './load.js';
 import { startServe } from './serve.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -15,20 +13,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const delayMs = Number(process.env.BENCH_UPSTREAM_DELAY_MS ?? 10);
 
-function child(file, args = []) {
-  const p = spawn(process.execPath, [fileURLToPath(new URL(file, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
-    });
-    p.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
-
-const node = await child('./fixtures/chain-upstream.js', [String(delayMs)]);
+const node = await startFixture('chain-upstream.js', [String(delayMs)]);
 const upstreamCalls = async () => Number(await (await request(node.url)).body.text());
 
 const config = (cacheBytes) => ({

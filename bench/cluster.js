@@ -11,9 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { fmt, load, median } from './load.js';
+import { fmt, load, median, startFixture } from './load.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -36,21 +35,8 @@ const u = new URL(dbUrl);
 u.searchParams.set('options', `-c search_path=${schema}`);
 const schemaUrl = u.toString();
 
-function child(file, args = []) {
-  const p = spawn(process.execPath, [fileURLToPath(new URL(file, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
-    });
-    p.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'rpcctl-bench-cluster-'));
-const upstream = await child('./fixtures/upstream.js');
+const upstream = await startFixture('upstream.js');
 // A fast webhook receiver in its own process, so the bench's load does not slow it.
 const receiverSrc = join(dir, 'receiver.mjs');
 writeFileSync(receiverSrc, `import { createServer } from 'node:http';

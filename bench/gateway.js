@@ -1,10 +1,8 @@
 // bench:gateway — JSON-RPC load through the full gateway (routing, RPS window, allowlist,
 // metering) against the same load through a minimal node:http + undici proxy, both in front of
 // the same fast local upstream, in alternating rounds. Then a soak run to watch memory.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { fmt, load, median } from './load.js';
+import { fmt, load, median, startFixture } from './load.js';
 import { startServe } from './serve.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -12,23 +10,10 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 
-function child(file, args = []) {
-  const p = spawn(process.execPath, [fileURLToPath(new URL(file, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
-    });
-    p.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
-
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
-const upstream = await child('./fixtures/upstream.js');
-const proxy = await child('./fixtures/min-proxy.js', [upstream.url]);
+const upstream = await startFixture('upstream.js');
+const proxy = await startFixture('min-proxy.js', [upstream.url]);
 const serve = await startServe({
   api: { host: '127.0.0.1', port: 0 },
   gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },

@@ -1,5 +1,7 @@
 // A small closed-loop HTTP load generator: `connections` requests in flight, each one sent as
 // soon as the previous answered, for `seconds`. Reports req/s and latency percentiles.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 /**
@@ -40,6 +42,23 @@ export async function load(opts) {
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   return { requests: latencies.length, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), errors, unexpected };
+}
+
+/**
+ * Starts a bench fixture (`fixtures/NAME`) in its own process; resolves with its URL once it
+ * prints `listening PORT`.
+ */
+export function startFixture(name, args = []) {
+  const p = spawn(process.execPath, [fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
+    });
+    p.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
 }
 
 export const median = (xs) => {

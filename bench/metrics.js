@@ -3,29 +3,14 @@
 // upstream, in alternating rounds; medians and the on/off ratio. Besides throughput (which on a
 // shared machine moves with everyone else's load) it reports the serve process's own CPU time
 // per request, from /proc, which is what metrics add to.
-import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { fmt, load, median } from './load.js';
+import { fmt, load, median, startFixture } from './load.js';
 import { startServe } from './serve.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-
-function child(file, args = []) {
-  const p = spawn(process.execPath, [fileURLToPath(new URL(file, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, process: p });
-    });
-    p.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
 
 /** User + system CPU seconds of a process so far. */
 function cpuSeconds(pid) {
@@ -71,7 +56,7 @@ async function hookCostUs() {
   return median(with_) - median(without);
 }
 
-const upstream = await child('./fixtures/upstream.js');
+const upstream = await startFixture('upstream.js');
 const config = (enabled) => ({
   api: { host: '127.0.0.1', port: 0 },
   gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
