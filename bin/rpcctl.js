@@ -34,7 +34,7 @@ if (major < 22 || (major === 22 && minor < 22)) {
   };
   // V8's compiled code for our modules and dependencies, cached on disk across runs: a
   // command line is started thousands of times, and start-up is most of a short command.
-  const { enableCompileCache } = await import('node:module');
-  enableCompileCache?.();
+  // (process.getBuiltinModule, not import(): the ESM facade of a built-in runs its lazy getters.)
+  process.getBuiltinModule('node:module').enableCompileCache?.();
   await import('../dist/cli/main.js');
 }

@@ -7,7 +7,7 @@ import { processIO } from '../dist/cli/io.js';
 
 const FILES = { bash: 'rpcctl.bash', zsh: '_rpcctl', fish: 'rpcctl.fish' };
 
-const program = buildProgram(processIO());
+const program = await buildProgram(processIO());
 for (const [shell, file] of Object.entries(FILES)) {
   const path = new URL(`../completions/${file}`, import.meta.url);
   writeFileSync(path, completionScript(program, shell));

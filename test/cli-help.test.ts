@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildProgram } from '../src/cli/program.js';
-import type { Command } from 'commander';
-import { cli } from './helpers/cli.js';
+import { buildProgram, GROUPS } from '../src/cli/program.js';
+import { Command } from 'commander';
+import { cli, tempConfigDir } from './helpers/cli.js';
 
 /** Every command a user can type, as its words. */
-function commandPaths(): string[][] {
-  const program = buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} });
+async function commandPaths(): Promise<string[][]> {
+  const program = await buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} });
   const paths: string[][] = [];
   const walk = (cmd: Command, path: string[]) => {
     for (const sub of cmd.commands) {
@@ -21,13 +21,39 @@ function commandPaths(): string[][] {
 describe('help', () => {
   it('every command has examples and lists the global flags it inherits', async () => {
     const missing: string[] = [];
-    for (const path of commandPaths()) {
+    for (const path of await commandPaths()) {
       const r = await cli([...path, '--help']);
       expect(r.code, path.join(' ')).toBe(0);
       if (!/Examples?:\n {2}rpcctl /.test(r.stdout)) missing.push(path.join(' '));
       expect(r.stdout, path.join(' ')).toMatch(/Global Options:[\s\S]*--json[\s\S]*--jq <expression>[\s\S]*--profile <name>[\s\S]*--timeout <seconds>/);
     }
     expect(missing, 'commands without examples (see src/cli/examples.ts)').toEqual([]);
+  });
+
+  it('each command group is found by exactly the top-level commands it defines', async () => {
+    // A command line loads only the group its first word names (start-up time): a name missing
+    // from GROUPS would cost the whole tree, a wrong one would make the command unknown.
+    const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} };
+    for (const group of GROUPS) {
+      const program = new Command('rpcctl');
+      (await group.load())(program, io);
+      const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+      expect(names.sort()).toEqual([...group.commands].sort());
+    }
+    // The whole tree is the groups together, in help order.
+    const all = (await buildProgram(io)).commands.map((c) => c.name());
+    expect(all.filter((n) => n !== '__complete')).toEqual(['init', 'auth', 'profile', 'account', 'usage', 'networks', 'endpoints', 'watch', 'events', 'webhook', 'payments', 'rpc', 'api', 'serve', 'admin', 'completion']);
+  });
+
+  it('a command line with global options before the command finds its group; a typo still gets a suggestion', async () => {
+    const env = { RPCCTL_CONFIG_DIR: tempConfigDir() };
+    expect((await cli(['--json', '--profile', 'nope', '--timeout', '5', 'profile', 'list'], { env })).code).toBe(0);
+    expect((await cli(['-p', 'nope', 'profile', 'lst'], { env })).stderr).toContain('(Did you mean one of list, ls?)');
+    const typo = await cli(['--timeout', '5', 'profil', 'list'], { env });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('(Did you mean profile?)');
+    expect((await cli(['help', 'account'], { env })).stdout).toContain("plan, limits and this month's credits");
+    expect((await cli(['--version'], { env })).stdout).toBe('0.1.0\n');
   });
 
   it('required options are marked', async () => {

@@ -37,6 +37,24 @@ describe('the built rpcctl binary', () => {
     expect((await rpcctl(['--version'])).stdout).toBe('0.1.0');
   });
 
+  it('a command loads only its own group of definitions; an API command neither fetch, Web Crypto nor fs/promises', async () => {
+    const traced = async (args: string[], extraEnv: Record<string, string> = {}) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'rpcctl-trace-')), 'loaded.txt');
+      const r = await execa(process.execPath, ['--import', trace, bin, ...args], { reject: false, input: '', env: { ...env, ...extraEnv, RPCCTL_TRACE_IMPORTS: file } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return readFileSync(file, 'utf8').split('\n');
+    };
+    const definitions = (loaded: string[]) => loaded.map((u) => /\/dist\/cli\/([^/]+|payments\/index)\.js$/.exec(u)?.[1]).filter((f) => f && !f.endsWith('-run'));
+    expect(definitions(await traced(['profile', 'list'])).filter((f) => /^(admin|endpoints|watch|webhook|payments\/index|serve|api|rpc|init|auth|account|completion)$/.test(f!))).toEqual([]);
+
+    const account = await traced(['--timeout', '10', 'account'], { PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: m.secret, PUBLIC_API_BASE: t.baseUrl });
+    expect(definitions(account).filter((f) => /^(admin|endpoints|profile|serve)$/.test(f!))).toEqual([]);
+    const internal = account.filter((l) => l.startsWith('internal:'));
+    expect(internal).toContain('internal:http'); // the trace sees Node's own modules
+    // An ESM import of node:http, node:crypto or node:fs would load these through the facade's getters.
+    expect(internal.filter((l) => /undici|webcrypto|http2|^internal:internal\/fs\/promises$/.test(l))).toEqual([]);
+  });
+
   it('profile add from stdin, then commands with that profile; piped output is plain tab-separated text', async () => {
     const add = await rpcctl(['profile', 'add', 'e2e', '--base-url', t.baseUrl, '--api-key', m.apiKey], { env, input: `${m.secret}\n` });
     expect(add.exitCode, add.stderr).toBe(0);

@@ -31,7 +31,14 @@ export class CliError extends Error {
 export const usageError = (message: string) => new CliError(message, EXIT.usage);
 
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // On first use: Node builds process.stdin (a socket, when it is a pipe) the first time it is
+    // read, and most commands never read it.
+    get stdin() { return process.stdin; },
+    env: process.env,
+  };
 }
 
 /**

@@ -1,6 +1,3 @@
-import { Chalk, type ChalkInstance } from 'chalk';
-import { stripVTControlCharacters } from 'node:util';
-import { createRequire } from 'node:module';
 import { localTime, relativeTime } from './format.js';
 import { CliError, EXIT, pendingOutput as pendingJq, type CliIO } from './io.js';
 
@@ -11,8 +8,37 @@ export interface OutputOptions {
   jq?: string;
 }
 
+// Built-ins through process.getBuiltinModule, not `import ... from 'node:…'`: an ESM import
+// builds a facade that reads every export, running lazy getters (util's, module's) that
+// every command would pay for at start.
+const { stripVTControlCharacters, styleText } = process.getBuiltinModule('node:util');
+
 /** cli-table3 (CommonJS) is loaded only when a table goes to a terminal: piped output never needs it. */
-const requireCjs = createRequire(import.meta.url);
+const requireCjs = process.getBuiltinModule('node:module').createRequire(import.meta.url);
+
+/** The few styles the CLI uses; plain text when colour is off. */
+export interface Colors {
+  green(text: string): string;
+  yellow(text: string): string;
+  red(text: string): string;
+  bold(text: string): string;
+  dim(text: string): string;
+}
+
+type Style = keyof Colors;
+const STYLES: Style[] = ['green', 'yellow', 'red', 'bold', 'dim'];
+
+/**
+ * ANSI styles through node:util (no chalk: its import alone costs a command several ms). As
+ * chalk does, an empty string stays empty and each line is styled on its own, so a pager or
+ * a terminal that cuts lines never carries a colour over.
+ */
+export function colors(enabled: boolean): Colors {
+  const paint = (style: Style) => (text: string) => (!enabled || text === ''
+    ? text
+    : text.split('\n').map((line) => styleText(style, line, { validateStream: false })).join('\n'));
+  return Object.fromEntries(STYLES.map((style) => [style, paint(style)])) as unknown as Colors;
+}
 
 async function runJq(value: unknown, filter: string, compact: boolean): Promise<string> {
   const { raw } = await import('jq-wasm');
@@ -67,7 +93,7 @@ export class Output {
   readonly io: CliIO;
   readonly json: boolean;
   readonly isTTY: boolean;
-  readonly c: ChalkInstance;
+  readonly c: Colors;
   readonly jq: string | undefined;
 
   constructor(io: CliIO, opts: OutputOptions = {}) {
@@ -76,7 +102,7 @@ export class Output {
     this.json = (opts.json ?? false) || opts.jq !== undefined;
     this.isTTY = io.stdout.isTTY === true;
     const color = opts.color !== false && this.isTTY && !('NO_COLOR' in io.env && io.env.NO_COLOR !== '') && io.env.TERM !== 'dumb';
-    this.c = new Chalk({ level: color ? 1 : 0 });
+    this.c = colors(color);
   }
 
   print(text = ''): void {

@@ -1,7 +1,10 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { CliError, usageError } from './io.js';
+
+// Read on every command: built-ins through process.getBuiltinModule, not an ESM import, whose
+// facade reads every export (node:fs's then loads fs/promises, which nothing here needs).
+const { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { homedir } = process.getBuiltinModule('node:os');
+const { dirname, join } = process.getBuiltinModule('node:path');
 
 /** One set of credentials. The secret leaves this file only to sign requests. */
 export interface Profile {

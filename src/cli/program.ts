@@ -2,19 +2,6 @@ import { Command, CommanderError, Help, Option } from 'commander';
 import { EXAMPLES } from './examples.js';
 import { CliError, EXIT, flushOutput, type CliIO } from './io.js';
 import { VERSION } from './version.js';
-import { registerServe } from './serve.js';
-import { registerAdmin } from './admin.js';
-import { registerInit } from './init.js';
-import { registerProfile } from './profile.js';
-import { registerAuth } from './auth.js';
-import { registerAccount } from './account.js';
-import { registerEndpoints } from './endpoints.js';
-import { registerRpc } from './rpc.js';
-import { registerApi } from './api.js';
-import { registerWatch } from './watch.js';
-import { registerWebhook } from './webhook.js';
-import { registerPayments } from './payments/index.js';
-import { registerCompletion } from './completion.js';
 
 export { VERSION };
 
@@ -32,20 +19,45 @@ export interface GlobalOptions {
   timeout?: string;
 }
 
+type Register = (program: Command, io: CliIO) => void;
+
+export interface CommandGroup {
+  /** The top-level commands (and aliases) the group defines: how a command line finds it. */
+  commands: readonly string[];
+  /** Its definitions file (`register*`, no heavy imports); the actions load the implementation. */
+  load: () => Promise<Register>;
+  /** Needs every group's definitions to run (completion scripts are made from the whole tree). */
+  wholeTree?: boolean;
+}
+
 /**
- * The command groups, in help order. Adding one is one line here plus its definitions file
- * (`register*`, no heavy imports) and its implementation file (loaded by the action).
+ * The command groups, in help order. Adding one is one entry here plus its definitions file
+ * and its implementation file (loaded by the action). A command line loads only the group its
+ * first word names: start-up is most of a short command, and each definitions module costs it.
  */
-const GROUPS: Array<(program: Command, io: CliIO) => void> = [
-  registerInit, registerAuth, registerProfile, registerAccount, registerEndpoints, registerWatch, registerWebhook, registerPayments, registerRpc, registerApi,
-  registerServe, registerAdmin, registerCompletion,
+export const GROUPS: readonly CommandGroup[] = [
+  { commands: ['init'], load: async () => (await import('./init.js')).registerInit },
+  { commands: ['auth'], load: async () => (await import('./auth.js')).registerAuth },
+  { commands: ['profile'], load: async () => (await import('./profile.js')).registerProfile },
+  { commands: ['account', 'usage', 'networks'], load: async () => (await import('./account.js')).registerAccount },
+  { commands: ['endpoints', 'ep'], load: async () => (await import('./endpoints.js')).registerEndpoints },
+  { commands: ['watch', 'events'], load: async () => (await import('./watch.js')).registerWatch },
+  { commands: ['webhook'], load: async () => (await import('./webhook.js')).registerWebhook },
+  { commands: ['payments'], load: async () => (await import('./payments/index.js')).registerPayments },
+  { commands: ['rpc'], load: async () => (await import('./rpc.js')).registerRpc },
+  { commands: ['api'], load: async () => (await import('./api.js')).registerApi },
+  { commands: ['serve'], load: async () => (await import('./serve.js')).registerServe },
+  { commands: ['admin'], load: async () => (await import('./admin.js')).registerAdmin },
+  { commands: ['completion', '__complete'], load: async () => (await import('./completion.js')).registerCompletion, wholeTree: true },
 ];
 
 /**
- * The whole command tree. Definitions only: each action imports its implementation when it
- * runs, so `--help`, `--version` and completions load nothing else.
+ * The command tree for `argv` (default: the whole tree). Definitions only: each action
+ * imports its implementation when it runs, so `--help`, `--version` and completions load
+ * nothing else. With `argv`, only the group its command names is defined; anything else (no
+ * command, `help`, a typo that wants a suggestion) gets the whole tree.
  */
-export function buildProgram(io: CliIO): Command {
+export async function buildProgram(io: CliIO, argv?: readonly string[]): Promise<Command> {
   const program = new Command('rpcctl')
     .description('Managed JSON-RPC nodes: the service and the command line that drives it')
     .version(VERSION, '-v, --version')
@@ -71,7 +83,10 @@ export function buildProgram(io: CliIO): Command {
     },
   });
 
-  for (const register of GROUPS) register(program, io);
+  const word = argv && commandWord(program, argv);
+  const named = word === undefined ? undefined : GROUPS.find((g) => g.commands.includes(word));
+  const groups = named && !named.wholeTree ? [named] : isVersionOnly(argv) ? [] : GROUPS;
+  for (const register of await Promise.all(groups.map((g) => g.load()))) register(program, io);
   program.commands.forEach(function addExamples(cmd: Command, _i: number, _all: readonly Command[], path = cmd.name()) {
     const examples = EXAMPLES[path];
     if (examples) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}`);
@@ -80,9 +95,27 @@ export function buildProgram(io: CliIO): Command {
   return program;
 }
 
+/** The first word of `argv` that is not a global option or its value: the command's name. */
+function commandWord(program: Command, argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return undefined;
+    if (!arg.startsWith('-') || arg === '-') return arg;
+    const option = program.options.find((o) => o.short === arg || o.long === arg);
+    // `--profile NAME`: the next word is the value (`--profile=NAME` and `-pNAME` carry theirs).
+    if (option && (option.required || option.optional)) i++;
+  }
+  return undefined;
+}
+
+/** `rpcctl --version`: commander prints it before any command is looked at. */
+function isVersionOnly(argv: readonly string[] | undefined): boolean {
+  return argv?.length === 1 && (argv[0] === '--version' || argv[0] === '-v');
+}
+
 /** Runs one command line; resolves to the process exit code. */
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const program = buildProgram(io);
+  const program = await buildProgram(io, argv);
   program.commands.forEach(function inherit(cmd: Command) {
     cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
     cmd.commands.forEach(inherit);

@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
@@ -239,9 +239,12 @@ export class ApiClient {
   async #send(url: string, method: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<RawResponse> {
     const target = new URL(url);
     // TLS is loaded only for an https base URL: a local service is plain http.
-    const https = target.protocol === 'https:' ? await import('node:https') : undefined;
-    const agent = this.#opts.agent ?? (this.#agent ??= new (https ? https.Agent : HttpAgent)({ keepAlive: true, maxSockets: 8 }));
-    const send = https ? https.request : httpRequest;
+    // Not `import ... from 'node:http(s)'`: an ESM import of a built-in reads every export, and
+    // node:http's WebSocket getters then load all of Node's internal undici (~25 ms per command).
+    const https = target.protocol === 'https:' ? process.getBuiltinModule('node:https') : undefined;
+    const http = process.getBuiltinModule('node:http');
+    const agent = this.#opts.agent ?? (this.#agent ??= new (https ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 8 }));
+    const send = https ? https.request : http.request;
     return new Promise((resolve, reject) => {
       // Explicit: node:http leaves it out for a DELETE with a body (the watch removal has one).
       const withLength = body === '' ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };

@@ -1,7 +1,8 @@
 // --import hook for start-up tests: writes every module URL the process loads to
-// $RPCCTL_TRACE_IMPORTS when it exits.
-import { registerHooks } from 'node:module';
-import { writeFileSync } from 'node:fs';
+// $RPCCTL_TRACE_IMPORTS when it exits, then Node's own internal modules as `internal:NAME`.
+// (Built-ins through process.getBuiltinModule: an ESM import of one would load more of them.)
+const { registerHooks } = process.getBuiltinModule('node:module');
+const { writeFileSync } = process.getBuiltinModule('node:fs');
 
 const loaded = new Set();
 registerHooks({
@@ -10,4 +11,7 @@ registerHooks({
     return nextLoad(url, context);
   },
 });
-process.on('exit', () => writeFileSync(process.env.RPCCTL_TRACE_IMPORTS, [...loaded].join('\n')));
+process.on('exit', () => {
+  const internal = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => `internal:${m.slice('NativeModule '.length)}`);
+  writeFileSync(process.env.RPCCTL_TRACE_IMPORTS, [...loaded, ...internal].join('\n'));
+});
