@@ -61,6 +61,8 @@ describe.skipIf(!up)('the response cache shared through Redis', () => {
         const ttl = await c.pTTL(`${prefix}cache:high`);
         expect(ttl).toBeGreaterThan(0);
         expect(ttl).toBeLessThanOrEqual(60_000);
+        // The height index expires with its newest answer: every key this tier writes has a TTL.
+        expect(await c.pTTL(`${prefix}cache:by-height:1`)).toBeGreaterThan(0);
       });
 
       // A reorg at 10 seen by A: B's memory and Redis lose what is at 10 and above, in that environment only.

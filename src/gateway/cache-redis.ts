@@ -5,13 +5,16 @@ import type { SharedCacheTier } from './cache.js';
 /**
  * Stores one answer and indexes it by height. KEYS: the answer, the environment's height index,
  * its expiry index. ARGV: value, ttl ms, height ('' for none), now ms. The expiry index lets each
- * write trim index members whose answers Redis already expired, so the indexes stay bounded.
+ * write trim index members whose answers Redis already expired, so the indexes stay bounded; the
+ * indexes expire with their newest answer, so every key this tier writes has a TTL.
  */
 const SET = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
   redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[2]), KEYS[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
   local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[4], 'LIMIT', 0, 100)
   if #old > 0 then
     redis.call('ZREM', KEYS[2], unpack(old))
