@@ -52,6 +52,8 @@ describe.skipIf(!up)('the response cache shared through Redis', () => {
       expect(b.get('high')).toBeUndefined();
       expect(await b.getShared('high')).toBe('"20"');
       expect(b.get('high')).toBe('"20"'); // kept in B's memory too
+      // With the block hash it relies on, so B's own probe checks it as well.
+      expect(b.anchors(1)).toEqual([[20, '0x20']]);
       expect(await b.getShared('low')).toBe('"9"');
       expect(await b.getShared('chain')).toBe('"0x1"');
       // Over the per-value cap: A's memory only.

@@ -118,7 +118,7 @@ export class RedisCacheTier implements SharedCacheTier {
     return tier;
   }
 
-  async get(key: string): Promise<{ text: string; envId: number; height: number | undefined } | undefined> {
+  async get(key: string): Promise<{ text: string; envId: number; height: number | undefined; hash: string | undefined } | undefined> {
     if (!this.#client.isReady || Date.now() < this.#skipReadsUntil) return this.#miss();
     const raw = await this.#bounded(this.#client.get(this.#prefix + key));
     if (raw === undefined) {
@@ -126,17 +126,20 @@ export class RedisCacheTier implements SharedCacheTier {
       return this.#miss();
     }
     if (raw === null) return undefined;
-    // `<envId>\n<height or empty>\n<answer>`
+    // `<envId>\n<height or empty>\n<block hash or empty>\n<answer>`
     const a = raw.indexOf('\n');
     const b = raw.indexOf('\n', a + 1);
-    if (a < 0 || b < 0) return undefined;
+    const c = raw.indexOf('\n', b + 1);
+    if (a < 0 || b < 0 || c < 0) return undefined;
     const height = raw.slice(a + 1, b);
-    return { envId: Number(raw.slice(0, a)), height: height === '' ? undefined : Number(height), text: raw.slice(b + 1) };
+    const hash = raw.slice(b + 1, c);
+    return { envId: Number(raw.slice(0, a)), height: height === '' ? undefined : Number(height), hash: hash === '' ? undefined : hash, text: raw.slice(c + 1) };
   }
 
-  async set(key: string, text: string, envId: number, height: number | undefined): Promise<void> {
+  async set(key: string, text: string, envId: number, height: number | undefined, hash?: string): Promise<void> {
+    // JSON answers from nodes are ASCII (hex), so characters count bytes without encoding them.
     if (!this.#client.isReady || text.length > this.#maxValueBytes) return;
-    const value = `${envId}\n${height ?? ''}\n${text}`;
+    const value = `${envId}\n${height ?? ''}\n${hash ?? ''}\n${text}`;
     await this.#bounded(this.#client.eval(SET, {
       keys: [this.#prefix + key, this.#heightIndex(envId), this.#expiryIndex(envId)],
       arguments: [value, String(this.#ttlMs), height === undefined ? '' : String(height), String(Date.now())],
