@@ -345,7 +345,7 @@ describe('cache and getLogs rules', () => {
   });
 
   it('shares answers and reorg drops between instances through a shared tier', async () => {
-    // An in-process stand-in with the shared tier's contract (the Redis tier is not built yet).
+    // An in-process stand-in with the shared tier's contract (the Redis tier: gateway-cache-redis.test.ts).
     const store = new Map<string, { text: string; envId: number; height: number | undefined }>();
     const listeners: Array<(envId: number, height: number) => void> = [];
     const tier = (): SharedCacheTier => {

@@ -169,7 +169,11 @@ export const configSchema = z.strictObject({
     url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
     /** Prepended to every key, so deployments can share one Redis. */
     key_prefix: z.string().max(100).default('rpcctl:'),
-  }).default({ key_prefix: 'rpcctl:' }),
+    /** How long the gateway's final answers live in the shared cache tier; 0: each instance caches alone. */
+    cache_ttl_ms: z.number().int().min(0).default(3_600_000),
+    /** Answers larger than this stay in the instance's memory only. */
+    cache_max_value_bytes: z.number().int().min(1).default(1024 * 1024),
+  }).default({ key_prefix: 'rpcctl:', cache_ttl_ms: 3_600_000, cache_max_value_bytes: 1024 * 1024 }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
 });

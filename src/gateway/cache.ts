@@ -23,8 +23,9 @@ export interface ChainView {
  * memory too, hence `onDrop`.
  */
 export interface SharedCacheTier {
-  get(key: string): Promise<{ text: string; envId: number; height: number | undefined } | undefined>;
-  set(key: string, text: string, envId: number, height: number | undefined): Promise<void>;
+  /** `hash`: the block the answer came from, so each instance's probe checks what it took from here too. */
+  get(key: string): Promise<{ text: string; envId: number; height: number | undefined; hash?: string | undefined } | undefined>;
+  set(key: string, text: string, envId: number, height: number | undefined, hash?: string): Promise<void>;
   /** Drops shared entries of the environment at `height` and above, and tells the other instances. */
   dropFrom(envId: number, height: number): Promise<void>;
   /** Registers what to do when another instance dropped entries. */
@@ -129,23 +130,28 @@ export class ResponseCache {
     if (!e) return undefined;
     this.stats.hits++;
     this.stats.misses--;
-    this.#store(key, e.text, e.envId, e.height);
+    this.#keep(key, e.text, e.envId, e.height, e.hash);
     return e.text;
   }
 
   set(key: string, text: string, envId: number, height: number | undefined, hash: string | undefined): void {
+    if (this.#keep(key, text, envId, height, hash)) void this.#shared?.set(key, text, envId, height, hash).catch(() => {});
+  }
+
+  /** Stores in memory and remembers the block hash the answer relies on; false when it did not fit. */
+  #keep(key: string, text: string, envId: number, height: number | undefined, hash: string | undefined): boolean {
     if (height !== undefined && hash !== undefined) {
       const known = this.#anchors.get(envId)?.get(height);
       // Two answers disagree on the block at this height: the chain moved under us.
       if (known !== undefined && known !== hash) this.dropFrom(envId, height);
     }
-    if (!this.#store(key, text, envId, height)) return;
+    if (!this.#store(key, text, envId, height)) return false;
     if (height !== undefined && hash !== undefined) {
       let anchors = this.#anchors.get(envId);
       if (!anchors) this.#anchors.set(envId, anchors = new Map());
       anchors.set(height, hash);
     }
-    void this.#shared?.set(key, text, envId, height).catch(() => {});
+    return true;
   }
 
   /** False when the answer is larger than the whole cache. */

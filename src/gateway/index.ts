@@ -5,7 +5,7 @@ import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
 import { NodeProbe } from './probe.js';
-import { ResponseCache, type ChainView } from './cache.js';
+import { ResponseCache, type ChainView, type SharedCacheTier } from './cache.js';
 import { CallHandler } from './calls.js';
 import { logsPolicies } from './logs.js';
 import { registerUpstreamMetrics } from './upstream-metrics.js';
@@ -20,6 +20,7 @@ import type { WindowLimiter } from '../limits/index.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
+export { RedisCacheTier, type RedisCacheOptions } from './cache-redis.js';
 export type { EndpointRegistry, EndpointState } from './registry.js';
 export type { UsageMeter } from './meter.js';
 export type { UpstreamSnapshot } from './health.js';
@@ -44,7 +45,7 @@ export interface Gateway {
 
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { sharedRps?: WindowLimiter } = {},
+  opts: { sharedRps?: WindowLimiter; sharedCache?: SharedCacheTier } = {},
 ): Promise<Gateway> {
   const registry = new EndpointRegistry(store, config);
   await registry.start(config.gateway.registry_reload_ms);
@@ -64,7 +65,7 @@ export async function createGateway(
   );
   // The probe writes the chain views (head, finalized) that the cache and the getLogs guard read.
   const chain = new Map<number, ChainView>();
-  const cache = g.cache_max_bytes > 0 ? new ResponseCache(g.cache_max_bytes) : undefined;
+  const cache = g.cache_max_bytes > 0 ? new ResponseCache(g.cache_max_bytes, opts.sharedCache) : undefined;
   const probe = new NodeProbe(store, upstreams, log, { cache, views: chain });
   probe.start(g.probe_interval_ms);
   // Selection state, chain heights and the cache are served on the same /metrics as the rest.

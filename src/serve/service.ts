@@ -4,7 +4,7 @@ import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../conf
 import { Store, storeUrl } from '../store/index.js';
 import { openLimits, redisUrl, type Limits } from '../limits/index.js';
 import { createApiServer } from '../api/index.js';
-import { createGateway, type Gateway } from '../gateway/index.js';
+import { createGateway, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
@@ -62,6 +62,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
   const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
+  // Final answers one instance fetched serve the others; a reorg seen by one drops them everywhere.
+  const sharedCache = redis && config.redis.cache_ttl_ms > 0 && config.gateway.cache_max_bytes > 0
+    ? await RedisCacheTier.open({ url: redis, keyPrefix: config.redis.key_prefix, log, ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes })
+    : undefined;
 
   let gateway: Gateway | undefined;
   let addressWatch: AddressWatch | undefined;
@@ -71,7 +75,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let keyUse: KeyUseRecorder | undefined;
   let retention: RetentionJob | undefined;
   try {
-    gateway = await createGateway(store, config, log, metrics, logger, { sharedRps: limits.kind === 'redis' ? limits.window('rps', 1000) : undefined });
+    gateway = await createGateway(store, config, log, metrics, logger, { sharedRps: limits.kind === 'redis' ? limits.window('rps', 1000) : undefined, sharedCache });
     addressWatch = await startAddressWatch({
       store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
@@ -105,6 +109,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await gateway?.stop();
     await store.close();
     await limits.close();
+    await sharedCache?.close();
     throw err;
   }
   const gw = gateway;
@@ -130,6 +135,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
         await store.close();
         await limits.close();
+        await sharedCache?.close();
       })();
       return stopping;
     },

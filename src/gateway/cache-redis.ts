@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import { createClient } from 'redis';
+import type { SharedCacheTier } from './cache.js';
+
+/**
+ * Stores one answer and indexes it by height. KEYS: the answer, the environment's height index,
+ * its expiry index. ARGV: value, ttl ms, height ('' for none), now ms. The expiry index lets each
+ * write trim index members whose answers Redis already expired, so the indexes stay bounded; the
+ * indexes expire with their newest answer, so every key this tier writes has a TTL.
+ */
+const SET = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+  redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[2]), KEYS[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[4], 'LIMIT', 0, 100)
+  if #old > 0 then
+    redis.call('ZREM', KEYS[2], unpack(old))
+    redis.call('ZREM', KEYS[3], unpack(old))
+  end
+end
+return 1
+`;
+
+/** Deletes the environment's answers at height ARGV[1] and above. KEYS: height index, expiry index. */
+const DROP = `
+local n = 0
+while true do
+  local ks = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0, 500)
+  if #ks == 0 then break end
+  n = n + redis.call('DEL', unpack(ks))
+  redis.call('ZREM', KEYS[1], unpack(ks))
+  redis.call('ZREM', KEYS[2], unpack(ks))
+end
+return n
+`;
+
+/**
+ * A shared read waits no longer than this; after it the instance asks its upstream, as on any
+ * miss, and skips Redis reads for `BACKOFF_MS` so a slow Redis does not slow every miss.
+ */
+const READ_TIMEOUT_MS = 250;
+const BACKOFF_MS = 1000;
+
+function connectClient(url: string) {
+  return createClient({
+    url,
+    // Commands fail at once while disconnected instead of queueing behind the outage.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
+  });
+}
+
+type Client = ReturnType<typeof connectClient>;
+
+export interface RedisCacheOptions {
+  url: string;
+  keyPrefix: string;
+  log: (line: string) => void;
+  /** How long a shared answer lives (final answers do not change; this bounds Redis memory). */
+  ttlMs?: number;
+  /** Answers larger than this stay in the instance's memory only. */
+  maxValueBytes?: number;
+  /** How long start-up waits for the first connection before it serves from memory alone. */
+  connectWaitMs?: number;
+}
+
+/**
+ * The response cache's shared tier in Redis: an answer per key (`<prefix>cache:<key>`, with a
+ * TTL), a sorted set of answer keys by height per environment so a reorg deletes exactly what it
+ * covers, and a pub/sub channel telling the other instances to drop their memory entries too.
+ * Redis away, slow or failing: every method resolves (reads as a miss, writes and drops as
+ * nothing) within a small bound, so the memory tier alone serves and no client sees an error;
+ * one warning per outage.
+ */
+export class RedisCacheTier implements SharedCacheTier {
+  readonly #client: Client;
+  readonly #sub: Client;
+  readonly #prefix: string;
+  readonly #channel: string;
+  readonly #log: (line: string) => void;
+  readonly #ttlMs: number;
+  readonly #maxValueBytes: number;
+  /** Tells this instance's own drops apart from the others' on the channel. */
+  readonly #instance = randomBytes(8).toString('hex');
+  readonly #listeners: Array<(envId: number, height: number) => void> = [];
+  #degraded = false;
+  #skipReadsUntil = 0;
+  /** Reads, writes and drops that Redis did not serve (for metrics and tests). */
+  fallbacks = 0;
+
+  private constructor(client: Client, sub: Client, o: RedisCacheOptions) {
+    this.#client = client;
+    this.#sub = sub;
+    this.#prefix = `${o.keyPrefix}cache:`;
+    this.#channel = `${o.keyPrefix}cache-drops`;
+    this.#log = o.log;
+    this.#ttlMs = o.ttlMs ?? 3_600_000;
+    this.#maxValueBytes = o.maxValueBytes ?? 1024 * 1024;
+  }
+
+  static async open(o: RedisCacheOptions): Promise<RedisCacheTier> {
+    const client = connectClient(o.url);
+    const sub = client.duplicate();
+    const tier = new RedisCacheTier(client, sub, o);
+    client.on('error', (err: Error) => tier.#degrade(err.message));
+    sub.on('error', (err: Error) => tier.#degrade(err.message));
+    client.on('ready', () => tier.#recovered());
+    let timer: NodeJS.Timeout | undefined;
+    // The subscription is restored by the client after a reconnect.
+    const connected = Promise.all([client.connect(), sub.connect().then(() => sub.subscribe(tier.#channel, (m) => tier.#onMessage(m)))])
+      .then(() => true, () => false);
+    const ok = await Promise.race([connected, new Promise<false>((r) => { timer = setTimeout(() => r(false), o.connectWaitMs ?? 2000); })]);
+    clearTimeout(timer);
+    if (!ok) tier.#degrade('no connection at start-up');
+    return tier;
+  }
+
+  async get(key: string): Promise<{ text: string; envId: number; height: number | undefined; hash: string | undefined } | undefined> {
+    if (!this.#client.isReady || Date.now() < this.#skipReadsUntil) return this.#miss();
+    const raw = await this.#bounded(this.#client.get(this.#prefix + key));
+    if (raw === undefined) {
+      this.#skipReadsUntil = Date.now() + BACKOFF_MS;
+      return this.#miss();
+    }
+    if (raw === null) return undefined;
+    // `<envId>\n<height or empty>\n<block hash or empty>\n<answer>`
+    const a = raw.indexOf('\n');
+    const b = raw.indexOf('\n', a + 1);
+    const c = raw.indexOf('\n', b + 1);
+    if (a < 0 || b < 0 || c < 0) return undefined;
+    const height = raw.slice(a + 1, b);
+    const hash = raw.slice(b + 1, c);
+    return { envId: Number(raw.slice(0, a)), height: height === '' ? undefined : Number(height), hash: hash === '' ? undefined : hash, text: raw.slice(c + 1) };
+  }
+
+  async set(key: string, text: string, envId: number, height: number | undefined, hash?: string): Promise<void> {
+    // JSON answers from nodes are ASCII (hex), so characters count bytes without encoding them.
+    if (!this.#client.isReady || text.length > this.#maxValueBytes) return;
+    const value = `${envId}\n${height ?? ''}\n${hash ?? ''}\n${text}`;
+    await this.#bounded(this.#client.eval(SET, {
+      keys: [this.#prefix + key, this.#heightIndex(envId), this.#expiryIndex(envId)],
+      arguments: [value, String(this.#ttlMs), height === undefined ? '' : String(height), String(Date.now())],
+    }));
+  }
+
+  async dropFrom(envId: number, height: number): Promise<void> {
+    if (!this.#client.isReady) {
+      // Another instance may keep serving what this one dropped until Redis is back and the
+      // answers expire; each instance's own probe still checks the anchors it cached.
+      this.fallbacks++;
+      return;
+    }
+    await this.#bounded(this.#client.eval(DROP, { keys: [this.#heightIndex(envId), this.#expiryIndex(envId)], arguments: [String(height)] }));
+    await this.#bounded(this.#client.publish(this.#channel, `${this.#instance} ${envId} ${height}`));
+  }
+
+  onDrop(listener: (envId: number, height: number) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** True while answers are shared (Redis answering). */
+  get shared(): boolean {
+    return this.#client.isReady && !this.#degraded;
+  }
+
+  async close(): Promise<void> {
+    for (const c of [this.#sub, this.#client]) {
+      try {
+        if (c.isOpen) await c.close();
+      } catch {
+        c.destroy();
+      }
+    }
+  }
+
+  #heightIndex(envId: number): string {
+    return `${this.#prefix}by-height:${envId}`;
+  }
+
+  #expiryIndex(envId: number): string {
+    return `${this.#prefix}by-expiry:${envId}`;
+  }
+
+  #onMessage(message: string): void {
+    const [from, env, height] = message.split(' ');
+    if (from === this.#instance) return;
+    const envId = Number(env);
+    const h = Number(height);
+    if (!Number.isSafeInteger(envId) || !Number.isSafeInteger(h)) return;
+    for (const l of this.#listeners) l(envId, h);
+  }
+
+  #miss(): undefined {
+    this.fallbacks++;
+    return undefined;
+  }
+
+  /** The command's reply, or undefined when Redis failed or did not answer in time. */
+  async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), READ_TIMEOUT_MS); });
+      const reply = await Promise.race([call, timeout]);
+      if (reply === undefined) {
+        call.catch(() => {});
+        this.fallbacks++;
+        this.#degrade(`no answer within ${READ_TIMEOUT_MS} ms`);
+        return undefined;
+      }
+      if (this.#degraded && this.#client.isReady) this.#recovered();
+      return reply;
+    } catch (err) {
+      this.fallbacks++;
+      this.#degrade((err as Error).message);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #recovered(): void {
+    if (this.#degraded) this.#log('gateway cache: Redis is back; cached answers are shared again');
+    this.#degraded = false;
+    this.#skipReadsUntil = 0;
+  }
+
+  #degrade(reason: string): void {
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.#log(`gateway cache: Redis unavailable (${reason}); each instance serves from its own memory cache until it is back`);
+  }
+}
