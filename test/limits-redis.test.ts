@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLimits } from '../src/limits/index.js';
+import { Metrics } from '../src/metrics/index.js';
+import { observeRedis } from '../src/serve/metrics.js';
 import { freshRedisPrefix } from './helpers/shared-stores.js';
 import { privateRedisUnavailable, startPrivateRedis, type PrivateRedis } from './helpers/private-servers.js';
 
@@ -36,6 +38,21 @@ describe.skipIf(why)('RPS windows in Redis', () => {
     }
   });
 
+  it('a batch is admitted as far as the shared window allows (three instances, one window)', async () => {
+    const all = await instances(3);
+    try {
+      const [a, b, c] = all.map((l) => l.window('rps', 1000));
+      expect(await a!.admit('ep', 10, 4, NOW)).toBe(4);
+      expect(await b!.admit('ep', 10, 4, NOW)).toBe(4);
+      expect(await c!.admit('ep', 10, 4, NOW)).toBe(2); // the rest of the window, not all or nothing
+      expect(await a!.admit('ep', 10, 1, NOW)).toBe(0);
+      expect(await b!.take('ep', 10, 1, NOW)).toBe(1); // a single call sees the same full window
+      expect(all.every((l) => l.fallbacks === 0)).toBe(true);
+    } finally {
+      await Promise.all(all.map((l) => l.close()));
+    }
+  });
+
   it('a window known to be full is refused from memory for the rest of its second (no Redis round trip)', async () => {
     const [l] = await instances(1);
     try {
@@ -55,8 +72,15 @@ describe.skipIf(why)('RPS windows in Redis', () => {
     try {
       const w = l!.window('rps', 1000);
       expect(await w.take('ep', 4, 1, NOW)).toBe(0);
+      const metrics = new Metrics({ enabled: true, processMetrics: false });
+      observeRedis(metrics, l!, undefined);
+      expect(await metrics.registry.metrics()).toContain('rpcctl_redis_shared{part="limits"} 1');
       await redis.kill();
       const during = await Promise.all(Array.from({ length: 10 }, () => w.take('ep2', 4, 1, NOW)));
+      // The fallback is never silent: a warning (below) and the metric.
+      const scraped = await metrics.registry.metrics();
+      expect(scraped).toContain('rpcctl_redis_shared{part="limits"} 0');
+      expect(Number(/rpcctl_redis_fallbacks\{part="limits"\} (\d+)/.exec(scraped)?.[1])).toBeGreaterThanOrEqual(10);
       // Never an error, never unlimited: the instance's own window of 4.
       expect(during.filter((d) => d === 0)).toHaveLength(4);
       expect(l!.fallbacks).toBeGreaterThanOrEqual(10);

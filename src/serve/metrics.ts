@@ -1,6 +1,8 @@
 import type { Metrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
+import { RedisLimits, type Limits } from '../limits/index.js';
+import type { RedisCacheTier } from '../gateway/index.js';
 
 /** Store query time, for `Store.open({ onQuery })`. */
 export function storeQueryObserver(metrics: Metrics): ((ms: number, ok: boolean) => void) | undefined {
@@ -40,5 +42,25 @@ export function observeService(metrics: Metrics, store: Store, watch: AddressWat
       g.reset();
       for (const { network, lag } of watch.scannerLags()) if (lag !== undefined) g.set({ network }, lag);
     },
+  });
+}
+
+/**
+ * Redis in multi-instance mode: whether each part counts in Redis right now (1) or fell back
+ * to this instance's memory (0), and how often memory answered instead; the fallback is never
+ * silent. Nothing is registered when the service runs without Redis.
+ */
+export function observeRedis(metrics: Metrics, limits: Limits, cache: RedisCacheTier | undefined): void {
+  const parts: Array<{ part: string; source: { shared: boolean; fallbacks: number } }> = [];
+  if (limits instanceof RedisLimits) parts.push({ part: 'limits', source: limits });
+  if (cache) parts.push({ part: 'cache', source: cache });
+  if (parts.length === 0) return;
+  metrics.gauge('redis_shared', 'Whether a part (limits, cache) counts in the shared Redis right now (1) or in this instance\'s memory (0)', {
+    labelNames: ['part'],
+    collect: (g) => { for (const { part, source } of parts) g.set({ part }, source.shared ? 1 : 0); },
+  });
+  metrics.gauge('redis_fallbacks', 'Decisions and reads this instance answered from memory because Redis did not, since start', {
+    labelNames: ['part'],
+    collect: (g) => { for (const { part, source } of parts) g.set({ part }, source.fallbacks); },
   });
 }

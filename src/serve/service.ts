@@ -13,7 +13,7 @@ import { startPayments, type Payments } from '../payments/service.js';
 import { observePayments } from '../payments/metrics.js';
 import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
-import { deliveryObserver, observeService, storeQueryObserver } from './metrics.js';
+import { deliveryObserver, observeRedis, observeService, storeQueryObserver } from './metrics.js';
 import { applyOverrides, type ServeOverrides } from './overrides.js';
 
 export interface ServiceOptions {
@@ -80,6 +80,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
     observeService(metrics, store, addressWatch);
+    observeRedis(metrics, limits, sharedCache);
     payments = await startPayments({ store, config, log, addressWatch, env });
     observePayments(metrics, store);
     const gw = gateway;
