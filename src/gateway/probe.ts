@@ -107,7 +107,7 @@ export class NodeProbe {
       return { version: root.horizon_version ?? root.core_version ?? null, blockHeight: root.history_latest_ledger ?? null };
     }
     if (env.network.family === 'tron') {
-      const res = await set.send({ method: 'POST', path: '/wallet/getnowblock', body: Buffer.from('{}'), contentType: 'application/json' });
+      const res = await set.send({ method: 'POST', path: '/wallet/getnowblock', body: Buffer.from('{}'), contentType: 'application/json', signal: this.#abort.signal });
       const block = JSON.parse(await res.body.text()) as { block_header?: { raw_data?: { number?: number } } };
       return { version: null, blockHeight: block.block_header?.raw_data?.number ?? null };
     }
@@ -115,7 +115,7 @@ export class NodeProbe {
       const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify([
         { jsonrpc: '1.0', id: 1, method: 'getnetworkinfo', params: [] },
         { jsonrpc: '1.0', id: 2, method: 'getblockcount', params: [] },
-      ])), contentType: 'application/json' });
+      ])), contentType: 'application/json', signal: this.#abort.signal });
       const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: { subversion?: string } | number }>;
       if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
       const info = answers.find((a) => a.id === 1)?.result;

@@ -194,7 +194,20 @@ export class WebSocketGateway {
     }
     this.#perEndpoint.set(ep.id, count + 1);
     const id = requestId(req);
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, ep, env, ip, id));
+    // ws drops a bad handshake, or a socket closed mid-upgrade, without calling back: the slot
+    // held for it comes back when that socket closes, or a client could fill an endpoint's quota.
+    let accepted = false;
+    socket.once('close', () => { if (!accepted) this.#releaseSlot(ep.id); });
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      accepted = true;
+      this.#accept(ws, ep, env, ip, id);
+    });
+  }
+
+  #releaseSlot(endpointId: number): void {
+    const n = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
+    if (n <= 0) this.#perEndpoint.delete(endpointId);
+    else this.#perEndpoint.set(endpointId, n);
   }
 
   #hostMatches(host: string | undefined, ep: EndpointState): boolean {
@@ -232,9 +245,7 @@ export class WebSocketGateway {
       }, 'websocket closed');
     }
     this.#conns.delete(conn);
-    const n = (this.#perEndpoint.get(conn.ep.id) ?? 1) - 1;
-    if (n <= 0) this.#perEndpoint.delete(conn.ep.id);
-    else this.#perEndpoint.set(conn.ep.id, n);
+    this.#releaseSlot(conn.ep.id);
     this.#d.metrics.wsSockets.dec({ network: conn.network });
     const hub = this.#hubs.get(conn.env.id);
     for (const { sub, feed } of conn.subs.values()) hub?.unsubscribe(sub, feed);
