@@ -58,8 +58,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const { store, config } = opts;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const router = new Router([...accountRoutes, ...endpointRoutes, ...(opts.routes ?? [])]);
-  const authenticator = new Authenticator(store);
   const limits = opts.limits ?? memoryLimits();
+  // Replays are refused across instances too: the seen signatures live where the limits do.
+  const authenticator = new Authenticator(store, { replay: limits.replayCache() });
   const perIp = limits.window('api-ip', 1000);
   const perAccount = limits.window('api-account', 60_000);
   const trusted = new IpAllowlist(config.api.trusted_proxies);

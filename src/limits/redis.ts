@@ -1,4 +1,5 @@
 import { createClient } from 'redis';
+import { MemoryReplayCache, type ReplayCache } from '../api/replay.js';
 import { MemoryWindowLimiter, type Limits, type WindowLimiter } from './window.js';
 
 /**
@@ -87,6 +88,40 @@ export class RedisLimits implements Limits {
 
   window(name: string, windowMs: number): WindowLimiter {
     return new RedisWindow(this, `${this.#prefix}${name}:`, windowMs);
+  }
+
+  replayCache(): ReplayCache {
+    return new RedisReplayCache(this, `${this.#prefix}replay:`);
+  }
+
+  /**
+   * @internal Sets `key` only if absent (`SET NX PX`): true when this call set it, false when it
+   * was there; undefined when Redis could not say (the caller falls back to its memory).
+   */
+  async setOnce(key: string, ttlMs: number): Promise<boolean | undefined> {
+    if (!this.#client.isReady) {
+      this.fallbacks++;
+      return undefined;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const call = this.#client.set(key, '1', { NX: true, PX: ttlMs });
+      const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), DECISION_TIMEOUT_MS); });
+      const reply = await Promise.race([call, timeout]);
+      if (reply === 'timeout') {
+        call.catch(() => {});
+        this.fallbacks++;
+        this.#degrade(`no answer within ${DECISION_TIMEOUT_MS} ms`);
+        return undefined;
+      }
+      return reply === 'OK';
+    } catch (err) {
+      this.fallbacks++;
+      this.#degrade((err as Error).message);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {
@@ -194,6 +229,26 @@ class RedisWindow implements WindowLimiter {
 
   #sweep(window: number): void {
     for (const [k, w] of this.#full) if (w !== window) this.#full.delete(k);
+  }
+}
+
+/**
+ * Signatures seen by any instance. This instance's memory answers a replay sent to it again
+ * without a round trip; Redis answers for the others. Redis away: memory alone, as for limits.
+ */
+class RedisReplayCache implements ReplayCache {
+  readonly #limits: RedisLimits;
+  readonly #prefix: string;
+  readonly #memory = new MemoryReplayCache();
+
+  constructor(limits: RedisLimits, prefix: string) {
+    this.#limits = limits;
+    this.#prefix = prefix;
+  }
+
+  claim(signature: string, expiresAtMs: number, nowMs: number): boolean | Promise<boolean> {
+    if (!this.#memory.claim(signature, expiresAtMs, nowMs)) return false;
+    return this.#limits.setOnce(`${this.#prefix}${signature}`, Math.max(1, expiresAtMs - nowMs)).then((set) => set ?? true);
   }
 }
 

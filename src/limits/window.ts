@@ -1,4 +1,5 @@
 import { FixedWindowLimiter } from '../api/rate-limit.js';
+import { MemoryReplayCache, type ReplayCache } from '../api/replay.js';
 
 /**
  * A fixed-window counter: `take` counts `cost` against `key` in the current window (windows
@@ -30,9 +31,11 @@ export interface Limits {
   /** `memory` (one instance) or `redis` (shared by every instance on that Redis). */
   readonly kind: 'memory' | 'redis';
   window(name: string, windowMs: number): WindowLimiter;
+  /** Where the signatures of mutating requests are remembered, so a replay is refused (api/replay.ts). */
+  replayCache(): ReplayCache;
   close(): Promise<void>;
 }
 
 export function memoryLimits(): Limits {
-  return { kind: 'memory', window: (_name, windowMs) => new MemoryWindowLimiter(windowMs), close: async () => {} };
+  return { kind: 'memory', window: (_name, windowMs) => new MemoryWindowLimiter(windowMs), replayCache: () => new MemoryReplayCache(), close: async () => {} };
 }
