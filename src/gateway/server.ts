@@ -352,6 +352,7 @@ export function takeWindow(ep: EndpointState, cost: number): number {
  */
 export function rpsWindow(shared: WindowLimiter | undefined): (ep: EndpointState, cost: number) => number | Promise<number> {
   if (!shared) return takeWindow;
-  return (ep, cost) => shared.admit(ep.uuid, ep.rpsLimit, cost);
+  // Keyed by the endpoint's id, not its UUID: the UUID is the endpoint's URL, a credential.
+  return (ep, cost) => shared.admit(String(ep.id), ep.rpsLimit, cost);
 }
 

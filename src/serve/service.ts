@@ -59,8 +59,8 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
   const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
   // Final answers one instance fetched serve the others; a reorg seen by one drops them everywhere.
   const sharedCache = redis && config.redis.cache_ttl_ms > 0 && config.gateway.cache_max_bytes > 0
