@@ -82,6 +82,9 @@ describe('input hygiene on both listeners', () => {
     const a = await get(t.baseUrl, '/v1/account', 'host: other\r\n');
     expect(a.status).toBe(400);
     expect(JSON.parse(a.body)).toEqual({ ok: false, error: 'More than one Host header' });
+    // The cabinet's pages sit behind the same listener guards as the API.
+    const page = await get(t.baseUrl, '/login', 'host: other\r\n');
+    expect(page.status).toBe(400);
   });
 
   it('oversized headers: 431 on both listeners, in each one\'s body format', async () => {

@@ -78,11 +78,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     // HEAD is GET without the body (Node leaves the body out of the answer).
     const routeMethod = method === 'HEAD' ? 'GET' : method;
 
-    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
-      rl.route = '(cabinet)';
-      return opts.pages(req, res);
-    }
-
+    // The listener's guards come first, for the cabinet's pages as for the API.
     const ipWait = await perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
     if (ipWait > 0) {
       req.resume();
@@ -91,6 +87,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     if (hasDuplicateHost(req)) {
       req.resume();
       return sendError(res, 400, 'More than one Host header');
+    }
+
+    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
+      rl.route = '(cabinet)';
+      return opts.pages(req, res);
     }
 
     if (path === '/metrics' && routeMethod === 'GET') {

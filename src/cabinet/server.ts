@@ -190,7 +190,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       return true;
     }
     if (path === '/login' && method === 'POST') {
-      const form = await readForm(req);
+      const form = await readForm(req, opts.config.api.body_timeout_ms);
       const email = (form.get('email') ?? '').trim().toLowerCase();
       const next = form.get('next') ?? '/';
       const wait = Math.max(signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit), email ? signInLimiter.take(`email:${email}`, perEmailLimit) : 0);
@@ -265,7 +265,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
     const cookie = readCookie(req, SESSION_COOKIE);
     const session = await sessions.find(cookie);
     if (path === '/logout' && method === 'POST') {
-      const form = await readForm(req);
+      const form = await readForm(req, opts.config.api.body_timeout_ms);
       if (session && !csrfOk(req, form, session)) return errorPage(res, 403, 'Forbidden', 'The form was stale or forged (CSRF token missing or wrong). Reload the page and try again.');
       if (session) await sessions.end(session.idHash);
       return redirect(res, '/login', [clearedSessionCookie(isSecure(req))]);
@@ -293,7 +293,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       }
       return redirect(res, `/login?${cookie ? 'expired=1&' : ''}next=${encodeURIComponent(next)}`, headers?.['set-cookie']);
     }
-    const form = method === 'POST' ? await readForm(req) : new URLSearchParams();
+    const form = method === 'POST' ? await readForm(req, opts.config.api.body_timeout_ms) : new URLSearchParams();
     if (method === 'POST' && !csrfOk(req, form, session)) {
       return errorPage(res, 403, 'Forbidden', 'The form was stale or forged (CSRF token missing or wrong). Reload the page and try again.');
     }
@@ -349,8 +349,9 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   };
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const body = await readBody(req, MAX_FORM_BYTES);
+/** A form body, cut off like an API body when it arrives too slowly. */
+async function readForm(req: IncomingMessage, timeoutMs: number): Promise<URLSearchParams> {
+  const body = await readBody(req, MAX_FORM_BYTES, { timeoutMs });
   const type = String(req.headers['content-type'] ?? '');
   if (body.length === 0 || !type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams();
   return new URLSearchParams(body.toString('utf8'));
