@@ -263,6 +263,15 @@ describe('eth_getLogs guards', () => {
     expect((byId.get(2) as any).result).toBe('0x7a69');
   });
 
+  it('a batch of nothing but over-range queries is answered 200 with each refusal, as a single one is', async () => {
+    const r = await rpc(url, [
+      { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [filter(0, 40)] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_getLogs', params: [filter(0, 50)] },
+    ]);
+    expect(r.status).toBe(200);
+    expect((r.body as Array<{ id: number; error: { code: number } }>).map((x) => [x.id, x.error.code]).sort()).toEqual([[1, -32602], [2, -32602]]);
+  });
+
   it('caps the number of logs one answer may carry', async () => {
     const r = await rpc(url, { jsonrpc: '2.0', id: 5, method: 'eth_getLogs', params: [filter(0, 9)] });
     expect(r.body.error.code).toBe(-32012);

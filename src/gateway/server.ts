@@ -136,8 +136,11 @@ export function createGatewayServer(deps: GatewayDeps): Server {
 
     if (parsed.valid.length + parsed.rejected.length > g.max_batch) return send(res, 400, 'batchTooLarge');
     // Elements we refuse ourselves (an eth_getLogs range over the limit) join the invalid ones.
+    const malformed = parsed.rejected.length;
     calls?.screenBatch(env, parsed);
-    if (parsed.valid.length === 0) return sendJson(res, 400, parsed.rejected);
+    // Nothing left to send: 400 when an element was malformed, else (our own refusals, as a
+    // single call gets them) 200 with the errors, which clients read as JSON-RPC errors.
+    if (parsed.valid.length === 0) return sendJson(res, malformed > 0 ? 400 : 200, parsed.rejected);
     // A batch takes what is left of the window (cached elements included: they are calls like
     // any other); the elements over it are answered in place, each with its own id.
     let admitted = takeRps(ep, parsed.calls.length);
