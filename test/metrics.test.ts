@@ -50,6 +50,9 @@ describe('GET /metrics', () => {
     expect((await call('/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     up.behaviour = 'fail500';
     expect((await call(`/${uuid}`)).status).toBe(502);
+    // The node's own 400, passed on, is no refusal of the gateway's.
+    up.behaviour = 'bad400';
+    expect((await call(`/${uuid}`)).status).toBe(400);
     up.behaviour = 'ok';
     await m.call('PATCH', `/v1/endpoints/${id}/status`, json({ status: 'paused' }));
     expect((await call(`/${uuid}`)).status).toBe(403);

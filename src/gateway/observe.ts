@@ -6,8 +6,14 @@ import type { EndpointRegistry } from './registry.js';
 
 /** The gateway's own refusals by HTTP status (403 is told apart by the endpoint's state). */
 const REASONS: Record<number, string> = {
-  400: 'invalid_request', 404: 'not_found', 405: 'method_not_allowed', 413: 'body_too_large', 429: 'rps',
+  400: 'invalid_request', 404: 'not_found', 405: 'method_not_allowed', 408: 'body_timeout', 413: 'body_too_large', 429: 'rps', 431: 'headers_too_large',
 };
+
+/**
+ * Answers the gateway passed on from an upstream (or its cache of them): whatever their status
+ * (Horizon's 404 for an unknown account, a node's 400), they are not the gateway's refusals.
+ */
+export const passedOn = new WeakSet<ServerResponse>();
 
 interface Child { inc(): void }
 
@@ -44,7 +50,7 @@ export function observeRequests(server: Server, registry: EndpointRegistry, m: G
     const status = this.statusCode;
     const c = env ? childFor(env.id, `${env.network.slug}-${env.slug}`, status, ep.paused) : childFor(0, 'unknown', status, false);
     c.request.inc();
-    c.rejection?.inc();
+    if (!passedOn.has(this)) c.rejection?.inc();
   }
 
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {

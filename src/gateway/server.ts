@@ -11,6 +11,7 @@ import { parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointRegistry, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
+import { passedOn } from './observe.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import type { WindowLimiter } from '../limits/index.js';
@@ -250,6 +251,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (!answer) return false;
     // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
     if (answer.metered) meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * answer.units);
+    passedOn.add(res);
     res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
     res.end(answer.body);
     return true;
@@ -273,6 +275,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     for (const call of answer.meteredCalls) {
       meter.record(ep.id, ep.accountId, usageMethodName(env.network, call.method), priceRpc(env.network, call.method) * handler.units(env, call));
     }
+    passedOn.add(res);
     res.writeHead(answer.status, { ...JSON_HEADERS, 'content-type': answer.contentType ?? 'application/json', 'content-length': answer.body.length });
     res.end(answer.body);
     return true;
@@ -291,6 +294,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
   }
 
   function relay(res: ServerResponse, upstream: UpstreamResponse): void {
+    passedOn.add(res);
     res.writeHead(upstream.status, upstream.contentType
       ? { 'content-type': upstream.contentType, 'access-control-allow-origin': '*' }
       : { 'access-control-allow-origin': '*' });
@@ -300,6 +304,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
   }
 
   async function mergeBatch(res: ServerResponse, upstream: UpstreamResponse, rejected: unknown[]): Promise<void> {
+    passedOn.add(res);
     const text = await upstream.body.text();
     let merged: unknown = undefined;
     try {

@@ -10,7 +10,7 @@ export interface SeenRequest {
 
 type Call = { id?: unknown; method?: string; params?: unknown };
 
-export type Behaviour = 'ok' | 'fail500' | 'hang' | 'reset';
+export type Behaviour = 'ok' | 'fail500' | 'bad400' | 'hang' | 'reset';
 
 /**
  * A JSON-RPC 2.0 node as far as the gateway can tell: answers single calls and batches,
@@ -36,6 +36,7 @@ export class FakeUpstream {
         if (this.behaviour === 'hang') return;
         if (this.behaviour === 'reset') { req.socket.destroy(); return; }
         if (this.behaviour === 'fail500') { res.writeHead(500, { 'content-type': 'text/plain' }); res.end('boom'); return; }
+        if (this.behaviour === 'bad400') { res.writeHead(400, { 'content-type': 'application/json' }); res.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params"}}'); return; }
         if (this.respond?.(seen, res)) return;
         let payload: unknown;
         try { payload = JSON.parse(seen.body); } catch { res.writeHead(400); res.end('not json'); return; }
