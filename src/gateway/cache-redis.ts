@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createClient } from 'redis';
+import { connectRedis, type RedisClient } from '../limits/index.js';
 import type { SharedCacheTier } from './cache.js';
 
 /**
@@ -44,16 +44,6 @@ return n
 const READ_TIMEOUT_MS = 250;
 const BACKOFF_MS = 1000;
 
-function connectClient(url: string) {
-  return createClient({
-    url,
-    // Commands fail at once while disconnected instead of queueing behind the outage.
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
-  });
-}
-
-type Client = ReturnType<typeof connectClient>;
 
 export interface RedisCacheOptions {
   url: string;
@@ -76,8 +66,8 @@ export interface RedisCacheOptions {
  * one warning per outage.
  */
 export class RedisCacheTier implements SharedCacheTier {
-  readonly #client: Client;
-  readonly #sub: Client;
+  readonly #client: RedisClient;
+  readonly #sub: RedisClient;
   readonly #prefix: string;
   readonly #channel: string;
   readonly #log: (line: string) => void;
@@ -91,7 +81,7 @@ export class RedisCacheTier implements SharedCacheTier {
   /** Reads, writes and drops that Redis did not serve (for metrics and tests). */
   fallbacks = 0;
 
-  private constructor(client: Client, sub: Client, o: RedisCacheOptions) {
+  private constructor(client: RedisClient, sub: RedisClient, o: RedisCacheOptions) {
     this.#client = client;
     this.#sub = sub;
     this.#prefix = `${o.keyPrefix}cache:`;
@@ -102,7 +92,7 @@ export class RedisCacheTier implements SharedCacheTier {
   }
 
   static async open(o: RedisCacheOptions): Promise<RedisCacheTier> {
-    const client = connectClient(o.url);
+    const client = connectRedis(o.url);
     const sub = client.duplicate();
     const tier = new RedisCacheTier(client, sub, o);
     client.on('error', (err: Error) => tier.#degrade(err.message));

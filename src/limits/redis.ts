@@ -24,7 +24,8 @@ return {cost, c}
 /** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
 const DECISION_TIMEOUT_MS = 250;
 
-function connectClient(url: string) {
+/** A Redis client as every shared part of the service uses it (limits, the gateway's cache). */
+export function connectRedis(url: string) {
   return createClient({
     url,
     // Commands fail at once while disconnected instead of queueing behind the outage.
@@ -33,7 +34,7 @@ function connectClient(url: string) {
   });
 }
 
-type Client = ReturnType<typeof connectClient>;
+export type RedisClient = ReturnType<typeof connectRedis>;
 
 export interface RedisLimitsOptions {
   url: string;
@@ -51,7 +52,7 @@ export interface RedisLimitsOptions {
  */
 export class RedisLimits implements Limits {
   readonly kind = 'redis' as const;
-  readonly #client: Client;
+  readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #log: (line: string) => void;
   #sha: string | undefined;
@@ -59,14 +60,14 @@ export class RedisLimits implements Limits {
   /** Decisions taken from memory because Redis did not answer. */
   fallbacks = 0;
 
-  private constructor(client: Client, o: RedisLimitsOptions) {
+  private constructor(client: RedisClient, o: RedisLimitsOptions) {
     this.#client = client;
     this.#prefix = o.keyPrefix;
     this.#log = o.log;
   }
 
   static async open(o: RedisLimitsOptions): Promise<RedisLimits> {
-    const client = connectClient(o.url);
+    const client = connectRedis(o.url);
     const limits = new RedisLimits(client, o);
     client.on('error', (err: Error) => limits.#degrade(err.message));
     client.on('ready', () => {
