@@ -6,8 +6,10 @@ import { join } from 'node:path';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 
-export async function startServe(config) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-bench-'));
+/** `opts.dataDir`: a data dir already filled (bench:scale seeds one first); else a fresh one. */
+export async function startServe(config, opts = {}) {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-bench-'));
+  const started = performance.now();
   const configFile = join(dataDir, 'config.json');
   writeFileSync(configFile, JSON.stringify(config));
   const child = spawn(process.execPath, [bin, 'serve', '--config', configFile, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -17,7 +19,14 @@ export async function startServe(config) {
       out += d;
       const api = /api\s+(http:\/\/\S+)/.exec(out);
       const gateway = /gateway\s+(http:\/\/\S+)/.exec(out);
-      if (api && /ready/.test(out)) resolve({ api: api[1], gateway: gateway?.[1] });
+      if (api && /ready/.test(out)) {
+        // Its access log goes on: drained, not kept and searched (that cost the bench a core).
+        child.stdout.off('data', onData);
+        child.stderr.off('data', onData);
+        child.stdout.resume();
+        child.stderr.resume();
+        resolve({ api: api[1], gateway: gateway?.[1], startupMs: performance.now() - started });
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);

@@ -1,11 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
+import { haveLitecoind, LITECOIND_MISSING, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -15,76 +10,31 @@ import { startTestService, type Merchant, type TestService } from './helpers/ser
  * `prevout`), so payouts are resolved through `getrawtransaction` (-txindex), and
  * `invalidateblock` makes a real reorg.
  */
-const haveNode = await new Promise<boolean>((resolve) => {
-  const p = spawn('litecoind', ['-version'], { stdio: 'ignore' });
-  p.on('error', () => resolve(false));
-  p.on('exit', (code) => resolve(code === 0));
-});
-if (!haveNode) console.warn('address-watch-litecoind: skipped: litecoind is not installed (apt-get install litecoind; .ci/run does)');
+if (!haveLitecoind) console.warn(`address-watch-litecoind: skipped: ${LITECOIND_MISSING}`);
 
 const json = (o: unknown) => JSON.stringify(o);
 type Ev = Record<string, any>;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-describe.skipIf(!haveNode)('a real UTXO node (litecoind -regtest)', () => {
-  let proc: ChildProcess;
-  let dataDir: string;
-  let rpcUrl: string;
+describe.skipIf(!haveLitecoind)('a real UTXO node (litecoind -regtest)', () => {
+  let node: Litecoind;
   let t: TestService;
   let rx: Receiver;
   let m: Merchant;
   let secret: string;
-  let id = 0;
-  const auth = `Basic ${Buffer.from('rpcctl:regtest').toString('base64')}`;
+  const rpc = <T = any>(method: string, params: unknown[] = [], wallet?: string) => node.rpc<T>(method, params, wallet);
 
-  async function rpc<T = any>(method: string, params: unknown[] = [], wallet?: string): Promise<T> {
-    const res = await request(`${rpcUrl}${wallet ? `wallet/${wallet}` : ''}`, {
-      method: 'POST', headers: { authorization: auth, 'content-type': 'text/plain' },
-      body: json({ jsonrpc: '1.0', id: ++id, method, params }),
-    });
-    const body = await res.body.json() as { result: T; error: { message: string } | null };
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-    return body.result;
-  }
   const mine = async (n: number, to: string): Promise<string[]> => rpc<string[]>('generatetoaddress', [n, to]);
   const feed = async (): Promise<Ev[]> => (await m.call('GET', '/v1/address-watch/events?limit=500')).body.events.filter((e: Ev) => e.type !== 'block');
-  async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-ltc-'));
-    const [rpcPort, p2pPort] = [await freePort(), await freePort()];
-    proc = spawn('litecoind', [
-      '-regtest', `-datadir=${dataDir}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`, '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1',
-      '-rpcuser=rpcctl', '-rpcpassword=regtest', '-txindex', '-fallbackfee=0.0001', '-listen=0', '-server', '-printtoconsole=0',
-    ], { stdio: 'ignore' });
-    rpcUrl = `http://127.0.0.1:${rpcPort}/`;
-    await until(async () => rpc('getblockchaininfo').then(() => true, () => false), 60_000);
+    node = await startLitecoind();
     await rpc('createwallet', ['w']);
     // The watched addresses live in a wallet of their own, so the payer's wallet never spends
     // their coins as its own (it would, and the scanner would rightly report payouts).
     await rpc('createwallet', ['shop']);
     rx = await startReceiver();
     t = await startTestService({
-      networks: [{
-        id: 20, slug: 'litecoin', name: 'Litecoin', family: 'utxo',
-        environments: [{ id: 40, slug: 'regtest', upstreams: [`http://rpcctl:regtest@127.0.0.1:${rpcPort}/`], confirmations: 1, address_format: { bech32: 'rltc', pub_key_hash: 111, script_hash: 58 } }],
-      }],
+      networks: [node.network()],
       webhooks: { allow_private_urls: true, timeout_ms: 2000 },
       gateway: { probe_interval_ms: 60_000 },
     }, { watch: { pollMs: 150 } });
@@ -96,13 +46,7 @@ describe.skipIf(!haveNode)('a real UTXO node (litecoind -regtest)', () => {
   afterAll(async () => {
     await t?.stop();
     await rx?.close();
-    if (proc && proc.exitCode === null) {
-      const exited = new Promise((r) => proc.once('exit', r));
-      await rpc('stop').catch(() => proc.kill('SIGTERM'));
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
-      if (proc.exitCode === null) proc.kill('SIGKILL');
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await node?.stop();
   }, 40_000);
 
   it('payments to bech32, legacy and P2SH addresses, a payout with change, and a real reorg two blocks deep', async () => {

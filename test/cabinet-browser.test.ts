@@ -388,8 +388,11 @@ describe('payments', () => {
     expect((await other.call('GET', `/v1/payments/${id}`)).body.payment.status).toBe('pending');
   });
 
-  it('settings: the API refuses a bad tolerance with its message; an xpub shows its first derived address', async () => {
+  it('settings: the API refuses a bad tolerance with its message; each xpub shows its first derived address', async () => {
     const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+    const ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
+    // BIP32 test vector 1's master private key.
+    const TPRV = 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi';
     await page.goto(`${base}/payments`);
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Payment settings' }).waitFor();
@@ -398,15 +401,24 @@ describe('payments', () => {
     await page.getByText('underpaid_tolerance_bps: must be an integer (basis points)').waitFor();
     // What was typed stays in the form.
     expect(await page.getByLabel(/Underpayment tolerance/).inputValue()).toBe('half a percent');
-    await page.getByLabel(/Extended public key/).fill(XPUB);
+    await page.getByLabel(/Extended public key \(EVM\)/).fill(XPUB);
     await page.getByLabel(/Underpayment tolerance/).fill('50');
+    // A private key for the Tron field: the API's message names the field; nothing is saved.
+    await page.getByLabel(/Extended public key \(Tron\)/).fill(TPRV);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText(/xpubs\.tron: is an extended PRIVATE key/).waitFor();
+    await page.getByLabel(/Extended public key \(Tron\)/).fill('');
+    // BIP84's zpub of "abandon ... about": its first address is the BIP's vector.
+    await page.getByLabel(/Extended public key \(Bitcoin-style chains\)/).fill(ZPUB);
     await page.getByLabel(/Fail orders screened/).selectOption('severe');
     await page.getByLabel(/Complete orders paid/).check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Payment settings saved.').waitFor();
     const { body } = await signedCall(base, ...(await freshKey()), 'GET', '/v1/payments/settings');
-    expect(body).toMatchObject({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 50, aml_fail_at: 'severe', accept_late: true });
+    expect(body).toMatchObject({ xpubs: { evm: XPUB, utxo: ZPUB }, underpaid_tolerance_bps: 50, aml_fail_at: 'severe', accept_late: true });
+    expect(body.xpubs.tron).toBeUndefined();
     expect(await page.locator('#first-address').textContent()).toContain(body.derived.evm.first_address);
+    expect(await page.locator('#first-address-utxo').textContent()).toContain('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
   });
 
   it('pages of 25 keep the status filter; a status the API does not know is its 400', async () => {

@@ -45,6 +45,16 @@ describe('rpcctl payments', () => {
     const shown = JSON.parse((await as(['payments', 'settings', '--json'])).stdout);
     expect(shown).toMatchObject({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 25, accept_late: true, aml_fail_at: 'high' });
     expect((await as(['payments', 'settings', '--no-accept-late', '--json'])).stdout).toMatch(/"accept_late": false/);
+    // BIP84's zpub of "abandon ... about" (no UTXO network here: shown in Bitcoin's prefixes); the EVM key stays.
+    const zpub = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
+    const utxo = await as(['payments', 'settings', '--xpub-utxo', zpub]);
+    expect(utxo.code, utxo.stderr).toBe(0);
+    expect(utxo.stdout).toMatch(/^first address\tbc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu \(bitcoin\)$/m);
+    expect(utxo.stderr).toMatch(/gap limit/);
+    expect(JSON.parse((await as(['payments', 'settings', '--json'])).stdout).xpubs).toEqual({ evm: XPUB, utxo: zpub });
+    const bad = await as(['payments', 'settings', '--xpub-tron', zpub]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/xpubs\.tron: is not a valid BIP32 extended public key/);
 
     const c = await as(['payments', 'create', '--order-id', 'cli-1', '--network', 'eth', '--amount', '0.000000000000000123', '--metadata', '{"cart":7}']);
     expect(c.code, c.stderr).toBe(0);

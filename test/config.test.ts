@@ -86,6 +86,17 @@ describe('config', () => {
       .toThrow(/plans\[0\]\.allowed_network_slugs\[0\]: unknown network "nope"/);
   });
 
+  it('tokens must be of their network family\'s form: TRC-20 by a checksummed T… contract, none on UTXO networks', () => {
+    expect(loadConfig(undefined).networks.find((n) => n.slug === 'tron')!.tokens).toEqual([{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }]);
+    const net = (family: string, tokens: unknown[]) => ({ networks: [{ slug: 'x', name: 'X', family, environments: [{ slug: 'mainnet' }], tokens }] });
+    expect(() => parseConfig(net('tron', [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }]))).not.toThrow();
+    // One character off: the base58check checksum fails.
+    expect(() => parseConfig(net('tron', [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u', decimals: 6 }]))).toThrow(/networks\[0\]\.tokens\[0\]\.address: has an invalid base58check checksum/);
+    expect(() => parseConfig(net('tron', [{ symbol: 'USDT', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 }]))).toThrow(/networks\[0\]\.tokens\[0\]: a 0x address is not a token form of the tron family/);
+    expect(() => parseConfig(net('evm', [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }]))).toThrow(/a T… address is not a token form of the evm family/);
+    expect(() => parseConfig(net('utxo', [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }]))).toThrow(/utxo networks have no tokens/);
+  });
+
   it('reports unreadable and malformed files as ConfigError', () => {
     expect(() => loadConfig(join(dir, 'missing.json'))).toThrow(ConfigError);
     const bad = join(dir, 'bad.json');

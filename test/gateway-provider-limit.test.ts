@@ -32,8 +32,9 @@ it('a provider answering 429 is failed over and ranked down, not relayed to the 
     expect(r.statusCode).toBe(200);
     expect(await r.body.json()).toEqual({ jsonrpc: '2.0', id: i, result: '0x1234' });
   }
-  const state = t.service.gateway.upstreams.snapshot().get(1)!;
-  expect(state[0]).toMatchObject({ status: 'down', last_error: 'HTTP 429' });
+  // Upstream state lives in the gateway's workers and reaches the main thread's view on their next push.
+  await expect.poll(() => t.service.gateway.upstreams.snapshot().get(1)![0], { timeout: 5000 })
+    .toMatchObject({ status: 'down', last_error: 'HTTP 429' });
   // Tried once (and by the probe, perhaps), then left alone while backed off.
   expect(limited.seen.filter((s) => !s.body.startsWith('[')).length).toBe(1);
 });

@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { covers, fromBaseUnits, toBaseUnits } from '../src/payments/amounts.js';
 import { combine, failsAt, type AmlResult } from '../src/payments/aml/types.js';
 import { parseSanctionsList, sanctionKey } from '../src/payments/aml/sanctions.js';
-import { evmAddressAt, parseXpub, XpubError } from '../src/payments/derive.js';
+import { p2wpkh, NETWORK } from '@scure/btc-signer';
+import { privateKeyToAddress } from 'viem/accounts';
+import { bitcoinAddressFormat } from '../src/config/defaults.js';
+import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from '../src/payments/derive.js';
+import type { Environment } from '../src/store/index.js';
+import { parseTronAddress } from '../src/watch/tron/address.js';
 
 describe('amounts in base units, never floating point', () => {
   it('converts decimal strings exactly, including what a double gets wrong', () => {
@@ -64,6 +69,65 @@ describe('BIP32 derivation from an extended public key', () => {
     expect(() => parseXpub(xprv)).toThrow(/PRIVATE key/);
     expect(() => parseXpub('xpub-not-really')).toThrow(/not a valid BIP32 extended public key/);
     expect(() => evmAddressAt('xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8', 0x80000000)).toThrow(/non-hardened/);
+  });
+});
+
+const ABANDON = mnemonicToSeedSync('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
+const BTC = bitcoinAddressFormat('mainnet')!;
+const TBTC = bitcoinAddressFormat('testnet')!;
+const env = (network: string, slug: string, bech32: string | null = 'bc'): Environment => ({
+  id: 1, slug, upstreams: [], confirmations: 1, addressFormat: { bech32, pub_key_hash: 0, script_hash: 5 },
+  network: { id: 1, uuid: '', slug: network, name: network, family: 'utxo', sort: 0, credits: { default: 1, methods: {} }, environments: [] },
+});
+
+describe('UTXO and Tron addresses from extended public keys', () => {
+  it('BIP84: the published zpub and vpub of "abandon ... about" give its published addresses', () => {
+    // BIP84's test vectors (account 0, m/84'/0'/0' and the testnet m/84'/1'/0').
+    const zpub = parseUtxoXpub('zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs');
+    expect(zpub).toMatchObject({ prefix: 'zpub', testnet: false, script: 'wpkh' });
+    expect(utxoAddressAt(zpub, BTC, 0)).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
+    expect(utxoAddressAt(zpub, BTC, 1)).toBe('bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g');
+    const vpub = parseUtxoXpub('vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc');
+    expect(utxoAddressAt(vpub, TBTC, 0)).toBe('tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl');
+    // The same key in Litecoin's regtest prefixes: the same witness program, another hrp.
+    expect(utxoAddressAt(vpub, { bech32: 'rltc', pub_key_hash: 111, script_hash: 58 }, 0)).toMatch(/^rltc1q/);
+  });
+
+  it('an xpub of the same account derives native segwit (BIP84 by default); a ypub nested segwit (BIP49 vector)', () => {
+    const account = HDKey.fromMasterSeed(ABANDON).derive("m/84'/0'/0'");
+    const x = parseUtxoXpub(account.publicExtendedKey);
+    expect(x).toMatchObject({ prefix: 'xpub', script: 'default' });
+    expect(utxoAddressAt(x, BTC, 0)).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
+    // Independently: the private path m/84'/0'/0'/0/7 through btc-signer.
+    expect(utxoAddressAt(x, BTC, 7)).toBe(p2wpkh(HDKey.fromMasterSeed(ABANDON).derive("m/84'/0'/0'/0/7").publicKey!, NETWORK).address);
+    // The external-chain key (depth 4) derives the index directly.
+    expect(utxoAddressAt(parseUtxoXpub(account.deriveChild(0).publicExtendedKey), BTC, 1)).toBe('bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g');
+    const ypub = parseUtxoXpub('ypub6Ww3ibxVfGzLrAH1PNcjyAWenMTbbAosGNB6VvmSEgytSER9azLDWCxoJwW7Ke7icmizBMXrzBx9979FfaHxHcrArf3zbeJJJUZPf663zsP');
+    expect(utxoAddressAt(ypub, BTC, 0)).toBe('37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf');
+    // No segwit on the chain (Dogecoin-style): an xpub derives P2PKH.
+    expect(utxoAddressAt(x, { bech32: null, pub_key_hash: 0x1e, script_hash: 0x16 }, 0)).toMatch(/^D/);
+  });
+
+  it('a key of the wrong network, a segwit key on a chain without segwit, and private keys are refused with the reason', () => {
+    const zpub = parseUtxoXpub('zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs');
+    expect(utxoKeyFits(zpub, env('bitcoin', 'mainnet'))).toBeUndefined();
+    expect(utxoKeyFits(zpub, env('bitcoin', 'testnet'))).toMatch(/mainnet key \(zpub\); bitcoin-testnet takes a test-network key/);
+    expect(utxoKeyFits(zpub, env('dogecoin', 'mainnet', null))).toMatch(/segwit/);
+    const zprv = HDKey.fromMasterSeed(ABANDON, { public: 0x04b24746, private: 0x04b2430c }).derive("m/84'/0'/0'").privateExtendedKey;
+    expect(zprv.startsWith('zprv')).toBe(true);
+    expect(() => parseUtxoXpub(zprv)).toThrow(/PRIVATE key/);
+    expect(() => parseUtxoXpub('zpub-nope')).toThrow(/not a valid extended public key/);
+  });
+
+  it("Tron: m/44'/195'/0'/0/i of the same seed, checked against an independent EVM derivation", () => {
+    const xpub = HDKey.fromMasterSeed(ABANDON).derive("m/44'/195'/0'").publicExtendedKey;
+    expect(tronAddressAt(xpub, 0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    for (const i of [0, 1, 19]) {
+      // viem's private key -> address, then 0x41 + the same 20 bytes, base58check.
+      const priv = HDKey.fromMasterSeed(ABANDON).derive(`m/44'/195'/0'/0/${i}`).privateKey!;
+      const evm = privateKeyToAddress(`0x${Buffer.from(priv).toString('hex')}`);
+      expect(tronAddressAt(xpub, i)).toBe(parseTronAddress(`41${evm.slice(2)}`).display);
+    }
   });
 });
 

@@ -329,13 +329,17 @@ type PaymentList struct {
 
 // PaymentXpubs are the extended public keys addresses are derived from.
 type PaymentXpubs struct {
-	EVM string `json:"evm,omitempty"`
+	EVM  string `json:"evm,omitempty"`
+	UTXO string `json:"utxo,omitempty"`
+	Tron string `json:"tron,omitempty"`
 }
 
 // DerivedAddress shows where derivation from an xpub starts and stands.
 type DerivedAddress struct {
 	FirstAddress string `json:"first_address"`
 	NextIndex    int64  `json:"next_index"`
+	// Network names the network whose prefixes FirstAddress is written in (UTXO only).
+	Network string `json:"network,omitempty"`
 }
 
 // PaymentSettings are the account's payment settings.
@@ -347,9 +351,11 @@ type PaymentSettings struct {
 	Derived               DerivedAddresses `json:"derived"`
 }
 
-// DerivedAddresses shows derivation per chain family; EVM is nil without an EVM xpub.
+// DerivedAddresses shows derivation per chain family; each is nil without its xpub.
 type DerivedAddresses struct {
-	EVM *DerivedAddress `json:"evm,omitempty"`
+	EVM  *DerivedAddress `json:"evm,omitempty"`
+	UTXO *DerivedAddress `json:"utxo,omitempty"`
+	Tron *DerivedAddress `json:"tron,omitempty"`
 }
 
 // PaymentSettingsInput changes payment settings; nil fields keep their value.
@@ -357,6 +363,11 @@ type PaymentSettingsInput struct {
 	// EVMXpub is an extended public key (xpub... or tpub...); "" removes it. A new xpub
 	// restarts derivation at index 0.
 	EVMXpub *string `json:"-"`
+	// UTXOXpub is a Bitcoin-style wallet's account key (zpub/ypub/xpub; vpub/upub/tpub on
+	// test networks); "" removes it.
+	UTXOXpub *string `json:"-"`
+	// TronXpub is the xpub of m/44'/195'/0'; "" removes it.
+	TronXpub *string `json:"-"`
 	// AMLFailAt is the lowest risk level that fails an order: "medium", "high" or "severe".
 	AMLFailAt *string `json:"aml_fail_at,omitempty"`
 	// UnderpaidToleranceBPS is how far (0..10000 basis points) an order may fall short and still be paid.
@@ -364,12 +375,18 @@ type PaymentSettingsInput struct {
 	AcceptLate            *bool `json:"accept_late,omitempty"`
 }
 
-// MarshalJSON nests EVMXpub as the API's {"xpubs": {"evm": ...}}.
+// MarshalJSON nests the xpubs as the API's {"xpubs": {"evm": ..., "utxo": ..., "tron": ...}}.
 func (in PaymentSettingsInput) MarshalJSON() ([]byte, error) {
 	type plain PaymentSettingsInput
 	var xpubs *map[string]string
-	if in.EVMXpub != nil {
-		xpubs = &map[string]string{"evm": *in.EVMXpub}
+	for family, key := range map[string]*string{"evm": in.EVMXpub, "utxo": in.UTXOXpub, "tron": in.TronXpub} {
+		if key == nil {
+			continue
+		}
+		if xpubs == nil {
+			xpubs = &map[string]string{}
+		}
+		(*xpubs)[family] = *key
 	}
 	return json.Marshal(struct {
 		Xpubs *map[string]string `json:"xpubs,omitempty"`

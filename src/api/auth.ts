@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { safeEqualHex } from '../client/signing.js';
-import { findActiveKey, getAccount, type AccountRow, type ActiveKey, type Store } from '../store/index.js';
+import { ChangeWatch, findActiveKey, getAccount, type AccountRow, type ActiveKey, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
 import { HttpError } from './http.js';
 import { MemoryReplayCache, type ReplayCache } from './replay.js';
@@ -41,28 +41,39 @@ const REPLAYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 interface CachedKey {
   key: AuthenticatedKey | null;
-  expires: number;
+  /** The ChangeWatch generation it was read at. */
+  generation: number;
+  readAt: number;
 }
+
+/**
+ * A key is read again after this long even when nothing announced a change: a row edited by
+ * hand (SQL, not rpcctl) moves no counter. One read per key a minute costs nothing.
+ */
+const MAX_AGE_MS = 60_000;
 
 const EMPTY_SHA256 = createHash('sha256').digest('hex');
 
 /**
- * Verifies the three signature headers. Keys (with their account) are cached for a second:
- * revocations, plan and allowlist changes made by `rpcctl admin` in another process apply
- * within that time, and the hot path skips the store and the secret's decryption.
+ * Verifies the three signature headers. Keys (with their account and plan) come from memory:
+ * the hot path skips the store and the secret's decryption. The cache follows every change to
+ * keys and accounts (ChangeWatch `auth`): one made in this process (API, cabinet) applies to
+ * the next request; one made by `rpcctl admin` or another instance applies within 100 ms on
+ * SQLite (`PRAGMA data_version`), and on PostgreSQL within `authCheckMs` (1 s) at most, at once
+ * when its NOTIFY arrives.
  */
 export class Authenticator {
   readonly #store: Store;
   readonly #skewSeconds: number;
-  readonly #ttlMs: number;
+  readonly #watch: ChangeWatch;
   readonly #cache = new Map<string, CachedKey>();
   readonly #replay: ReplayCache;
 
-  constructor(store: Store, opts: { skewSeconds?: number; cacheTtlMs?: number; replay?: ReplayCache } = {}) {
+  constructor(store: Store, opts: { skewSeconds?: number; authCheckMs?: number; replay?: ReplayCache } = {}) {
     this.#store = store;
     this.#replay = opts.replay ?? new MemoryReplayCache();
     this.#skewSeconds = opts.skewSeconds ?? 300;
-    this.#ttlMs = opts.cacheTtlMs ?? 1000;
+    this.#watch = new ChangeWatch(store, 'auth', { checkMs: opts.authCheckMs });
   }
 
   /**
@@ -104,15 +115,17 @@ export class Authenticator {
   }
 
   async #lookup(id: string, nowMs: number): Promise<CachedKey['key']> {
-    const hit = this.#cache.get(id);
-    if (hit && hit.expires > nowMs) return hit.key;
-    // Key ids are UUIDs; anything else cannot exist, and need not reach the store.
+    // Key ids are UUIDs; anything else cannot exist, and need not reach the store or the cache.
     if (id.length > 64) return null;
+    const generation = await this.#watch.current(nowMs);
+    const hit = this.#cache.get(id);
+    if (hit && hit.generation === generation && nowMs - hit.readAt < MAX_AGE_MS) return hit.key;
     const found = await findActiveKey(this.#store, id);
     const account = found ? await getAccount(this.#store, found.accountId) : undefined;
     const key = found && account ? { ...found, allowlist: new IpAllowlist(found.allowedIps), account } : null;
     if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(id, { key, expires: nowMs + this.#ttlMs });
+    // Read at the generation seen before the reads: a change during them leaves this entry stale.
+    this.#cache.set(id, { key, generation, readAt: nowMs });
     return key;
   }
 }

@@ -15,11 +15,19 @@ export class HttpError extends Error {
 export const badRequest = (message: string) => new HttpError(400, message);
 export const notFound = (message = 'Not found') => new HttpError(404, message);
 
+/** A body serialised once and sent many times (a cached listing): a handler may return it instead of an object. */
+export class JsonBody {
+  readonly bytes: Buffer;
+  constructor(value: object) {
+    this.bytes = Buffer.from(JSON.stringify(value));
+  }
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  const text = JSON.stringify(body);
+  const text = body instanceof JsonBody ? body.bytes : JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
+    'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.length,
     'cache-control': 'no-store',
     ...headers,
   });

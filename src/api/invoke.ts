@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { AccountRow } from '../store/index.js';
 import { formatIssues } from '../util/zod.js';
-import { HttpError } from './http.js';
+import { HttpError, JsonBody } from './http.js';
 import type { AppContext, Router } from './router.js';
 
 export function validate(schema: z.ZodType | undefined, value: unknown): unknown {
@@ -34,5 +34,7 @@ export async function invokeRoute<T = Record<string, unknown>>(
   const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
   // No API key took part; handlers act on the account alone.
   const key = { id: '', accountId: account.id, secret: '', allowedIps: [] };
-  return (await def.handler({ params, query, body, key, account, req, app })) as T;
+  const result = await def.handler({ params, query, body, key, account, req, app });
+  // A copy of a shared body: the caller may do as it likes with it.
+  return (result instanceof JsonBody ? JSON.parse(result.bytes.toString()) : result) as T;
 }

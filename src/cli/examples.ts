@@ -58,6 +58,6 @@ export const EXAMPLES: Record<string, string[]> = {
   'payments list': ['rpcctl payments list --status paid -n 20', 'rpcctl payments list --jq \'.[] | select(.overpaid) | .order_id\''],
   'payments cancel': ['rpcctl payments cancel pay_Xk3... --yes'],
   'payments watch': ['rpcctl payments watch pay_Xk3...', 'rpcctl payments watch pay_Xk3... --jq .status'],
-  'payments settings': ['rpcctl payments settings', 'rpcctl payments settings --xpub xpub6C... --tolerance-bps 50 --accept-late'],
+  'payments settings': ['rpcctl payments settings', 'rpcctl payments settings --xpub xpub6C... --tolerance-bps 50 --accept-late', 'rpcctl payments settings --xpub-utxo zpub6r... --xpub-tron xpub6D...'],
   'admin upstreams': ['rpcctl admin upstreams', 'rpcctl admin upstreams --json --jq \'.environments[].upstreams[] | select(.status != "healthy")\''],
 };

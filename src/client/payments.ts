@@ -55,11 +55,17 @@ export interface CreatePayment {
 }
 
 export interface PaymentSettings {
-  xpubs: { evm?: string };
+  /** Extended public keys per chain family: `evm` (xpub), `utxo` (zpub/ypub/xpub, v/u/tpub on test networks), `tron` (xpub of m/44'/195'/0'). */
+  xpubs: { evm?: string; utxo?: string; tron?: string };
   aml_fail_at: 'medium' | 'high' | 'severe';
   underpaid_tolerance_bps: number;
   accept_late: boolean;
-  derived: { evm?: { first_address: string; next_index: number } };
+  derived: {
+    evm?: { first_address: string; next_index: number };
+    /** `network`: the network whose prefixes `first_address` is written in. */
+    utxo?: { first_address: string; network: string; next_index: number };
+    tron?: { first_address: string; next_index: number };
+  };
 }
 
 /** A `payment_order` webhook body. */

@@ -111,7 +111,8 @@ export const defaultNetworks: NetworkConfig[] = [
   },
   {
     // The Tron HTTP API (java-tron full nodes, TronGrid). TronGrid rate-limits keyless use.
-    id: 9, slug: 'tron', name: 'Tron', family: 'tron', sort: 90, tokens: [],
+    // USDT-TRC20 is Tether's mainnet contract (6 decimals); on Nile list the test token your shop uses instead.
+    id: 9, slug: 'tron', name: 'Tron', family: 'tron', sort: 90, tokens: [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }],
     environments: [
       { id: 15, slug: 'mainnet', upstreams: ['https://api.trongrid.io'], ws_upstreams: [], confirmations: 19 },
       { id: 16, slug: 'nile', upstreams: ['https://nile.trongrid.io'], ws_upstreams: [], confirmations: 19 },

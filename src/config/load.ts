@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
 import { bitcoinAddressFormat, defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
+import { parseTronAddress } from '../watch/tron/address.js';
 
 export class ConfigError extends Error {
   readonly code = 'E_CONFIG';
@@ -69,6 +70,19 @@ function checkConsistency(config: Config, source: string): void {
       if (netIds.has(n.id)) fail(`networks[${i}].id: duplicate network id ${n.id}`);
       netIds.add(n.id);
     }
+    n.tokens.forEach((t, j) => {
+      // Checked here, where the family is known: a token of another chain's form could never match a transfer.
+      const form = t.asset !== undefined ? 'stellar' : t.address!.startsWith('0x') ? 'evm' : 'tron';
+      if (n.family === 'utxo') fail(`networks[${i}].tokens[${j}]: utxo networks have no tokens (orders there are in the native coin)`);
+      if (form !== n.family) fail(`networks[${i}].tokens[${j}]: ${form === 'stellar' ? 'asset (CODE:ISSUER)' : `a ${form === 'evm' ? '0x' : 'T…'} address`} is not a token form of the ${n.family} family`);
+      if (form === 'tron') {
+        try {
+          parseTronAddress(t.address!);
+        } catch (err) {
+          fail(`networks[${i}].tokens[${j}].address: ${(err as Error).message}`);
+        }
+      }
+    });
     const envSlugs = new Set<string>();
     n.environments.forEach((e, j) => {
       if (envSlugs.has(e.slug)) fail(`networks[${i}].environments[${j}].slug: duplicate environment "${e.slug}"`);

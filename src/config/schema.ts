@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
 
@@ -65,8 +66,8 @@ export const planSchema = z.strictObject({
 
 /** Request bodies held in memory: per client address and in total, and how long one may take to arrive. */
 const bodyLimits = {
-  max_inflight_bytes_per_ip: z.number().int().min(1024).default(8 * 1024 * 1024),
-  max_inflight_bytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+  max_inflight_bytes_per_ip: z.number().int().min(1024).max(1024 ** 3).default(8 * 1024 * 1024),
+  max_inflight_bytes: z.number().int().min(1024).max(1024 ** 3).default(64 * 1024 * 1024),
   body_timeout_ms: z.number().int().min(100).default(10_000),
 };
 const BODY_LIMIT_DEFAULTS = { max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024, body_timeout_ms: 10_000 };
@@ -114,8 +115,13 @@ export const configSchema = z.strictObject({
     upstream_timeout_ms: z.number().int().min(100).default(10_000),
     /** How often each environment's node is asked for its version and block height. */
     probe_interval_ms: z.number().int().min(100).default(15_000),
-    /** How often the gateway re-reads every endpoint, for changes made by other processes. */
-    registry_reload_ms: z.number().int().min(100).default(5000),
+    /**
+     * How often the gateway checks for endpoint changes made by other processes (`rpcctl admin`,
+     * other instances): a version check that reads only the rows that changed.
+     */
+    registry_reload_ms: z.number().int().min(100).default(1000),
+    /** Gateway worker threads listening on the port (default: one per core). */
+    workers: z.number().int().min(1).max(256).default(() => availableParallelism()),
     ws: wsSchema.default(WS_DEFAULTS),
     /** Share of gateway requests written to the access log (0: none, 1: all). */
     access_log_sample: z.number().min(0).max(1).default(0),
@@ -133,7 +139,7 @@ export const configSchema = z.strictObject({
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
-    registry_reload_ms: 5000, ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
+    registry_reload_ms: 1000, workers: availableParallelism(), ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
     max_lag_blocks: 5, hedge_quantile: null, cache_max_bytes: 64 * 1024 * 1024, max_logs_response_bytes: 32 * 1024 * 1024,
   }),
   limits: z.strictObject({

@@ -1,22 +1,18 @@
-import type { Server } from 'node:http';
+import { releaseBodyBudgetThread, sharedBodyBudgetMemory } from '../util/body.js';
 import type { Config } from '../config/index.js';
 import { storeHealth, type Store } from '../store/index.js';
 import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
 import { UpstreamDirectory } from './upstreams.js';
 import { NodeProbe } from './probe.js';
-import { ResponseCache, type ChainView, type SharedCacheTier } from './cache.js';
-import { CallHandler } from './calls.js';
-import { logsPolicies } from './logs.js';
+import type { CacheStats, ChainView } from './cache.js';
 import { registerUpstreamMetrics } from './upstream-metrics.js';
-import { createGatewayServer } from './server.js';
 import { Metrics } from '../metrics/index.js';
-import { gatewayMetrics } from './metrics.js';
-import { observeRequests, sampleAccessLog } from './observe.js';
 import type { Logger } from '../log/index.js';
-import { IpAllowlist } from '../util/ip.js';
-import { WebSocketGateway } from './ws/server.js';
-import type { WindowLimiter } from '../limits/index.js';
+import type { UpstreamSnapshot } from './health.js';
+import { SharedWindows } from './rps-shared.js';
+import { GatewayWorkers } from './workers/pool.js';
+import type { ProbedWire } from './workers/protocol.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -26,67 +22,195 @@ export type { UsageMeter } from './meter.js';
 export type { UpstreamSnapshot } from './health.js';
 export { UPSTREAM_STATE_FILE, type UpstreamStateFile } from './probe.js';
 export { registerUpstreamMetrics } from './upstream-metrics.js';
+export { GatewayListenError, type GatewayWorkers } from './workers/pool.js';
+
+/** Usage counted by the gateway workers; `flush()` writes everything counted so far. */
+export interface GatewayMeter {
+  flush(): Promise<void>;
+  readonly meter: UsageMeter;
+}
+
+/** The workers' response caches seen together (tests and the probe's reorg checks). */
+export interface GatewayCache {
+  get(key: string): Promise<string | undefined>;
+  dropFrom(envId: number, height: number): Promise<number>;
+  anchors(envId: number): Promise<Array<[number, string]>>;
+  /** Summed over the workers, as they last reported (every 50 ms). */
+  snapshot(): CacheStats;
+}
 
 export interface Gateway {
-  server: Server;
+  /** The main thread's registry: the source of the workers' endpoint copies. */
   registry: EndpointRegistry;
-  meter: UsageMeter;
+  meter: GatewayMeter;
   probe: NodeProbe;
-  upstreams: UpstreamDirectory;
-  cache: ResponseCache | undefined;
+  /** Upstream health as the probe and the workers' traffic saw it. */
+  upstreams: { snapshot(): Map<number, UpstreamSnapshot[]> };
+  cache: GatewayCache | undefined;
   /** Head and finalized height per environment id, from the probe. */
   chain: Map<number, ChainView>;
-  websockets: WebSocketGateway;
-  /** Closes client WebSockets (1001): upgraded sockets would otherwise hold the listener's close open. */
-  closeSockets(): Promise<void>;
-  /** Stops background work and flushes usage; call after the server stopped accepting. */
+  websockets: { readonly subscriptions: number };
+  workers: GatewayWorkers;
+  /** Starts the worker threads on the port (0: any) and resolves with the port once all listen. */
+  listen(port: number, host: string): Promise<number>;
+  /** Stops the listeners: client WebSockets closed (1001), in-flight requests finished, usage taken. */
+  close(): Promise<void>;
+  /** Stops background work and flushes usage; call after close(). */
   stop(): Promise<void>;
 }
 
+/**
+ * The gateway: listeners in `gateway.workers` worker threads (workers/), which never touch the
+ * store; here on the main thread, what feeds them: the endpoint registry (changes pushed), the
+ * probe (chain views and upstream state pushed), and the usage meter (counts taken from them
+ * and written to the store).
+ */
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { sharedRps?: WindowLimiter; sharedCache?: SharedCacheTier } = {},
+  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean } } = {},
 ): Promise<Gateway> {
-  const registry = new EndpointRegistry(store, config);
-  await registry.start(config.gateway.registry_reload_ms);
-  const meter = new UsageMeter(store, log);
-  meter.start(config.gateway.usage_flush_ms);
-  meter.observe(metrics);
-  const gm = gatewayMetrics(metrics);
-  const nameOf = (envId: number) => {
-    const env = store.catalog.environment(envId);
-    return env ? `${env.network.slug}-${env.slug}` : 'unknown';
-  };
   const g = config.gateway;
+  const windows = new SharedWindows(g.workers);
+  const registry = new EndpointRegistry(store, config);
+  registry.onSlots = (n) => windows.ensure(n);
+  let workers: GatewayWorkers | undefined;
+  registry.onChange = async (rows) => { await workers?.endpoints(rows); };
+  await registry.start(g.registry_reload_ms);
+  const meter = new UsageMeter(store, log);
+  meter.start(g.usage_flush_ms);
+  meter.observe(metrics);
+  // The probe's own pools: it asks each node once, however many workers serve.
   const upstreams = new UpstreamDirectory(
     { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
     (envId) => config.networks.find((n) => n.slug === store.catalog.environment(envId)?.network.slug)?.max_lag_blocks,
-    { metrics: gm, nameOf },
   );
-  // The probe writes the chain views (head, finalized) that the cache and the getLogs guard read.
   const chain = new Map<number, ChainView>();
-  const cache = g.cache_max_bytes > 0 ? new ResponseCache(g.cache_max_bytes, opts.sharedCache) : undefined;
-  const probe = new NodeProbe(store, upstreams, log, { cache, views: chain });
+  const health = storeHealth(() => store.ping());
+  const access = logger?.child({ component: 'gateway' });
+  const bodyBudget = sharedBodyBudgetMemory(g.workers);
+  const pool = new GatewayWorkers({
+    count: g.workers,
+    start: () => ({
+      config, networks: store.catalog.networks, plans: store.catalog.plans, windows: windows.buffer, sockets: windows.sockets, bodyBudget, endpoints: registry.snapshot(),
+      chain: [...chain], metricsEnabled: metrics.enabled, redis: opts.redis, accessLog: logger !== undefined,
+    }),
+    log,
+    onExit: (index) => {
+      windows.releaseWorker(index);
+      releaseBodyBudgetThread(bodyBudget, index);
+    },
+    onUsage: (rows) => {
+      for (const [endpointId, accountId, method, requests, credits] of rows) meter.record(endpointId, accountId, method, credits, requests);
+    },
+    onAccess: (obj, msg) => access?.info(obj, msg),
+    health,
+    metricsText: () => metrics.text(),
+  });
+  workers = pool;
+  if (metrics.enabled) metrics.addThreads(() => pool.metrics());
+
+  const cache: GatewayCache | undefined = g.cache_max_bytes > 0 ? {
+    get: (key) => pool.cacheGet(key),
+    dropFrom: (envId, height) => pool.cacheDrop(envId, height),
+    anchors: (envId) => pool.cacheAnchors(envId),
+    snapshot: () => pool.cacheStats() ?? { hits: 0, misses: 0, entries: 0, bytes: 0, dropped: 0 },
+  } : undefined;
+  const probedAt = new Map<string, string | null>();
+  const upstreamView = { snapshot: () => mergeUpstreams(upstreams.snapshot(), pool.upstreamViews()) };
+  const probe = new NodeProbe(store, upstreams, log, {
+    cache, views: chain, state: upstreamView.snapshot,
+    onRound: (roundEnd) => {
+      pool.chain([...chain]);
+      if (roundEnd) pool.probed([...upstreamsProbed(upstreams, probedAt)]);
+    },
+  });
   probe.start(g.probe_interval_ms);
   // Selection state, chain heights and the cache are served on the same /metrics as the rest.
-  if (metrics.enabled) registerUpstreamMetrics(metrics.registry, { upstreams, cache, chain, catalog: store.catalog });
-  const calls = new CallHandler({ upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes });
-  const server = createGatewayServer({
-    config, registry, meter, upstreams, calls, log, metrics, sharedRps: opts.sharedRps, storeHealth: storeHealth(() => store.ping()),
-  });
-  if (metrics.enabled) observeRequests(server, registry, gm);
-  if (logger) sampleAccessLog(server, registry, logger, config.gateway.access_log_sample, new IpAllowlist(config.gateway.trusted_proxies));
-  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps: opts.sharedRps, calls, log, accessLog: logger?.child({ component: 'gateway' }) });
-  websockets.attach(server);
-  return {
-    server, registry, meter, probe, upstreams, cache, chain, websockets,
-    closeSockets: () => websockets.close(),
-    async stop() {
-      await websockets.close();
+  if (metrics.enabled) registerUpstreamMetrics(metrics.registry, { upstreams: upstreamView, cache, chain, catalog: store.catalog });
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
       registry.stop();
+      await pool.stop();
+    })();
+    return closed;
+  };
+  return {
+    registry, probe, upstreams: upstreamView, cache, chain, workers: pool,
+    meter: {
+      meter,
+      async flush() {
+        await pool.collectUsage();
+        await meter.flush();
+      },
+    },
+    websockets: { get subscriptions() { return pool.subscriptions; } },
+    listen: (port, host) => pool.listen(port, host),
+    close,
+    async stop() {
+      await close();
       await probe.stop();
       await meter.stop();
       await upstreams.close();
     },
   };
+}
+
+/**
+ * What the probe learnt of each upstream, in config order, for the workers' copies; `reached`
+ * only for the upstreams this round's probe got an answer from (`seen`: the last probe times).
+ */
+function* upstreamsProbed(dir: UpstreamDirectory, seen: Map<string, string | null>): Generator<[number, ProbedWire[]]> {
+  for (const [envId, snaps] of dir.snapshot()) {
+    yield [envId, snaps.map((s, i) => {
+      const key = `${envId}/${i}`;
+      const fresh = s.probed_at !== null && seen.get(key) !== s.probed_at;
+      seen.set(key, s.probed_at);
+      return [s.head, s.head === null || s.lag === null ? null : s.head + s.lag, fresh && s.status !== 'down', s.latency_ms];
+    })];
+  }
+}
+
+/**
+ * One view of each upstream from the probe's (head, lag, probe time) and the workers' (their
+ * traffic: requests, failures, latency, back-off): down when any worker backs off from it.
+ */
+function mergeUpstreams(probe: Map<number, UpstreamSnapshot[]>, workers: Array<Map<number, UpstreamSnapshot[]>>): Map<number, UpstreamSnapshot[]> {
+  const out = new Map<number, UpstreamSnapshot[]>();
+  const envIds = new Set<number>([...probe.keys(), ...workers.flatMap((w) => [...w.keys()])]);
+  for (const envId of envIds) {
+    const base = probe.get(envId);
+    const views = workers.map((w) => w.get(envId)).filter((v): v is UpstreamSnapshot[] => v !== undefined);
+    const n = Math.max(base?.length ?? 0, ...views.map((v) => v.length));
+    const merged: UpstreamSnapshot[] = [];
+    for (let i = 0; i < n; i++) {
+      const p = base?.[i];
+      const ws = views.map((v) => v[i]).filter((u): u is UpstreamSnapshot => u !== undefined);
+      const first = p ?? ws[0]!;
+      const all = p ? [p, ...ws] : ws;
+      const measured = all.filter((u) => u.latency_ms !== null && u.requests > 0).sort((a, b) => b.requests - a.requests);
+      const down = all.filter((u) => u.status === 'down').sort((a, b) => (b.down_until ?? '').localeCompare(a.down_until ?? ''))[0];
+      const m: UpstreamSnapshot = {
+        ...first,
+        status: down ? 'down' : first.status,
+        latency_ms: measured[0]?.latency_ms ?? first.latency_ms,
+        error_rate: Math.max(...all.map((u) => u.error_rate)),
+        requests: all.reduce((a, u) => a + u.requests, 0),
+        failures: all.reduce((a, u) => a + u.failures, 0),
+        consecutive_failures: Math.max(...all.map((u) => u.consecutive_failures)),
+        down_until: down?.down_until ?? null,
+        last_error: down?.last_error ?? all.find((u) => u.last_error !== null)?.last_error ?? null,
+      };
+      if (p) {
+        m.head = p.head;
+        m.lag = p.lag;
+        m.probed_at = p.probed_at;
+        if (!down && p.status !== 'down') m.status = p.status;
+      }
+      merged.push(m);
+    }
+    out.set(envId, merged);
+  }
+  return out;
 }

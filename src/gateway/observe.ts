@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { requestId, type Logger } from '../log/index.js';
 import { clientIp, type IpAllowlist } from '../util/ip.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { EndpointRegistry } from './registry.js';
+import type { EndpointLookup } from './registry.js';
 
 /** The gateway's own refusals by HTTP status (403 is told apart by the endpoint's state). */
 const REASONS: Record<number, string> = {
@@ -23,7 +23,7 @@ interface Child { inc(): void }
  * children are made once per (environment, status) and kept, so a request costs two map
  * lookups and a listener.
  */
-export function observeRequests(server: Server, registry: EndpointRegistry, m: GatewayMetrics): void {
+export function observeRequests(server: Server, registry: EndpointLookup, m: GatewayMetrics): void {
   const children = new Map<number, { request: Child; rejection: Child | undefined }>();
 
   function childFor(envId: number, network: string, status: number, paused: boolean): { request: Child; rejection: Child | undefined } {
@@ -63,7 +63,7 @@ export function observeRequests(server: Server, registry: EndpointRegistry, m: G
  * with a request id, network, status, duration and the endpoint's ids. Never the body, the
  * client's headers or anything of the upstream.
  */
-export function sampleAccessLog(server: Server, registry: EndpointRegistry, logger: Logger, rate: number, trusted: IpAllowlist): void {
+export function sampleAccessLog(server: Server, registry: EndpointLookup, logger: Logger, rate: number, trusted: IpAllowlist): void {
   if (rate <= 0) return;
   const log = logger.child({ component: 'gateway' });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

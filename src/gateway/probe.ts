@@ -1,7 +1,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Environment, Store } from '../store/index.js';
-import { firstChangedHeight, type ChainView, type ResponseCache } from './cache.js';
+import { announceChange, type Environment, type Store } from '../store/index.js';
+import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
 import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
 
@@ -26,6 +26,13 @@ export interface UpstreamStateFile {
 
 type RpcAnswer = { id: number; result?: unknown; error?: unknown };
 
+/** The response cache as the probe sees it: the gateway workers' caches together. */
+export interface ProbeCache {
+  dropFrom(envId: number, height: number): number | Promise<number>;
+  anchors(envId: number): Array<[height: number, hash: string]> | Promise<Array<[height: number, hash: string]>>;
+  snapshot(): CacheStats | undefined;
+}
+
 const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}');
 
 /**
@@ -37,9 +44,12 @@ const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber
 export class NodeProbe {
   readonly #store: Store;
   readonly #upstreams: UpstreamDirectory;
-  readonly #cache: ResponseCache | undefined;
+  readonly #cache: ProbeCache | undefined;
   readonly #views: Map<number, ChainView>;
   readonly #log: (line: string) => void;
+  /** After each round: what it learnt goes to the gateway workers. */
+  readonly #onRound: (roundEnd: boolean) => void;
+  readonly #state: () => Map<number, UpstreamSnapshot[]>;
   #timer: NodeJS.Timeout | undefined;
   #first: NodeJS.Immediate | undefined;
   #running: Promise<void> | undefined;
@@ -48,12 +58,14 @@ export class NodeProbe {
   #stopped = false;
 
   constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {},
-    chain: { cache?: ResponseCache; views?: Map<number, ChainView> } = {}) {
+    chain: { cache?: ProbeCache; views?: Map<number, ChainView>; onRound?: (roundEnd: boolean) => void; state?: () => Map<number, UpstreamSnapshot[]> } = {}) {
     this.#store = store;
     this.#upstreams = upstreams;
     this.#log = log;
     this.#cache = chain.cache;
     this.#views = chain.views ?? new Map();
+    this.#onRound = chain.onRound ?? (() => {});
+    this.#state = chain.state ?? (() => upstreams.snapshot());
   }
 
   start(intervalMs: number): void {
@@ -91,12 +103,16 @@ export class NodeProbe {
           .set({ version: result.version, block_height: result.blockHeight })
           .where('network_environment_id', '=', envId)
           .execute();
+        // The API's cached listings show the heights.
+        announceChange(this.#store, 'endpoints');
       } catch (err) {
         if (this.#abort.signal.aborted) return;
         this.#log(`gateway: probe of ${env.network.slug}-${env.slug} failed: ${(err as Error).message}`);
       }
     }));
-    if (!this.#abort.signal.aborted) this.#writeState();
+    if (this.#abort.signal.aborted) return;
+    this.#onRound(true);
+    this.#writeState();
   }
 
   async probe(env: Environment): Promise<ProbeResult> {
@@ -160,10 +176,12 @@ export class NodeProbe {
     const cache = this.#cache;
     if (cache && before && finalized < before.finalized) {
       // Final blocks do not go back on a sound chain; if they did, nothing above is final any more.
-      const n = cache.dropFrom(env.id, finalized + 1);
+      const n = await cache.dropFrom(env.id, finalized + 1);
       this.#log(`gateway: ${env.network.slug}-${env.slug} finalized height went back from ${before.finalized} to ${finalized}; dropped ${n} cached answers`);
     }
     this.#views.set(env.id, { head, finalized });
+    // The workers' calls read the view: they get it now, not at the end of the round.
+    this.#onRound(false);
     if (cache) await this.#verifyAnchors(env, set, best, cache);
   }
 
@@ -172,8 +190,8 @@ export class NodeProbe {
    * matches, every lower one does (each block commits to its parent); else the highest height
    * that matches is found by bisection and everything above it is dropped.
    */
-  async #verifyAnchors(env: Environment, set: UpstreamSet, up: Upstream, cache: ResponseCache): Promise<void> {
-    const anchors = cache.anchors(env.id);
+  async #verifyAnchors(env: Environment, set: UpstreamSet, up: Upstream, cache: ProbeCache): Promise<void> {
+    const anchors = await cache.anchors(env.id);
     if (anchors.length === 0) return;
     const matches = async (i: number): Promise<boolean> => {
       const [height, hash] = anchors[i]!;
@@ -183,13 +201,13 @@ export class NodeProbe {
     };
     const from = await firstChangedHeight(anchors, matches);
     if (from === undefined) return;
-    const n = cache.dropFrom(env.id, from);
+    const n = await cache.dropFrom(env.id, from);
     this.#log(`gateway: ${env.network.slug}-${env.slug} reorg: dropped ${n} cached answers from block ${from}`);
   }
 
   #writeState(): void {
     const environments: UpstreamStateFile['environments'] = [];
-    for (const [envId, upstreams] of this.#upstreams.snapshot()) {
+    for (const [envId, upstreams] of this.#state()) {
       const env = this.#store.catalog.environment(envId);
       const view = this.#views.get(envId);
       environments.push({

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
 import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
 import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
@@ -9,9 +8,10 @@ import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-pat
 import { asId, refusalBody } from './refusals.js';
 import { parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
-import type { EndpointRegistry, EndpointState } from './registry.js';
+import type { EndpointLookup, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import { passedOn } from './observe.js';
+import { relay as relayBody } from './relay.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import type { WindowLimiter } from '../limits/index.js';
@@ -20,8 +20,8 @@ import { routeHints, type CallHandler } from './calls.js';
 
 export interface GatewayDeps {
   config: Config;
-  registry: EndpointRegistry;
-  meter: UsageMeter;
+  registry: EndpointLookup;
+  meter: Pick<UsageMeter, 'record'>;
   upstreams: UpstreamDirectory;
   /** Finality cache, null retries and eth_getLogs guards (calls.ts); absent: plain forwarding. */
   calls?: CallHandler;
@@ -29,8 +29,12 @@ export interface GatewayDeps {
   metrics?: Metrics;
   /** RPS windows shared by every instance (Redis); without it each endpoint's window is in memory. */
   sharedRps?: WindowLimiter;
+  /** The RPS windows of this machine's gateway workers (rps-shared.ts), used without `sharedRps`. */
+  localRps: (ep: EndpointState, cost: number) => number;
   /** Whether the store answers, for `/health`. */
   storeHealth?: () => Promise<boolean>;
+  /** This worker's row in the body budget all workers charge (util/body.ts). */
+  bodyBudget?: { memory: SharedArrayBuffer; index: number };
 }
 
 const UUID_LENGTH = 36;
@@ -71,7 +75,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
   const { config, registry, meter, upstreams, calls, log, sharedRps } = deps;
-  const takeRps = rpsWindow(sharedRps);
+  const takeRps = rpsWindow(sharedRps, deps.localRps);
   const g = config.gateway;
   const trusted = new IpAllowlist(g.trusted_proxies);
   const prefix = `${g.host_prefix}-`;
@@ -295,12 +299,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
 
   function relay(res: ServerResponse, upstream: UpstreamResponse): void {
     passedOn.add(res);
-    res.writeHead(upstream.status, upstream.contentType
-      ? { 'content-type': upstream.contentType, 'access-control-allow-origin': '*' }
-      : { 'access-control-allow-origin': '*' });
-    pipeline(upstream.body, res, (err) => {
-      if (err && !res.destroyed) res.destroy(err);
-    });
+    relayBody(res, upstream);
   }
 
   async function mergeBatch(res: ServerResponse, upstream: UpstreamResponse, rejected: unknown[]): Promise<void> {
@@ -319,7 +318,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     sendJson(res, upstream.status, merged);
   }
 
-  const budget = new BodyBudget(g.max_inflight_bytes_per_ip, g.max_inflight_bytes);
+  const budget = new BodyBudget(g.max_inflight_bytes_per_ip, g.max_inflight_bytes, deps.bodyBudget);
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       // A client that hung up mid-request is not a gateway failure.
@@ -339,28 +338,12 @@ export function createGatewayServer(deps: GatewayDeps): Server {
 }
 
 /**
- * The fixed window of the endpoint's current Unix second: takes up to `cost` requests from
- * what is left and returns how many it took (a batch is admitted as far as it fits).
+ * Where the endpoints' RPS windows count: this machine's shared windows (synchronous), or
+ * shared by every instance through `shared` (Redis), which answers later. Either way the answer
+ * is how many of `cost` requests were admitted.
  */
-export function takeWindow(ep: EndpointState, cost: number): number {
-  const second = Math.floor(Date.now() / 1000);
-  if (ep.windowSecond !== second) {
-    ep.windowSecond = second;
-    ep.windowCount = 0;
-  }
-  const taken = Math.min(cost, Math.max(0, ep.rpsLimit - ep.windowCount));
-  ep.windowCount += taken;
-  return taken;
-}
-
-/**
- * Where the endpoints' RPS windows count: in memory (synchronous), or shared by every instance
- * through `shared` (Redis), which answers later. Either way the answer is how many of `cost`
- * requests were admitted.
- */
-export function rpsWindow(shared: WindowLimiter | undefined): (ep: EndpointState, cost: number) => number | Promise<number> {
-  if (!shared) return takeWindow;
+export function rpsWindow(shared: WindowLimiter | undefined, local: (ep: EndpointState, cost: number) => number): (ep: EndpointState, cost: number) => number | Promise<number> {
+  if (!shared) return local;
   // Keyed by the endpoint's id, not its UUID: the UUID is the endpoint's URL, a credential.
   return (ep, cost) => shared.admit(String(ep.id), ep.rpsLimit, cost);
 }
-

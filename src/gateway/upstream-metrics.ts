@@ -1,7 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Catalog } from '../store/index.js';
-import type { ResponseCache, ChainView } from './cache.js';
-import type { UpstreamDirectory } from './upstreams.js';
+import type { CacheStats, ChainView } from './cache.js';
 import type { UpstreamSnapshot } from './health.js';
 import { upstreamLabel } from '../metrics/index.js';
 
@@ -12,7 +11,7 @@ import { upstreamLabel } from '../metrics/index.js';
  * may hold a provider key that the masking of `admin upstreams` does not recognise.
  */
 export function registerUpstreamMetrics(registry: Registry, deps: {
-  upstreams: UpstreamDirectory; cache: ResponseCache | undefined; chain: Map<number, ChainView>; catalog: Pick<Catalog, 'environment'>;
+  upstreams: { snapshot(): Map<number, UpstreamSnapshot[]> }; cache: { snapshot(): CacheStats | undefined } | undefined; chain: Map<number, ChainView>; catalog: Pick<Catalog, 'environment'>;
 }): void {
   const labelsOf = (envId: number) => {
     const env = deps.catalog.environment(envId);

@@ -22,6 +22,7 @@ return {cost, c}
 `;
 
 /** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
+const TIMED_OUT = Symbol('timed out');
 const DECISION_TIMEOUT_MS = 250;
 
 /** A Redis client as every shared part of the service uses it (limits, the gateway's cache). */
@@ -87,8 +88,9 @@ export class RedisLimits implements Limits {
     return this.#client.isReady && !this.#degraded;
   }
 
-  window(name: string, windowMs: number): WindowLimiter {
-    return new RedisWindow(this, `${this.#prefix}${name}:`, windowMs);
+  /** `fallback`: what decides while Redis cannot (default: this thread's memory). */
+  window(name: string, windowMs: number, fallback?: WindowLimiter): WindowLimiter {
+    return new RedisWindow(this, `${this.#prefix}${name}:`, windowMs, fallback);
   }
 
   replayCache(): ReplayCache {
@@ -104,25 +106,8 @@ export class RedisLimits implements Limits {
       this.fallbacks++;
       return undefined;
     }
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const call = this.#client.set(key, '1', { NX: true, PX: ttlMs });
-      const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), DECISION_TIMEOUT_MS); });
-      const reply = await Promise.race([call, timeout]);
-      if (reply === 'timeout') {
-        call.catch(() => {});
-        this.fallbacks++;
-        this.#degrade(`no answer within ${DECISION_TIMEOUT_MS} ms`);
-        return undefined;
-      }
-      return reply === 'OK';
-    } catch (err) {
-      this.fallbacks++;
-      this.#degrade((err as Error).message);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
+    const reply = await this.#bounded(this.#client.set(key, '1', { NX: true, PX: ttlMs }));
+    return reply === undefined ? undefined : reply === 'OK';
   }
 
   async close(): Promise<void> {
@@ -140,22 +125,28 @@ export class RedisLimits implements Limits {
       return undefined;
     }
     const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
+    const reply = await this.#bounded(this.#eval(key, args));
+    if (reply === undefined) return undefined;
+    if (this.#degraded && this.#client.isReady) {
+      this.#degraded = false;
+      this.#log('limits: Redis is back; rate limits are shared again');
+    }
+    return [Number(reply[0]), Number(reply[1])];
+  }
+
+  /** The command's reply, or undefined when Redis failed or did not answer in time (counted as a fallback). */
+  async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const call = this.#eval(key, args);
-      const timeout = new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), DECISION_TIMEOUT_MS); });
+      const timeout = new Promise<typeof TIMED_OUT>((r) => { timer = setTimeout(() => r(TIMED_OUT), DECISION_TIMEOUT_MS); });
       const reply = await Promise.race([call, timeout]);
-      if (reply === undefined) {
+      if (reply === TIMED_OUT) {
         call.catch(() => {});
         this.fallbacks++;
         this.#degrade(`no answer within ${DECISION_TIMEOUT_MS} ms`);
         return undefined;
       }
-      if (this.#degraded && this.#client.isReady) {
-        this.#degraded = false;
-        this.#log('limits: Redis is back; rate limits are shared again');
-      }
-      return [Number(reply[0]), Number(reply[1])];
+      return reply;
     } catch (err) {
       this.fallbacks++;
       this.#degrade((err as Error).message);
@@ -189,15 +180,15 @@ class RedisWindow implements WindowLimiter {
   readonly #limits: RedisLimits;
   readonly #prefix: string;
   readonly #windowMs: number;
-  readonly #fallback: MemoryWindowLimiter;
+  readonly #fallback: WindowLimiter;
   /** key -> window number known to be full: the rest of that window is refused without Redis. */
   readonly #full = new Map<string, number>();
 
-  constructor(limits: RedisLimits, prefix: string, windowMs: number) {
+  constructor(limits: RedisLimits, prefix: string, windowMs: number, fallback?: WindowLimiter) {
     this.#limits = limits;
     this.#prefix = prefix;
     this.#windowMs = windowMs;
-    this.#fallback = new MemoryWindowLimiter(windowMs);
+    this.#fallback = fallback ?? new MemoryWindowLimiter(windowMs);
   }
 
   take(key: string, limit: number, cost = 1, now = Date.now()): number | Promise<number> {

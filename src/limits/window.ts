@@ -30,7 +30,7 @@ export class MemoryWindowLimiter implements WindowLimiter {
 export interface Limits {
   /** `memory` (one instance) or `redis` (shared by every instance on that Redis). */
   readonly kind: 'memory' | 'redis';
-  window(name: string, windowMs: number): WindowLimiter;
+  window(name: string, windowMs: number, fallback?: WindowLimiter): WindowLimiter;
   /** Where the signatures of mutating requests are remembered, so a replay is refused (api/replay.ts). */
   replayCache(): ReplayCache;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { IpAllowlist } from '../util/ip.js';
 import { FastCounter, FastHistogram } from './fast.js';
 
@@ -34,6 +34,7 @@ export class Metrics {
   readonly enabled: boolean;
   readonly #scrapers: IpAllowlist;
   readonly #made = new Map<string, unknown>();
+  #threads: (() => Promise<unknown[][]>) | undefined;
 
   constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
     this.enabled = opts.enabled ?? true;
@@ -76,9 +77,19 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  /** The Prometheus text exposition of every metric. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** The Prometheus text exposition of every metric, with the other threads' added in (see `addThreads`). */
+  async text(): Promise<string> {
+    if (!this.#threads) return this.registry.metrics();
+    const [own, others] = await Promise.all([this.registry.getMetricsAsJSON(), this.#threads()]);
+    return AggregatorRegistry.aggregate([own, ...others] as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+  }
+
+  /**
+   * Metrics that other threads (the gateway workers) count in registries of their own: summed
+   * into this one's exposition (counters and histograms add up; so do the gauges they keep).
+   */
+  addThreads(collect: () => Promise<unknown[][]>): void {
+    this.#threads = collect;
   }
 
   #once<M>(name: string, make: () => M): M {

@@ -1,13 +1,14 @@
 import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
 import { toChecksumAddress } from '../watch/addresses.js';
+import { parseTronAddress } from '../watch/tron/address.js';
 
 export interface Asset {
-  /** `native`, an EVM contract (EIP-55) or a Stellar `CODE:ISSUER`. */
+  /** `native`, an EVM contract (EIP-55), a Tron TRC-20 contract (`T…`) or a Stellar `CODE:ISSUER`. */
   id: string;
   symbol: string;
   decimals: number;
-  /** What a scanned hit's `token` is for this asset (null for native), lower-cased for EVM. */
+  /** What a scanned hit's `token` is for this asset (null for native), lower-cased for EVM, `T…` for Tron. */
   matchKey: string | null;
 }
 
@@ -18,10 +19,14 @@ export class AssetError extends Error {
 const NATIVE: Record<string, { symbol: string; decimals: number }> = {
   evm: { symbol: 'ETH', decimals: 18 },
   stellar: { symbol: 'XLM', decimals: 7 },
+  // Satoshis; Litecoin and Dogecoin count in 8 decimals too.
+  utxo: { symbol: 'BTC', decimals: 8 },
+  // Sun.
+  tron: { symbol: 'TRX', decimals: 6 },
 };
 
-/** Native symbols of well-known networks (the family default is ETH). */
-const NATIVE_SYMBOLS: Record<string, string> = { polygon: 'POL', bsc: 'BNB' };
+/** Native symbols of well-known networks (the family default is ETH, BTC, ...). */
+const NATIVE_SYMBOLS: Record<string, string> = { polygon: 'POL', bsc: 'BNB', litecoin: 'LTC', dogecoin: 'DOGE' };
 
 /**
  * `native` (the default), a token symbol from `networks[].tokens`, or the token's own id
@@ -41,6 +46,11 @@ export function resolveAsset(config: Config, env: Environment, asset: string | u
   if (!token) {
     const listed = tokens.map((t) => t.symbol).join(', ');
     throw new AssetError(`unknown asset "${asset}" on ${env.network.slug} (use "native"${listed ? ` or one of ${listed}` : '; this network lists no tokens (networks[].tokens)'})`);
+  }
+  if (token.address !== undefined && family === 'tron') {
+    // The scanner reports a TRC-20 Transfer's contract as `T…`, the form config gives.
+    const id = parseTronAddress(token.address).display;
+    return { id, symbol: token.symbol, decimals: token.decimals, matchKey: id };
   }
   if (token.address !== undefined) {
     return { id: toChecksumAddress(token.address), symbol: token.symbol, decimals: token.decimals, matchKey: token.address.toLowerCase() };

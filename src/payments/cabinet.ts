@@ -195,17 +195,23 @@ ${amlCard(p)}
 
 
 interface Settings {
-  xpubs: { evm?: string };
+  xpubs: { evm?: string; utxo?: string; tron?: string };
   aml_fail_at: 'medium' | 'high' | 'severe';
   underpaid_tolerance_bps: number;
   accept_late: boolean;
-  derived: { evm?: { first_address: string; next_index: number } };
+  derived: {
+    evm?: { first_address: string; next_index: number };
+    utxo?: { first_address: string; network: string; next_index: number };
+    tron?: { first_address: string; next_index: number };
+  };
 }
 
 async function renderSettings(ctx: PageContext, opts: { error?: string; status?: number; typed?: URLSearchParams } = {}) {
   const s = await ctx.api<Settings>('GET', '/v1/payments/settings');
   const typed = opts.typed;
   const xpub = typed?.get('xpub') ?? s.xpubs.evm ?? '';
+  const xpubUtxo = typed?.get('xpub_utxo') ?? s.xpubs.utxo ?? '';
+  const xpubTron = typed?.get('xpub_tron') ?? s.xpubs.tron ?? '';
   const failAt = typed?.get('aml_fail_at') ?? s.aml_fail_at;
   const tolerance = typed?.get('underpaid_tolerance_bps') ?? String(s.underpaid_tolerance_bps);
   const acceptLate = typed ? typed.get('accept_late') === '1' : s.accept_late;
@@ -221,6 +227,12 @@ ${pageHeader('Payment settings', 'How orders get their addresses, how short a pa
     <label>Extended public key (EVM) <span class="muted small">xpub… or tpub…; one address is derived per order. Empty: every order needs its own address.</span>
       <input name="xpub" value="${xpub}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="xpub6C…"></label>
     ${s.derived.evm ? html`<p class="notice" id="first-address">First derived address: <code class="address">${s.derived.evm.first_address}</code> (check your wallet shows it as its first account) · next index ${num(s.derived.evm.next_index)}</p>` : ''}
+    <label>Extended public key (Bitcoin-style chains) <span class="muted small">the account key of your wallet: zpub… (native segwit), ypub… or xpub…; vpub…/upub…/tpub… for test networks. Your wallet stops looking after 20 unused addresses in a row: unpaid orders leave such gaps, so raise its gap limit above your open orders.</span>
+      <input name="xpub_utxo" value="${xpubUtxo}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="zpub6r…"></label>
+    ${s.derived.utxo ? html`<p class="notice" id="first-address-utxo">First derived address on ${s.derived.utxo.network}: <code class="address">${s.derived.utxo.first_address}</code> (your wallet's first receive address) · next index ${num(s.derived.utxo.next_index)}</p>` : ''}
+    <label>Extended public key (Tron) <span class="muted small">the xpub of account m/44'/195'/0'</span>
+      <input name="xpub_tron" value="${xpubTron}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="xpub6D…"></label>
+    ${s.derived.tron ? html`<p class="notice" id="first-address-tron">First derived address: <code class="address">${s.derived.tron.first_address}</code> · next index ${num(s.derived.tron.next_index)}</p>` : ''}
     <label>Fail orders screened at or above
       <select name="aml_fail_at">${(['medium', 'high', 'severe'] as const).map((l) => html`<option value="${l}"${l === failAt ? html` selected` : ''}>${l} risk</option>`)}</select></label>
     <label>Underpayment tolerance <span class="muted small">basis points: 50 accepts a payment 0.5 % short</span>
@@ -245,7 +257,7 @@ export const paymentsSection: CabinetSection = {
         const bps = f.get('underpaid_tolerance_bps')?.trim() ?? '';
         // Sent as typed: the API's schema names what is wrong (a non-integer stays a string for it to refuse).
         const body = {
-          xpubs: { evm: (f.get('xpub') ?? '').trim() },
+          xpubs: { evm: (f.get('xpub') ?? '').trim(), utxo: (f.get('xpub_utxo') ?? '').trim(), tron: (f.get('xpub_tron') ?? '').trim() },
           aml_fail_at: f.get('aml_fail_at') ?? undefined,
           underpaid_tolerance_bps: /^\d{1,6}$/.test(bps) ? Number(bps) : bps,
           accept_late: f.get('accept_late') === '1',

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-/** `networks[].tokens[]`: an EVM token by contract address, a Stellar asset as `CODE:ISSUER`. */
+/** `networks[].tokens[]`: an EVM token by contract address, a Tron TRC-20 by its `T…` contract, a Stellar asset as `CODE:ISSUER`. */
 export const tokenSchema = z.strictObject({
   symbol: z.string().regex(/^[A-Za-z0-9.]{1,12}$/, '1-12 letters, digits or dots'),
-  address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x contract address').optional(),
+  address: z.string().regex(/^(0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33})$/, 'must be a 0x contract address (EVM) or a T… contract address (Tron TRC-20)').optional(),
   asset: z.string().regex(/^[A-Za-z0-9]{1,12}:G[A-Z2-7]{55}$/, 'must be CODE:ISSUER').optional(),
   decimals: z.number().int().min(0).max(36),
-}).refine((t) => (t.address === undefined) !== (t.asset === undefined), { message: 'give either address (EVM) or asset (Stellar)' });
+}).refine((t) => (t.address === undefined) !== (t.asset === undefined), { message: 'give either address (EVM, Tron) or asset (Stellar)' });
 
 export type TokenConfig = z.output<typeof tokenSchema>;
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import type { Database, Store, WatchedAddressRow } from '../store/index.js';
 import { covers } from './amounts.js';
@@ -35,6 +35,57 @@ interface EventRow {
   body: string;
   block_height: number;
   order_pk: number;
+}
+
+/*
+ * The engine's per-tick reads, each served by an index so that a tick costs the open orders and
+ * the work waiting, not the events, orders and funding kept (issue 10). Exported for the
+ * query-plan tests. `open = 1` and `removed = 1` are literals: a partial index (`WHERE open = 1`)
+ * is only usable when the query's own condition is the same constant, not a bound parameter.
+ */
+
+/**
+ * New `payment` events of open orders' watches, not yet applied to the order, oldest first.
+ * From the open orders (a partial index holds only those) to each one's watch's payment events
+ * since the order was created (`watch_events_watch_payments`): joined the other way round, the
+ * order of `e.id` made SQLite walk every event kept to find none.
+ */
+export function ingestQuery(db: Kysely<Database>) {
+  // CROSS JOIN keeps the orders outer on SQLite, whose planner (no statistics) would otherwise
+  // walk the events in id order to spare the sort; PostgreSQL plans it as the join it is.
+  return db.selectFrom('payment_orders as o').crossJoin('watch_events as e')
+    .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
+    .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
+    .where('o.open', '=', sql.lit(1)).whereRef('e.watch_id', '=', 'o.watch_id').where('e.type', '=', 'payment').whereRef('e.created_at', '>=', 'o.created_at')
+    .where('e.removed', '=', 0).where('f.id', 'is', null)
+    .orderBy('e.id').limit(500);
+}
+
+/** Funding not yet taken off whose event left the chain: from the few removed events (a partial index). */
+export function reorgedQuery(db: Kysely<Database>) {
+  return db.selectFrom('watch_events as e').crossJoin('payment_funding as f')
+    .select(['f.id', 'f.order_pk']).whereRef('f.event_id', '=', 'e.id').where('e.removed', '=', sql.lit(1)).where('f.removed', '=', 0).limit(500);
+}
+
+/** Orders due to expire: `status` leads `payment_orders_status`, so finished orders are never read. */
+export function expireQuery(db: Kysely<Database>, nowMs: number) {
+  return db.selectFrom('payment_orders').select('id')
+    .where((eb) => eb.or([
+      eb.and([eb('status', 'in', ['pending', 'underpaid']), eb('expires_ms', '<=', nowMs)]),
+      eb.and([eb('status', '=', 'seen'), eb('monitor_until_ms', '<=', nowMs)]),
+    ])).limit(200);
+}
+
+/** Expired orders still holding their address past the late window: the open ones only. */
+export function closeWindowsQuery(db: Kysely<Database>, nowMs: number) {
+  return db.selectFrom('payment_orders').select('id')
+    .where('status', '=', 'expired').where('open', '=', sql.lit(1)).where('monitor_until_ms', '<=', nowMs).limit(200);
+}
+
+/** Open orders that can still be seen (for unconfirmed sightings). */
+export function sightingsQuery(db: Kysely<Database>) {
+  return db.selectFrom('payment_orders').select(['id', 'watch_id', 'network_environment_id'])
+    .where('open', '=', sql.lit(1)).where('status', 'in', ['pending', 'underpaid', 'seen', 'expired']);
 }
 
 /** Screening retry backoff: a provider that keeps failing holds the order, never passes it. */
@@ -128,8 +179,7 @@ export class PaymentEngine {
    */
   async sightings(nowMs = Date.now()): Promise<number> {
     const { store, config } = this.#o;
-    const open = await store.db.selectFrom('payment_orders').select(['id', 'watch_id', 'network_environment_id'])
-      .where('open', '=', 1).where('status', 'in', ['pending', 'underpaid', 'seen', 'expired']).execute();
+    const open = await sightingsQuery(store.db).execute();
     const byEnv = new Map<number, Map<string, number>>();
     for (const o of open) {
       const env = store.catalog.environment(o.network_environment_id);
@@ -167,13 +217,7 @@ export class PaymentEngine {
   /** New `payment` events of open orders' watches, not yet applied to the order. */
   async #ingest(nowMs: number): Promise<number> {
     const db = this.#o.store.db;
-    const rows: EventRow[] = await db.selectFrom('watch_events as e')
-      .innerJoin('payment_orders as o', 'o.watch_id', 'e.watch_id')
-      .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
-      .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
-      .where('o.open', '=', 1).where('e.removed', '=', 0).where('e.type', '=', 'payment').where('f.id', 'is', null)
-      .whereRef('e.created_at', '>=', 'o.created_at')
-      .orderBy('e.id').limit(500).execute();
+    const rows: EventRow[] = await ingestQuery(db).execute();
     if (rows.length === 0) return 0;
     const byOrder = new Map<number, EventRow[]>();
     for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
@@ -221,17 +265,19 @@ export class PaymentEngine {
       }
       const lastTx = fresh.at(-1)!.tx;
       const enough = covers(total, amount, settings.underpaid_tolerance_bps);
+      // The total rides on the decision too: a transaction whose `seen` went out unconfirmed has no other.
+      const received = { receivedRaw: total, overpaid };
       if (late && !settings.accept_late) {
-        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: enough ? 'late' : 'partial' }, nowMs);
+        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: enough ? 'late' : 'partial', ...received }, nowMs);
       } else if (enough) {
-        order = await transition(trx, { store, config }, order, { status: 'aml_check', txHash: lastTx, aml: null }, nowMs);
+        order = await transition(trx, { store, config }, order, { status: 'aml_check', txHash: lastTx, aml: null, ...received }, nowMs);
         await trx.insertInto('aml_jobs').values({
           order_pk: orderPk, status: 'pending', attempts: 0, next_attempt_ms: nowMs, lease_until: null, last_error: null, created_at: new Date(nowMs).toISOString(),
         }).execute();
       } else if (late) {
-        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: 'partial' }, nowMs);
+        order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: 'partial', ...received }, nowMs);
       } else {
-        order = await transition(trx, { store, config }, order, { status: 'underpaid', txHash: lastTx }, nowMs);
+        order = await transition(trx, { store, config }, order, { status: 'underpaid', txHash: lastTx, ...received }, nowMs);
       }
       return n + 1;
     });
@@ -242,8 +288,7 @@ export class PaymentEngine {
   /** Funding whose block left the chain comes off its order, which moves back if no longer covered. */
   async #reorged(nowMs: number): Promise<number> {
     const { store, config } = this.#o;
-    const rows = await store.db.selectFrom('payment_funding as f').innerJoin('watch_events as e', 'e.id', 'f.event_id')
-      .select(['f.id', 'f.order_pk']).where('e.removed', '=', 1).where('f.removed', '=', 0).limit(500).execute();
+    const rows = await reorgedQuery(store.db).execute();
     if (rows.length === 0) return 0;
     const byOrder = new Map<number, number[]>();
     for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r.id]);
@@ -289,11 +334,7 @@ export class PaymentEngine {
     const { store, config } = this.#o;
     // `seen` at rest waits for confirmations of a transfer made in time; it expires only if
     // they never come (the transfer left the chain) by the end of the late window.
-    const due = await store.db.selectFrom('payment_orders').select('id')
-      .where((eb) => eb.or([
-        eb.and([eb('status', 'in', ['pending', 'underpaid']), eb('expires_ms', '<=', nowMs)]),
-        eb.and([eb('status', '=', 'seen'), eb('monitor_until_ms', '<=', nowMs)]),
-      ])).limit(200).execute();
+    const due = await expireQuery(store.db, nowMs).execute();
     for (const { id } of due) {
       await this.#guard(() => store.db.transaction().execute(async (trx) => {
         const order = (await this.#order(trx, id))!;
@@ -312,8 +353,7 @@ export class PaymentEngine {
 
   /** Expired orders whose late window is over let their address (and watch) go. */
   async #closeWindows(nowMs: number): Promise<number> {
-    const due = await this.#o.store.db.selectFrom('payment_orders').select('id')
-      .where('status', '=', 'expired').where('open', '=', 1).where('monitor_until_ms', '<=', nowMs).limit(200).execute();
+    const due = await closeWindowsQuery(this.#o.store.db, nowMs).execute();
     for (const { id } of due) await this.#guard(() => this.#close(id));
     return due.length;
   }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Config } from '../config/index.js';
+import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
 import { countWatches, newWatchId, SlotLimitError } from '../watch/watches.js';
@@ -9,7 +10,7 @@ import { enqueueDelivery, WALLET_HIT_CREDITS } from '../webhooks/outbox.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
-import { evmAddressAt, parseXpub } from './derive.js';
+import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from './derive.js';
 import type { PaymentOrdersTable, PaymentSettingsTable } from './tables.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
@@ -32,33 +33,62 @@ export class OrderChangedError extends Error {
   readonly code = 'E_ORDER_CHANGED';
 }
 
+/** Chain families whose addresses an order can derive from an extended public key. */
+export const DERIVING = ['evm', 'utxo', 'tron'] as const;
+export type DerivingFamily = (typeof DERIVING)[number];
+type Xpubs = Partial<Record<DerivingFamily, string>>;
+
 export interface PaymentSettings {
-  xpubs: { evm?: string };
+  xpubs: Xpubs;
   aml_fail_at: FailAt;
   underpaid_tolerance_bps: number;
   accept_late: boolean;
 }
 
+export type StoredSettings = PaymentSettings & { nextIndex: Record<DerivingFamily, number> };
+
 export const DEFAULT_SETTINGS: PaymentSettings = { xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false };
 
-export async function getSettings(db: Kysely<Database>, accountId: number): Promise<PaymentSettings & { nextIndexEvm: number }> {
+export async function getSettings(db: Kysely<Database>, accountId: number): Promise<StoredSettings> {
   const r = await db.selectFrom('payment_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst();
-  if (!r) return { ...DEFAULT_SETTINGS, xpubs: {}, nextIndexEvm: 0 };
+  if (!r) return { ...DEFAULT_SETTINGS, xpubs: {}, nextIndex: { evm: 0, utxo: 0, tron: 0 } };
+  const xpubs: Xpubs = {};
+  if (r.xpub_evm) xpubs.evm = r.xpub_evm;
+  if (r.xpub_utxo) xpubs.utxo = r.xpub_utxo;
+  if (r.xpub_tron) xpubs.tron = r.xpub_tron;
   return {
-    xpubs: r.xpub_evm ? { evm: r.xpub_evm } : {}, aml_fail_at: r.aml_fail_at as FailAt,
-    underpaid_tolerance_bps: r.underpaid_tolerance_bps, accept_late: r.accept_late === 1, nextIndexEvm: r.next_index_evm,
+    xpubs, aml_fail_at: r.aml_fail_at as FailAt,
+    underpaid_tolerance_bps: r.underpaid_tolerance_bps, accept_late: r.accept_late === 1,
+    nextIndex: { evm: r.next_index_evm, utxo: r.next_index_utxo, tron: r.next_index_tron },
   };
 }
 
-/** PUT: the keys given replace the stored ones. A new xpub restarts the child index at 0. */
+/** Checks an extended public key for a family; the error names the field. */
+export function checkXpub(family: DerivingFamily, xpub: string): void {
+  try {
+    if (family === 'utxo') parseUtxoXpub(xpub);
+    else parseXpub(xpub);
+  } catch (err) {
+    if (err instanceof XpubError) throw new XpubError(`xpubs.${family}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** PUT: the keys given replace the stored ones. A new xpub restarts its family's child index at 0. */
 export async function putSettings(db: Kysely<Database>, accountId: number, patch: Partial<PaymentSettings>): Promise<void> {
-  if (patch.xpubs?.evm !== undefined && patch.xpubs.evm !== '') parseXpub(patch.xpubs.evm);
+  for (const f of DERIVING) {
+    const x = patch.xpubs?.[f];
+    if (x !== undefined && x !== '') checkXpub(f, x);
+  }
   await db.transaction().execute(async (trx) => {
     const current = await getSettings(trx, accountId);
-    const xpub = patch.xpubs === undefined ? current.xpubs.evm ?? null : (patch.xpubs.evm || null);
+    // A family left out of `xpubs` keeps its key; "" removes it.
+    const xpub = (f: DerivingFamily) => (patch.xpubs?.[f] === undefined ? current.xpubs[f] ?? null : (patch.xpubs[f]!.trim() || null));
+    const next = (f: DerivingFamily) => (xpub(f) === (current.xpubs[f] ?? null) ? current.nextIndex[f] : 0);
     const values = {
-      xpub_evm: xpub,
-      next_index_evm: xpub === (current.xpubs.evm ?? null) ? current.nextIndexEvm : 0,
+      xpub_evm: xpub('evm'), next_index_evm: next('evm'),
+      xpub_utxo: xpub('utxo'), next_index_utxo: next('utxo'),
+      xpub_tron: xpub('tron'), next_index_tron: next('tron'),
       aml_fail_at: patch.aml_fail_at ?? current.aml_fail_at,
       underpaid_tolerance_bps: patch.underpaid_tolerance_bps ?? current.underpaid_tolerance_bps,
       accept_late: (patch.accept_late ?? current.accept_late) ? 1 : 0,
@@ -69,12 +99,26 @@ export async function putSettings(db: Kysely<Database>, accountId: number, patch
   });
 }
 
-export function presentSettings(s: PaymentSettings & { nextIndexEvm: number }) {
-  return {
-    xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late,
-    // So the merchant can check the xpub is the wallet they think: index 0 must be its first address.
-    derived: s.xpubs.evm ? { evm: { first_address: evmAddressAt(s.xpubs.evm, 0), next_index: s.nextIndexEvm } } : {},
-  };
+/**
+ * The first address of each key, so the merchant can check it is the wallet they think.
+ * A UTXO key is shown on the first network of the catalog it fits (by its prefixes).
+ */
+export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
+  const derived: {
+    evm?: { first_address: string; next_index: number };
+    utxo?: { first_address: string; network: string; next_index: number };
+    tron?: { first_address: string; next_index: number };
+  } = {};
+  if (s.xpubs.evm) derived.evm = { first_address: evmAddressAt(s.xpubs.evm, 0), next_index: s.nextIndex.evm };
+  if (s.xpubs.utxo) {
+    const x = parseUtxoXpub(s.xpubs.utxo);
+    const env = catalog.networks.filter((n) => n.family === 'utxo').flatMap((n) => n.environments)
+      .find((e) => e.addressFormat && utxoKeyFits(x, e) === undefined);
+    const format = env?.addressFormat ?? bitcoinAddressFormat(x.testnet ? 'testnet' : 'mainnet')!;
+    derived.utxo = { first_address: utxoAddressAt(x, format, 0), network: env ? envIdentifier(env) : x.testnet ? 'bitcoin-testnet' : 'bitcoin', next_index: s.nextIndex.utxo };
+  }
+  if (s.xpubs.tron) derived.tron = { first_address: tronAddressAt(s.xpubs.tron, 0), next_index: s.nextIndex.tron };
+  return { xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late, derived };
 }
 
 export interface CreateInput {
@@ -148,16 +192,18 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
     let address = given;
     let index: number | null = null;
     if (!address) {
-      if (env.network.family !== 'evm') throw new PaymentError(400, `address: required on ${env.network.slug} (deriving addresses is supported for EVM networks)`);
+      const family = env.network.family;
+      if (family !== 'evm' && family !== 'utxo' && family !== 'tron') {
+        throw new PaymentError(400, `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
+      }
       const settings = await getSettings(trx, ctx.accountId);
-      if (!settings.xpubs.evm) throw new PaymentError(400, 'address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.evm) to derive one per order');
-      const key = parseXpub(settings.xpubs.evm);
+      const xpub = settings.xpubs[family];
+      if (!xpub) throw new PaymentError(400, `address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.${family}) to derive one per order`);
+      const derive = deriver(env, family, xpub);
       // The next unused index: taken by the counter inside this transaction.
       for (let tries = 0; ; tries++) {
-        const r = await trx.updateTable('payment_settings').set((eb) => ({ next_index_evm: eb('next_index_evm', '+', 1) }))
-          .where('account_id', '=', ctx.accountId).returning('next_index_evm').executeTakeFirstOrThrow();
-        index = r.next_index_evm - 1;
-        const candidate = parseAddress(env, evmAddressAt(key, index));
+        index = await takeIndex(trx, ctx.accountId, family);
+        const candidate = parseAddress(env, derive(index));
         if (!(await openOrderAt(trx, env.id, candidate.key)) || tries > 100) {
           address = candidate;
           break;
@@ -206,6 +252,32 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
     if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
     throw err;
+  }
+}
+
+/** Child index -> address on `env` for the family's key; a key that does not fit the network is the merchant's 400. */
+function deriver(env: Environment, family: DerivingFamily, xpub: string): (index: number) => string {
+  if (family === 'evm') {
+    const key = parseXpub(xpub);
+    return (i) => evmAddressAt(key, i);
+  }
+  if (family === 'tron') {
+    const key = parseXpub(xpub);
+    return (i) => tronAddressAt(key, i);
+  }
+  const x = parseUtxoXpub(xpub);
+  const misfit = utxoKeyFits(x, env);
+  if (misfit) throw new PaymentError(400, `address: required, or ${misfit} (PUT /v1/payments/settings)`);
+  return (i) => utxoAddressAt(x, env.addressFormat!, i);
+}
+
+/** Takes the family's next child index (the counter moves in the caller's transaction). */
+async function takeIndex(trx: Kysely<Database>, accountId: number, family: DerivingFamily): Promise<number> {
+  const q = trx.updateTable('payment_settings').where('account_id', '=', accountId);
+  switch (family) {
+    case 'evm': return (await q.set((eb) => ({ next_index_evm: eb('next_index_evm', '+', 1) })).returning('next_index_evm').executeTakeFirstOrThrow()).next_index_evm - 1;
+    case 'utxo': return (await q.set((eb) => ({ next_index_utxo: eb('next_index_utxo', '+', 1) })).returning('next_index_utxo').executeTakeFirstOrThrow()).next_index_utxo - 1;
+    case 'tron': return (await q.set((eb) => ({ next_index_tron: eb('next_index_tron', '+', 1) })).returning('next_index_tron').executeTakeFirstOrThrow()).next_index_tron - 1;
   }
 }
 

@@ -64,7 +64,11 @@ const listQuery = z.object({
 });
 
 const settingsBody = z.strictObject({
-  xpubs: z.strictObject({ evm: z.string().max(200).optional() }, { error: 'must be an object such as {"evm": "xpub..."}' }).optional(),
+  xpubs: z.strictObject({
+    evm: z.string().max(200).optional(),
+    utxo: z.string().max(200).optional(),
+    tron: z.string().max(200).optional(),
+  }, { error: 'must be an object such as {"evm": "xpub...", "utxo": "zpub...", "tron": "xpub..."}' }).optional(),
   aml_fail_at: z.enum(['medium', 'high', 'severe'], { error: 'must be "medium", "high" or "severe"' }).optional(),
   underpaid_tolerance_bps: z.number({ error: 'must be an integer (basis points)' }).int('must be an integer (basis points)')
     .min(0, 'must be at least 0').max(10_000, 'must be at most 10000 (100 %)').optional(),
@@ -72,8 +76,16 @@ const settingsBody = z.strictObject({
 });
 
 const settingsSchema = okSchema.extend({
-  xpubs: z.object({ evm: z.string().optional() }), aml_fail_at: z.string(), underpaid_tolerance_bps: z.number().int(), accept_late: z.boolean(),
-  derived: z.object({ evm: z.object({ first_address: z.string(), next_index: z.number().int() }).optional() }),
+  xpubs: z.object({ evm: z.string().optional(), utxo: z.string().optional(), tron: z.string().optional() }),
+  aml_fail_at: z.string(), underpaid_tolerance_bps: z.number().int(), accept_late: z.boolean(),
+  derived: z.object({
+    evm: z.object({ first_address: z.string(), next_index: z.number().int() }).optional(),
+    utxo: z.object({
+      first_address: z.string(), next_index: z.number().int(),
+      network: z.string().meta({ description: 'the network whose prefixes first_address is written in' }),
+    }).optional(),
+    tron: z.object({ first_address: z.string(), next_index: z.number().int() }).optional(),
+  }),
 });
 
 const idParam = z.object({ payment_id: z.string().regex(/^pay_[A-Za-z0-9_-]{1,64}$/, 'must be a payment id (pay_...)') });
@@ -81,7 +93,7 @@ const idParam = z.object({ payment_id: z.string().regex(/^pay_[A-Za-z0-9_-]{1,64
 function asHttp(err: unknown): never {
   if (err instanceof PaymentError) throw new HttpError(err.status, err.message);
   if (err instanceof SlotLimitError) throw badRequest(err.message);
-  if (err instanceof XpubError) throw badRequest(`xpubs.evm: ${err.message}`);
+  if (err instanceof XpubError) throw badRequest(err.message);
   throw err;
 }
 
@@ -131,7 +143,7 @@ export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
       method: 'GET', path: '/v1/payments/settings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
       response: settingsSchema,
       async handler({ account, app }) {
-        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id)) };
+        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
       },
     }),
     route({
@@ -144,7 +156,7 @@ export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
         } catch (err) {
           asHttp(err);
         }
-        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id)) };
+        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
       },
     }),
     route({

@@ -73,6 +73,12 @@ export interface PaymentSettingsTable {
   account_id: number;
   xpub_evm: string | null;
   next_index_evm: number;
+  /** 0019: the UTXO family's account key (zpub/vpub, ypub/upub, xpub/tpub) and its counter. */
+  xpub_utxo: string | null;
+  next_index_utxo: number;
+  /** 0019: the Tron account key (m/44'/195'/0') and its counter. */
+  xpub_tron: string | null;
+  next_index_tron: number;
   aml_fail_at: string;
   underpaid_tolerance_bps: number;
   accept_late: number;

@@ -1,9 +1,8 @@
 import type { Environment, Store } from '../store/index.js';
-import { EvmChain } from '../watch/evm-chain.js';
+import { chainFor } from '../watch/chains.js';
 import { getCursor } from '../watch/record.js';
 import type { WatchRegistry } from '../watch/registry.js';
 import type { ChainAdapter } from '../watch/scanner.js';
-import { StellarChain } from '../watch/stellar-chain.js';
 
 /** A transfer to an open order's watch in a block the scanner has not recorded yet. */
 export interface TipHit {
@@ -64,7 +63,7 @@ export class TipWatcher {
   #chain(env: Environment): ChainAdapter {
     let chain = this.#chains.get(env.id);
     if (!chain) {
-      chain = env.network.family === 'stellar' ? new StellarChain(env.upstreams) : new EvmChain(env.upstreams);
+      chain = chainFor(env);
       this.#chains.set(env.id, chain);
     }
     return chain;

@@ -42,17 +42,21 @@ export async function pruneOnce(store: Store, policy: RetentionPolicy, nowMs = D
 }
 
 async function pruneEvents(store: Store, cutoff: string, limit: number): Promise<number> {
-  // Ids grow with time: the oldest rows come first in id order, so this stops early.
-  const rows = await store.db.selectFrom('watch_events').select('id').where('created_at', '<', cutoff).orderBy('id').limit(limit).execute();
+  // Oldest first by the created_at index (0018): reads the rows it deletes, and nothing when
+  // none is old enough (in id order it walked every kept event to find that out).
+  const rows = await store.db.selectFrom('watch_events').select('id').where('created_at', '<', cutoff)
+    .orderBy('created_at').orderBy('id').limit(limit).execute();
   if (rows.length === 0) return 0;
   await store.db.deleteFrom('watch_events').where('id', 'in', rows.map((r) => r.id)).execute();
   return rows.length;
 }
 
 async function pruneDeliveries(store: Store, cutoff: string, limit: number): Promise<{ deliveries: number; attempts: number }> {
+  // Finished is "not pending": an inequality no index serves, so the created_at index does
+  // (with `status in (...)` SQLite walked and sorted every delivered row).
   const rows = await store.db.selectFrom('webhook_deliveries').select('id')
-    .where('created_at', '<', cutoff).where('status', 'in', ['delivered', 'failed', 'cancelled'])
-    .orderBy('id').limit(limit).execute();
+    .where('created_at', '<', cutoff).where('status', '!=', 'pending')
+    .orderBy('created_at').orderBy('id').limit(limit).execute();
   if (rows.length === 0) return { deliveries: 0, attempts: 0 };
   const ids = rows.map((r) => r.id);
   return store.db.transaction().execute(async (trx) => {

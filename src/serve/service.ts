@@ -4,7 +4,7 @@ import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../conf
 import { Store, storeUrl } from '../store/index.js';
 import { openLimits, redisUrl, type Limits } from '../limits/index.js';
 import { createApiServer } from '../api/index.js';
-import { createGateway, RedisCacheTier, type Gateway } from '../gateway/index.js';
+import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
@@ -71,11 +71,14 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let addressWatch: AddressWatch | undefined;
   let payments: Payments | undefined;
   let apiServer: Server | undefined;
-  let gatewayServer: Server | undefined;
+  let gatewayPort: number | undefined;
   let keyUse: KeyUseRecorder | undefined;
   let retention: RetentionJob | undefined;
   try {
-    gateway = await createGateway(store, config, log, metrics, logger, { sharedRps: limits.kind === 'redis' ? limits.window('rps', 1000) : undefined, sharedCache });
+    // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
+    gateway = await createGateway(store, config, log, metrics, logger, {
+      redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: sharedCache !== undefined } : undefined,
+    });
     addressWatch = await startAddressWatch({
       store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
@@ -100,9 +103,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
     retention = new RetentionJob(store, retentionPolicy(config), log);
     retention.start(config.retention.interval_ms);
-    gatewayServer = await listen(gateway.server, config.gateway.port, config.gateway.host, 'gateway');
+    gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
+      throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
+    });
   } catch (err) {
-    await Promise.all([closeServer(apiServer), closeServer(gatewayServer)]);
+    await Promise.all([closeServer(apiServer), gateway?.close()]);
     await keyUse?.stop();
     await retention?.stop();
     await payments?.stop();
@@ -122,13 +127,13 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   return {
     config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits,
     apiUrl: urlOf(apiServer, config.api.host),
-    gatewayUrl: urlOf(gatewayServer, config.gateway.host),
+    gatewayUrl: urlOfPort(gatewayPort!, config.gateway.host),
     stop() {
       stopping ??= (async () => {
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
-        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.closeSockets().then(() => closeServer(gatewayServer))]));
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.close()]));
         await keyUse?.stop();
         await retention?.stop();
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
@@ -182,7 +187,10 @@ function listen(server: Server, port: number, host: string, part: 'api' | 'gatew
 }
 
 function urlOf(server: Server, host: string): string {
-  const { port } = server.address() as AddressInfo;
+  return urlOfPort((server.address() as AddressInfo).port, host);
+}
+
+function urlOfPort(port: number, host: string): string {
   const h = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return `http://${h}:${port}`;
 }

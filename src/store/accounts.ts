@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from './store.js';
 import { CHANNELS, notifyIn } from './dialect.js';
 import type { AccountRow } from './tables.js';
+import { announceChange, countChangeIn } from './changes.js';
 
 export class NotFoundError extends Error {
   readonly code = 'E_NOT_FOUND';
@@ -35,11 +36,18 @@ export async function listAccounts(store: Store): Promise<AccountRow[]> {
 export async function setAccountPlan(store: Store, id: number, planId: number): Promise<AccountRow> {
   const row = await store.db.transaction().execute(async (trx) => {
     const updated = await trx.updateTable('accounts').set({ plan_id: planId }).where('id', '=', id).returningAll().executeTakeFirst();
-    // The plan's RPS limit applies to the account's endpoints on every instance's gateway.
-    if (updated) await notifyIn(trx, CHANNELS.endpoints, `a:${id}`);
+    // The plan's RPS limit applies to the account's endpoints on every instance's gateway: the
+    // endpoints' updated_at is what the gateways' version check reads.
+    if (updated) {
+      await trx.updateTable('endpoints').set({ updated_at: new Date().toISOString() }).where('account_id', '=', id).execute();
+      await notifyIn(trx, CHANNELS.endpoints, `a:${id}`);
+      await countChangeIn(trx, 'auth');
+    }
     return updated;
   });
   if (!row) throw new NotFoundError(`account ${id} not found`);
+  announceChange(store, 'auth');
+  announceChange(store, 'endpoints');
   return row;
 }
 
@@ -49,9 +57,15 @@ export function webhookSecretOf(store: Store, account: AccountRow): string {
 
 export async function rotateWebhookSecret(store: Store, id: number): Promise<string> {
   const secret = newWebhookSecret();
-  const res = await store.db.updateTable('accounts')
-    .set({ webhook_secret: store.secrets.seal(secret, `account:${id}:webhook`) })
-    .where('id', '=', id).executeTakeFirst();
+  // The API's cached account rows carry the sealed secret: counted like a plan change.
+  const res = await store.db.transaction().execute(async (trx) => {
+    const r = await trx.updateTable('accounts')
+      .set({ webhook_secret: store.secrets.seal(secret, `account:${id}:webhook`) })
+      .where('id', '=', id).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) await countChangeIn(trx, 'auth');
+    return r;
+  });
   if (Number(res.numUpdatedRows) === 0) throw new NotFoundError(`account ${id} not found`);
+  announceChange(store, 'auth');
   return secret;
 }

@@ -95,6 +95,7 @@ export const CHANNELS = {
   endpoints: 'rpcctl_endpoints',
   outbox: 'rpcctl_outbox',
   watches: 'rpcctl_watches',
+  auth: 'rpcctl_auth',
 } as const;
 
 /**

@@ -3,17 +3,39 @@ import { CompiledQuery } from 'kysely';
 import type { Store } from './store.js';
 import { CHANNELS, lockFor, notifyIn } from './dialect.js';
 import type { EndpointRow } from './tables.js';
+import { announceChange, ChangeWatch } from './changes.js';
 
 const listSql = new WeakMap<Store, string>();
 
-/** The hottest read of the API: compiled once per store, then only executed. */
-export async function listEndpointRows(store: Store, accountId: number): Promise<EndpointRow[]> {
+interface Listing { generation: number; at: number; rows: readonly EndpointRow[] }
+const listings = new WeakMap<Store, { watch: ChangeWatch; byAccount: Map<number, Listing> }>();
+
+/**
+ * How long a cached listing may miss a change nobody announced (another instance's probe
+ * writing block heights): changes made through the API are seen at once.
+ */
+const LISTING_MAX_AGE_MS = 1000;
+
+/**
+ * The hottest read of the API, answered from memory: an account's rows are read once, and
+ * again only after a change to endpoints (in this process at once; by another process at the
+ * next look, see ChangeWatch) or after LISTING_MAX_AGE_MS. The rows are shared: read only.
+ */
+export async function listEndpointRows(store: Store, accountId: number, nowMs = Date.now()): Promise<readonly EndpointRow[]> {
+  let cache = listings.get(store);
+  if (!cache) listings.set(store, (cache = { watch: new ChangeWatch(store, 'endpoints'), byAccount: new Map() }));
+  const generation = await cache.watch.current(nowMs);
+  const hit = cache.byAccount.get(accountId);
+  if (hit && hit.generation === generation && nowMs - hit.at < LISTING_MAX_AGE_MS) return hit.rows;
   let sql = listSql.get(store);
   if (sql === undefined) {
     sql = store.db.selectFrom('endpoints').selectAll().where('account_id', '=', 0).orderBy('id').compile().sql;
     listSql.set(store, sql);
   }
-  return (await store.db.executeQuery<EndpointRow>(CompiledQuery.raw(sql, [accountId]))).rows;
+  const rows = (await store.db.executeQuery<EndpointRow>(CompiledQuery.raw(sql, [accountId]))).rows;
+  if (cache.byAccount.size >= 10_000) cache.byAccount.clear();
+  cache.byAccount.set(accountId, { generation, at: nowMs, rows });
+  return rows;
 }
 
 export async function getEndpointRow(store: Store, accountId: number, id: number): Promise<EndpointRow | undefined> {
@@ -41,6 +63,9 @@ export async function insertEndpointChecked(
     }).returningAll().executeTakeFirstOrThrow();
     await notifyIn(trx, CHANNELS.endpoints, `e:${row.id}`);
     return row;
+  }).then((row) => {
+    announceChange(store, 'endpoints');
+    return row;
   });
 }
 
@@ -62,6 +87,9 @@ export async function updateEndpointRow(
       .where('account_id', '=', accountId).where('id', '=', id)
       .returningAll().executeTakeFirst();
     if (row) await notifyIn(trx, CHANNELS.endpoints, `e:${row.id}`);
+    return row;
+  }).then((row) => {
+    if (row) announceChange(store, 'endpoints');
     return row;
   });
 }

@@ -9,3 +9,4 @@ export * from './usage.js';
 export type * from './tables.js';
 export { SecretBox, loadMasterKey } from './secrets.js';
 export { lockFor, notifyIn, CHANNELS, storeKindOf, isStoreUnavailable, storeHealth, type StoreKind } from './dialect.js';
+export { ChangeWatch, announceChange, type ChangeKind } from './changes.js';

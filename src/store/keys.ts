@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from './store.js';
 import type { ApiKeyRow } from './tables.js';
+import { announceChange, countChangeIn } from './changes.js';
 
 export interface ApiKeyInfo {
   api_key: string;
@@ -43,7 +44,12 @@ export async function createApiKey(
     name: input.name ?? null, allowed_ips: JSON.stringify(input.allowedIps ?? []),
     created_at: new Date().toISOString(), revoked_at: null, last_used_at: null,
   };
-  await store.db.insertInto('api_keys').values(row).execute();
+  // Counted: another process may have cached this id as unknown.
+  await store.db.transaction().execute(async (trx) => {
+    await trx.insertInto('api_keys').values(row).execute();
+    await countChangeIn(trx, 'auth');
+  });
+  announceChange(store, 'auth');
   return { ...keyInfo(row), secret };
 }
 
@@ -60,7 +66,11 @@ export async function revokeApiKey(store: Store, idOrPrefix: string): Promise<Ap
   if (matches.length !== 1) return undefined;
   const row = matches[0]!;
   const revokedAt = row.revoked_at ?? new Date().toISOString();
-  await store.db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+  await store.db.transaction().execute(async (trx) => {
+    await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+    await countChangeIn(trx, 'auth');
+  });
+  announceChange(store, 'auth');
   return keyInfo({ ...row, revoked_at: revokedAt });
 }
 
@@ -82,16 +92,26 @@ export async function getAccountKeyByPrefix(store: Store, accountId: number, pre
 }
 
 export async function setKeyAllowedIps(store: Store, accountId: number, id: string, ips: string[]): Promise<ApiKeyInfo | undefined> {
-  const row = await store.db.updateTable('api_keys').set({ allowed_ips: JSON.stringify(ips) })
-    .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
-    .returningAll().executeTakeFirst();
+  const row = await store.db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('api_keys').set({ allowed_ips: JSON.stringify(ips) })
+      .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
+      .returningAll().executeTakeFirst();
+    if (updated) await countChangeIn(trx, 'auth');
+    return updated;
+  });
+  if (row) announceChange(store, 'auth');
   return row && keyInfo(row);
 }
 
 export async function revokeAccountKey(store: Store, accountId: number, id: string): Promise<ApiKeyInfo | undefined> {
-  const row = await store.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
-    .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
-    .returningAll().executeTakeFirst();
+  const row = await store.db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
+      .where('account_id', '=', accountId).where('id', '=', id).where('revoked_at', 'is', null)
+      .returningAll().executeTakeFirst();
+    if (updated) await countChangeIn(trx, 'auth');
+    return updated;
+  });
+  if (row) announceChange(store, 'auth');
   return row && keyInfo(row);
 }
 

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
+import { storeKindOf } from './dialect.js';
 import { paymentsMigration } from '../payments/migration.js';
 
 /**
@@ -210,6 +211,113 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('network_environments').addColumn('address_format', 'text').execute();
     },
   },
+  '0019_payments_utxo_tron': {
+    async up(db: Kysely<any>) {
+      // Orders on Bitcoin-style chains and Tron derive their addresses from keys of their own.
+      await db.schema.alterTable('payment_settings').addColumn('xpub_utxo', 'text').execute();
+      await db.schema.alterTable('payment_settings').addColumn('next_index_utxo', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('payment_settings').addColumn('xpub_tron', 'text').execute();
+      await db.schema.alterTable('payment_settings').addColumn('next_index_tron', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
+};
+
+/**
+ * Usage reads cost what they return (issue 10). `usage_daily` (endpoint x day x method) is
+ * rebuilt with the day first in its key: a new UTC day's rows then append at the end of the
+ * index instead of landing on a page of every endpoint's range, which made the first flush of
+ * each day rewrite most of the index. `usage_account_daily` (account x day x method) is kept at
+ * flush time, so an account's report reads days x methods rows however many endpoints it has.
+ * `store_changes` counts changes other processes must notice (API keys, accounts' plans).
+ */
+export const migrations18: Record<string, Migration> = {
+  '0018_scale_usage_rollups': {
+    async up(db: Kysely<any>) {
+      const cols = ['day', 'account_id', 'endpoint_id', 'method', 'requests', 'credits'] as const;
+      // On SQLite the rows live in their key's B-tree (WITHOUT ROWID): a flush and a report
+      // touch one tree instead of the key's and then the table's. PostgreSQL's heap has no such choice.
+      const clustered = <T extends { modifyEnd(s: RawBuilder<unknown>): T }>(b: T): T => (storeKindOf(db) === 'sqlite' ? b.modifyEnd(sql`without rowid`) : b);
+      await db.schema.createTable('usage_daily_next')
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('endpoint_id', 'integer', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('requests', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('credits', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('usage_daily_day_pk', ['day', 'account_id', 'endpoint_id', 'method'])
+        .$call(clustered)
+        .execute();
+      await db.insertInto('usage_daily_next').columns([...cols])
+        .expression(db.selectFrom('usage_daily').select([...cols]).orderBy('day').orderBy('account_id').orderBy('endpoint_id').orderBy('method'))
+        .execute();
+      await db.schema.dropTable('usage_daily').execute();
+      await db.schema.alterTable('usage_daily_next').renameTo('usage_daily').execute();
+
+      await db.schema.createTable('usage_account_daily')
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('requests', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('credits', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('usage_account_daily_pk', ['day', 'account_id', 'method'])
+        .$call(clustered)
+        .execute();
+      await db.insertInto('usage_account_daily').columns(['day', 'account_id', 'method', 'requests', 'credits'])
+        .expression(db.selectFrom('usage_daily')
+          .select(['day', 'account_id', 'method', sql<number>`sum(requests)`.as('requests'), sql<number>`sum(credits)`.as('credits')])
+          .groupBy(['day', 'account_id', 'method']))
+        .execute();
+
+      await db.schema.createTable('store_changes')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .execute();
+      await db.insertInto('store_changes').values({ name: 'auth', version: 0 }).execute();
+    },
+  },
+  '0018_scale_feed_indexes': {
+    async up(db: Kysely<any>) {
+      // Every filter of the events feed and the deliveries list is an equality prefix followed
+      // by the id its keyset pages on, so a page reads the rows it returns and no others. With
+      // only (account_id, id) a rare type read the whole account's feed to fill one page, and a
+      // watch's 3 events too: the planner prefers that index (it serves the order) to
+      // (watch_id, id), so each filter gets an index that starts with the account.
+      await db.schema.createIndex('watch_events_account_type').on('watch_events').columns(['account_id', 'type', 'id']).execute();
+      await db.schema.createIndex('watch_events_account_env').on('watch_events').columns(['account_id', 'network_environment_id', 'id']).execute();
+      await db.schema.createIndex('watch_events_account_env_type').on('watch_events')
+        .columns(['account_id', 'network_environment_id', 'type', 'id']).execute();
+      await db.schema.createIndex('watch_events_account_watch').on('watch_events').columns(['account_id', 'watch_id', 'id']).execute();
+      await db.schema.createIndex('watch_events_account_watch_type').on('watch_events').columns(['account_id', 'watch_id', 'type', 'id']).execute();
+      // Retention deletes the oldest events and finished deliveries by time.
+      await db.schema.createIndex('watch_events_created').on('watch_events').columns(['created_at', 'id']).execute();
+      await db.schema.createIndex('webhook_deliveries_created').on('webhook_deliveries').columns(['created_at', 'id']).execute();
+      await db.schema.createIndex('webhook_deliveries_account_status').on('webhook_deliveries').columns(['account_id', 'status', 'id']).execute();
+      // A payment order's webhooks by account and order: with the account's index alone its
+      // timeline read every delivery of the account.
+      await db.schema.createIndex('webhook_deliveries_account_sequence').on('webhook_deliveries').columns(['account_id', 'sequence_key']).execute();
+      // The delivery claim visits accounts with pending work one by one and takes each one's
+      // due rows in order: a seek per account instead of a walk over the whole backlog.
+      await db.schema.createIndex('webhook_deliveries_claim').on('webhook_deliveries')
+        .columns(['status', 'account_id', 'next_attempt_at', 'id']).execute();
+    },
+  },
+  '0018_scale_endpoints_updated': {
+    async up(db: Kysely<any>) {
+      // The gateway's version check reads only the endpoints changed since its last look.
+      await db.schema.createIndex('endpoints_updated').on('endpoints').column('updated_at').execute();
+    },
+  },
+  '0018_scale_payment_ingest': {
+    async up(db: Kysely<any>) {
+      // The payments engine's tick reads open orders (few; orders are kept forever), each one's
+      // watch's payment events since it was created (a long-lived watch may have many before),
+      // and events removed by a reorg (rare): each gets an index holding just those rows.
+      await db.schema.createIndex('payment_orders_open').on('payment_orders').columns(['status', 'monitor_until_ms'])
+        .where(sql.ref('open'), '=', 1).execute();
+      await db.schema.createIndex('watch_events_watch_payments').on('watch_events').columns(['watch_id', 'type', 'created_at']).execute();
+      await db.schema.createIndex('watch_events_removed').on('watch_events').column('id').where(sql.ref('removed'), '=', 1).execute();
+    },
+  },
 };
 
 export const migrations11: Record<string, Migration> = {
@@ -231,7 +339,7 @@ export const migrations11: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11);
+Object.assign(migrations, migrations11, migrations18);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

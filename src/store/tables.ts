@@ -10,6 +10,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   endpoints: EndpointsTable;
   usage_daily: UsageDailyTable;
+  usage_account_daily: UsageAccountDailyTable;
+  store_changes: StoreChangesTable;
   watched_addresses: WatchedAddressesTable;
   watch_webhooks: WatchWebhooksTable;
   watch_events: WatchEventsTable;
@@ -122,6 +124,21 @@ export interface UsageDailyTable {
   method: string;
   requests: number;
   credits: number;
+}
+
+/** The account x day x method roll-up of usage_daily, kept in the flush's transaction (0018). */
+export interface UsageAccountDailyTable {
+  day: string;
+  account_id: number;
+  method: string;
+  requests: number;
+  credits: number;
+}
+
+/** Change counters other processes poll (`auth`: API keys and accounts' plans). */
+export interface StoreChangesTable {
+  name: string;
+  version: number;
 }
 
 export interface WatchedAddressesTable {

@@ -90,23 +90,50 @@ export function readBody(req: IncomingMessage, limit: number, opts: ReadBodyOpti
   });
 }
 
+/** Per-client cells in a budget shared by threads; two addresses that hash to one cell share its allowance. */
+const SHARED_BUDGET_CELLS = 16_384;
+const ROW = 1 + SHARED_BUDGET_CELLS;
+
+/**
+ * Memory for a BodyBudget that several threads (the gateway's workers) charge as one: a row
+ * per thread of [total, ...per-client cells], so a thread that dies can be given back.
+ */
+export function sharedBodyBudgetMemory(threads: number): SharedArrayBuffer {
+  return new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * ROW * threads);
+}
+
+/** Gives back everything thread `index` held: it ended without releasing its leases. */
+export function releaseBodyBudgetThread(memory: SharedArrayBuffer, index: number): void {
+  new Int32Array(memory, Int32Array.BYTES_PER_ELEMENT * ROW * index, ROW).fill(0);
+}
+
 /**
  * Caps the request-body bytes held in memory, per client address and in total. A request's
  * bytes stay charged until its answer is finished (the body is held that long), then return.
+ * Given shared memory, the gateway's worker threads charge one budget: a client's connections
+ * land on different workers, and the cap is per client, not per worker. Each thread adds to
+ * its own row and then sums every row, so two threads can never both take room only one had
+ * (at worst both refuse). Counts there are 32-bit, which the config's ceiling on these limits
+ * (1 GiB) leaves room for.
  */
 export class BodyBudget {
   readonly perClient: number;
   readonly total: number;
   #used = 0;
   readonly #byClient = new Map<string, number>();
+  readonly #shared: { cells: Int32Array; mine: number; threads: number } | undefined;
 
-  constructor(perClient: number, total: number) {
+  constructor(perClient: number, total: number, shared?: { memory: SharedArrayBuffer; index: number }) {
     this.perClient = perClient;
     this.total = total;
+    if (shared) {
+      const cells = new Int32Array(shared.memory);
+      this.#shared = { cells, mine: ROW * shared.index, threads: cells.length / ROW };
+    }
   }
 
   get used(): number {
-    return this.#used;
+    return this.#shared ? this.#sum(0) : this.#used;
   }
 
   /** A lease for one request; everything it took is given back when its answer is over (sent or aborted). */
@@ -118,6 +145,19 @@ export class BodyBudget {
 
   /** @internal */
   tryTake(client: string, bytes: number): boolean {
+    const shared = this.#shared;
+    if (shared) {
+      const { cells, mine } = shared;
+      const cell = cellOf(client);
+      Atomics.add(cells, mine, bytes);
+      Atomics.add(cells, mine + cell, bytes);
+      if (this.#sum(0) > this.total || this.#sum(cell) > this.perClient) {
+        Atomics.sub(cells, mine + cell, bytes);
+        Atomics.sub(cells, mine, bytes);
+        return false;
+      }
+      return true;
+    }
     const mine = this.#byClient.get(client) ?? 0;
     if (this.#used + bytes > this.total || mine + bytes > this.perClient) return false;
     this.#used += bytes;
@@ -127,11 +167,31 @@ export class BodyBudget {
 
   /** @internal */
   give(client: string, bytes: number): void {
+    const shared = this.#shared;
+    if (shared) {
+      Atomics.sub(shared.cells, shared.mine + cellOf(client), bytes);
+      Atomics.sub(shared.cells, shared.mine, bytes);
+      return;
+    }
     this.#used -= bytes;
     const left = (this.#byClient.get(client) ?? 0) - bytes;
     if (left <= 0) this.#byClient.delete(client);
     else this.#byClient.set(client, left);
   }
+
+  #sum(offset: number): number {
+    const { cells, threads } = this.#shared!;
+    let n = 0;
+    for (let t = 0; t < threads; t++) n += Atomics.load(cells, t * ROW + offset);
+    return n;
+  }
+}
+
+/** FNV-1a of the address, as a cell offset in a row (1-based: offset 0 is the row's total). */
+function cellOf(client: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < client.length; i++) h = Math.imul(h ^ client.charCodeAt(i), 0x01000193);
+  return 1 + ((h >>> 0) % SHARED_BUDGET_CELLS);
 }
 
 export class BodyLease {

@@ -186,7 +186,9 @@ export async function rewindTo(store: Store, envId: number, height: number, leas
         .set({ status: 'cancelled', last_error: REORG_CANCELLED, lease_owner: null, lease_until: null })
         // In flight ones too: the worker checks the row before sending, and neither retries
         // nor bills a row that is no longer pending (it may already be at the receiver).
-        .where('event_id', 'in', chunk).where('status', '=', 'pending')
+        // "Not finished" rather than `status = 'pending'`, which SQLite (no statistics) would
+        // search by instead of the event, walking the whole pending backlog on every reorg.
+        .where('event_id', 'in', chunk).where('status', 'not in', ['delivered', 'failed', 'cancelled'])
         .executeTakeFirst();
       cancelled += Number(res.numUpdatedRows);
     }

@@ -1,15 +1,12 @@
 import type { Config } from '../config/index.js';
 import type { RouteDef } from '../api/router.js';
-import type { Environment, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import { addressWatchRoutes } from '../api/routes/address-watch.js';
 import { blockSubscribers } from '../webhooks/config.js';
 import { blockNetworkEnvIds } from '../webhooks/filters.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
-import { EvmChain } from './evm-chain.js';
-import { Scanner, type ChainAdapter } from './scanner.js';
-import { TronChain } from './tron/chain.js';
-import { UtxoChain } from './utxo/chain.js';
-import { StellarChain } from './stellar-chain.js';
+import { chainFor } from './chains.js';
+import { Scanner } from './scanner.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
 import { randomUUID } from 'node:crypto';
@@ -162,15 +159,6 @@ export class AddressWatch {
       await this.worker.stop();
     })();
     return this.#stopping;
-  }
-}
-
-function chainFor(env: Environment): ChainAdapter {
-  switch (env.network.family) {
-    case 'stellar': return new StellarChain(env.upstreams);
-    case 'utxo': return new UtxoChain(env.upstreams);
-    case 'tron': return new TronChain(env.upstreams);
-    default: return new EvmChain(env.upstreams);
   }
 }
 

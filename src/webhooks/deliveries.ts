@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { WebhookAttempt, WebhookDelivery, DeliveryStatus } from '../client/address-watch.js';
-import type { Environment, Store, WebhookDeliveryRow } from '../store/index.js';
+import type { Kysely } from 'kysely';
+import type { Database, Environment, Store, WebhookDeliveryRow } from '../store/index.js';
 import { envIdentifier, type EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
 
@@ -26,15 +27,23 @@ export async function enqueueTestDelivery(
   return { webhookId, body };
 }
 
-/** Newest first, each with its attempts; `before` pages back by delivery id. */
-export async function listDeliveries(
-  store: Store, q: { accountId: number; limit: number; before?: number; status?: string; eventId?: number },
-): Promise<{ deliveries: WebhookDelivery[]; next_before: string | null }> {
-  let query = store.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', q.accountId);
+export interface DeliveryQuery { accountId: number; limit: number; before?: number; status?: string; eventId?: number }
+
+/**
+ * One page of the list, newest first: (account_id, id), (account_id, status, id) and
+ * (event_id) serve every filter, so a page reads the rows it returns.
+ */
+export function deliveriesQuery(db: Kysely<Database>, q: DeliveryQuery) {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', q.accountId);
   if (q.before !== undefined) query = query.where('id', '<', q.before);
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.eventId !== undefined) query = query.where('event_id', '=', q.eventId);
-  const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
+  return query.orderBy('id', 'desc').limit(q.limit);
+}
+
+/** Newest first, each with its attempts; `before` pages back by delivery id. */
+export async function listDeliveries(store: Store, q: DeliveryQuery): Promise<{ deliveries: WebhookDelivery[]; next_before: string | null }> {
+  const rows = await deliveriesQuery(store.db, q).execute();
   const attempts = rows.length === 0 ? [] : await store.db.selectFrom('webhook_attempts').selectAll()
     .where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').execute();
   const byDelivery = new Map<number, WebhookAttempt[]>();

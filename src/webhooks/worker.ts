@@ -3,9 +3,9 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Config } from '../config/index.js';
 import { signWebhook } from '../client/webhook-signing.js';
-import type { Kysely } from 'kysely';
-import { addUsageIn, CHANNELS, getAccount, utcDay, webhookSecretOf, type Database, type Store, type WebhookDeliveryRow } from '../store/index.js';
+import { addUsageIn, CHANNELS, getAccount, utcDay, webhookSecretOf, type Store, type WebhookDeliveryRow } from '../store/index.js';
 import { getWebhook } from './config.js';
+import { claimDue } from './claim.js';
 import { REORG_CANCELLED } from './outbox.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
 import { blockedReason, guardedLookup } from './ssrf.js';
@@ -77,6 +77,10 @@ export class DeliveryWorker {
   readonly #perAccount = new Map<number, number>();
   readonly #targets = new Map<number, Target>();
   readonly #leaseMs: number;
+  /** Free slots that make a claim worth it while deliveries are in flight. */
+  readonly #batch: number;
+  /** The account the last claim looked at last: the next one starts after it (round robin). */
+  #cursor = -1;
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
@@ -96,6 +100,7 @@ export class DeliveryWorker {
     });
     // Long enough for the slowest attempt to finish and be recorded.
     this.#leaseMs = o.config.webhooks.timeout_ms * 2 + 5000;
+    this.#batch = Math.max(1, Math.floor(this.#o.concurrency / 8));
   }
 
   start(): void {
@@ -128,9 +133,9 @@ export class DeliveryWorker {
 
   async #run(): Promise<void> {
     while (this.#running) {
-      let claimed = 0;
+      let more = false;
       try {
-        claimed = await this.#claimAndStart();
+        more = (await this.#claimAndStart()).more;
         this.#lastError = '';
       } catch (err) {
         // One line per distinct failure: a store outage must not flood the log.
@@ -139,20 +144,24 @@ export class DeliveryWorker {
         this.#lastError = msg;
       }
       if (!this.#running) break;
-      if (claimed === 0 || this.#inflight.size >= this.#o.concurrency) await this.#sleep(this.#o.pollMs);
+      // Claimed what was due (or all slots are taken): wait for a finished batch, new work or the poll.
+      if (!more) await this.#sleep(this.#o.pollMs);
     }
   }
 
-  async #claimAndStart(): Promise<number> {
+  async #claimAndStart(): Promise<{ claimed: number; more: boolean }> {
     const free = this.#o.concurrency - this.#inflight.size;
-    if (free <= 0) return 0;
+    if (free <= 0) return { claimed: 0, more: false };
     const { store } = this.#o;
+    const options = {
+      owner: this.id, leaseMs: this.#leaseMs, max: free, perAccount: this.#o.perAccount, inflight: this.#perAccount,
+      after: this.#cursor, maxAccounts: Math.max(32, free * 4), skipLocked: store.kind === 'postgres',
+    };
     // On PostgreSQL instances claim side by side: each locks the due rows it reads and skips
     // the ones another instance is claiming (Convoy's SKIP LOCKED), so none waits and no row
-    // is claimed twice. On SQLite the store is one writer and the guarded update suffices.
-    const rows = store.kind === 'postgres'
-      ? await store.db.transaction().execute((trx) => this.#claim(trx, free, true))
-      : await this.#claim(store.db, free, false);
+    // is claimed twice. On SQLite the transaction makes the claim the one writer.
+    const { rows, cursor, complete } = await store.db.transaction().execute((trx) => claimDue(trx, options));
+    this.#cursor = cursor;
     for (const row of rows) {
       this.#perAccount.set(row.account_id, (this.#perAccount.get(row.account_id) ?? 0) + 1);
       const p = this.#deliver(row)
@@ -162,46 +171,13 @@ export class DeliveryWorker {
           const n = (this.#perAccount.get(row.account_id) ?? 1) - 1;
           if (n > 0) this.#perAccount.set(row.account_id, n);
           else this.#perAccount.delete(row.account_id);
-          if (this.#running) this.kick();
+          // Claims go in batches: at full concurrency a finished delivery wakes the claim only
+          // once a batch of slots is free, not one claim per delivery.
+          if (this.#running && this.#o.concurrency - this.#inflight.size >= this.#batch) this.kick();
         });
       this.#inflight.set(row.id, p);
     }
-    return rows.length;
-  }
-
-  /** Leases up to `free` due deliveries to this worker (its id is the claim id on the rows). */
-  async #claim(db: Kysely<Database>, free: number, skipLocked: boolean): Promise<WebhookDeliveryRow[]> {
-    const now = Date.now();
-    const busy = [...this.#perAccount].filter(([, n]) => n >= this.#o.perAccount).map(([a]) => a);
-    let q = db.selectFrom('webhook_deliveries as d').select(['d.id', 'd.account_id'])
-      .where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<', now)]))
-      // A sequence (one payment order's webhooks) goes one at a time, oldest first: a later
-      // transition waits while an earlier one is pending, in flight or backing off.
-      .where((eb) => eb.or([
-        eb('d.sequence_key', 'is', null),
-        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
-          .whereRef('e.sequence_key', '=', 'd.sequence_key').where('e.status', '=', 'pending').whereRef('e.id', '<', 'd.id'))),
-      ]));
-    if (busy.length) q = q.where('d.account_id', 'not in', busy);
-    q = q.orderBy('d.next_attempt_at').orderBy('d.id').limit(free * 2);
-    const candidates = await (skipLocked ? q.forUpdate().skipLocked() : q).execute();
-    const picked: number[] = [];
-    const counts = new Map(this.#perAccount);
-    for (const c of candidates) {
-      if (picked.length >= free) break;
-      const n = counts.get(c.account_id) ?? 0;
-      if (n >= this.#o.perAccount) continue;
-      counts.set(c.account_id, n + 1);
-      picked.push(c.id);
-    }
-    if (picked.length === 0) return [];
-    return db.updateTable('webhook_deliveries')
-      // The attempt counts from the claim: one cut short by a crash still moves the schedule on.
-      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.#leaseMs, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', picked).where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .returningAll().execute();
+    return { claimed: rows.length, more: !complete && this.#inflight.size < this.#o.concurrency };
   }
 
   async #deliver(row: WebhookDeliveryRow): Promise<void> {

@@ -35,7 +35,8 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
   return {
     ...overrides,
     api: { host: '127.0.0.1', port: 0, ...overrides.api },
-    gateway: { host: '127.0.0.1', port: 0, ...overrides.gateway },
+    // More than one gateway worker everywhere, so every behaviour test runs across workers.
+    gateway: { host: '127.0.0.1', port: 0, workers: Number(process.env.RPCCTL_TEST_GATEWAY_WORKERS ?? 2), ...overrides.gateway },
     limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, webhook_tests_per_minute: 100_000, ...overrides.limits },
   };
 }

@@ -475,15 +475,20 @@ class Payments:
         aml_fail_at: Optional[t.AmlFailAt] = None,
         underpaid_tolerance_bps: Optional[int] = None,
         accept_late: Optional[bool] = None,
+        utxo_xpub: Optional[str] = None,
+        tron_xpub: Optional[str] = None,
     ) -> t.PaymentSettings:
         """``PUT /v1/payments/settings``: the arguments given replace theirs, the others are kept.
 
         ``evm_xpub`` is an extended *public* key (``xpub...``/``tpub...``); ``""`` removes it.
-        A new xpub restarts derivation at index 0.
+        A new xpub restarts derivation at index 0. ``utxo_xpub`` is the account key of a
+        Bitcoin-style wallet (``zpub``/``ypub``/``xpub``; ``vpub``/``upub``/``tpub`` on test
+        networks), ``tron_xpub`` the xpub of ``m/44'/195'/0'``.
         """
         body: Dict[str, Any] = {}
-        if evm_xpub is not None:
-            body["xpubs"] = {"evm": evm_xpub}
+        xpubs = {k: v for k, v in (("evm", evm_xpub), ("utxo", utxo_xpub), ("tron", tron_xpub)) if v is not None}
+        if xpubs:
+            body["xpubs"] = xpubs
         if aml_fail_at is not None:
             body["aml_fail_at"] = aml_fail_at
         if underpaid_tolerance_bps is not None:

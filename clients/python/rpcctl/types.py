@@ -309,6 +309,8 @@ class PaymentList(TypedDict):
 
 class Xpubs(TypedDict, total=False):
     evm: str
+    utxo: str
+    tron: str
 
 
 class DerivedAddress(TypedDict):
@@ -316,8 +318,14 @@ class DerivedAddress(TypedDict):
     next_index: int
 
 
+class DerivedUtxoAddress(DerivedAddress):
+    network: str
+
+
 class Derived(TypedDict, total=False):
     evm: DerivedAddress
+    utxo: DerivedUtxoAddress
+    tron: DerivedAddress
 
 
 class PaymentSettings(TypedDict):

@@ -2,7 +2,7 @@ import {
   getEndpointRow, insertEndpointChecked, listEndpointRows, updateEndpointRow, usageReport,
   type AccountRow, type Catalog, type Environment, type Plan, type EndpointRow,
 } from '../../store/index.js';
-import { badRequest, notFound } from '../http.js';
+import { badRequest, JsonBody, notFound } from '../http.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import {
   allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, statusBody, updateEndpointBody, usageSchema,
@@ -12,14 +12,23 @@ import type { z } from 'zod';
 
 const endpointResponse = okSchema.extend({ endpoint: endpointSchema });
 
+const listings = new WeakMap<readonly EndpointRow[], { catalog: Catalog; plan: Plan | undefined; body: JsonBody }>();
+
 export const endpointRoutes: RouteDef[] = [
   route({
     method: 'GET', path: '/v1/endpoints', tag: 'Endpoints', summary: 'List the account\'s endpoints',
     response: okSchema.extend({ endpoints: endpointSchema.array() }),
     async handler({ account, app }) {
-      const plan = app.store.catalog.plan(account.plan_id);
+      const catalog = app.store.catalog;
+      const plan = catalog.plan(account.plan_id);
       const rows = await listEndpointRows(app.store, account.id);
-      return { ok: true, endpoints: rows.map((r) => presentEndpoint(r, app.store.catalog, app.config, plan)) };
+      // The rows stay the same object while the store's listing is current: present and
+      // serialise them once, not per request.
+      const hit = listings.get(rows);
+      if (hit && hit.catalog === catalog && hit.plan === plan) return hit.body;
+      const body = new JsonBody({ ok: true, endpoints: rows.map((r) => presentEndpoint(r, catalog, app.config, plan)) });
+      listings.set(rows, { catalog, plan, body });
+      return body;
     },
   }),
   route({
@@ -144,7 +153,7 @@ function networkAllowed(plan: Plan | undefined, slug: string): boolean {
   return !plan || plan.allowed_network_slugs.length === 0 || plan.allowed_network_slugs.includes(slug);
 }
 
-function usedNetworkIds(rows: EndpointRow[], catalog: Catalog): Set<number> {
+function usedNetworkIds(rows: readonly EndpointRow[], catalog: Catalog): Set<number> {
   const used = new Set<number>();
   for (const r of rows) {
     const env = catalog.environment(r.network_environment_id);

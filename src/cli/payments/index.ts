@@ -34,6 +34,8 @@ export function registerPayments(program: Command, io: CliIO): void {
     .action(act('watch'));
   payments.command('settings').description('show or change payment settings (with no flags: show them)')
     .option('--xpub <xpub>', 'extended public key to derive one EVM address per order ("" removes it)')
+    .option('--xpub-utxo <key>', 'zpub/ypub/xpub (vpub/upub/tpub on test networks) to derive one Bitcoin-style address per order ("" removes it)')
+    .option('--xpub-tron <xpub>', 'xpub of m/44\'/195\'/0\' to derive one Tron address per order ("" removes it)')
     .addOption(new Option('--aml-fail-at <level>', 'fail orders screened at or above this risk').choices(['medium', 'high', 'severe']))
     .option('--tolerance-bps <n>', 'accept payments short by up to this many basis points (100 = 1 %)')
     .option('--accept-late', 'complete orders paid within 24 h after expiry')

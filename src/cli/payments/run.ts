@@ -120,9 +120,10 @@ export const watch: CommandImpl<{ interval: string }> = (io, opts, [id]) => {
   });
 };
 
-export const settings: CommandImpl<{ xpub?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean }> = (io, opts) => {
+export const settings: CommandImpl<{ xpub?: string; xpubUtxo?: string; xpubTron?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean }> = (io, opts) => {
   const patch: Parameters<PaymentsClient['putSettings']>[0] = {};
-  if (opts.xpub !== undefined) patch.xpubs = { evm: opts.xpub };
+  const xpubs = { evm: opts.xpub, utxo: opts.xpubUtxo, tron: opts.xpubTron };
+  for (const [family, key] of Object.entries(xpubs)) if (key !== undefined) patch.xpubs = { ...patch.xpubs, [family]: key };
   if (opts.amlFailAt !== undefined) patch.aml_fail_at = opts.amlFailAt;
   if (opts.toleranceBps !== undefined) {
     if (!/^\d{1,5}$/.test(opts.toleranceBps) || Number(opts.toleranceBps) > 10_000) throw usageError(`--tolerance-bps must be an integer from 0 to 10000, got "${opts.toleranceBps}"`);
@@ -138,10 +139,18 @@ export const settings: CommandImpl<{ xpub?: string; amlFailAt?: 'medium' | 'high
       ['xpub (evm)', s.xpubs.evm ?? '(none: orders need --address)'],
       ['first address', s.derived.evm?.first_address ?? ''],
       ['next index', s.derived.evm?.next_index ?? ''],
+      ...(s.xpubs.utxo ? [
+        ['xpub (utxo)', s.xpubs.utxo], ['first address', `${s.derived.utxo?.first_address ?? ''} (${s.derived.utxo?.network ?? ''})`], ['next index', s.derived.utxo?.next_index ?? ''],
+      ] as Array<[string, string | number]> : []),
+      ...(s.xpubs.tron ? [
+        ['xpub (tron)', s.xpubs.tron], ['first address', s.derived.tron?.first_address ?? ''], ['next index', s.derived.tron?.next_index ?? ''],
+      ] as Array<[string, string | number]> : []),
       ['aml_fail_at', s.aml_fail_at],
       ['tolerance', `${s.underpaid_tolerance_bps} bps`],
       ['accept_late', s.accept_late],
     ]);
     if (s.derived.evm && opts.xpub) out.note(`Check that ${s.derived.evm.first_address} is the first address of that wallet before taking payments.`);
+    if (s.derived.utxo && opts.xpubUtxo) out.note(`Check that ${s.derived.utxo.first_address} is that wallet's first receive address; raise its gap limit above your open orders (it stops looking after 20 unused addresses).`);
+    if (s.derived.tron && opts.xpubTron) out.note(`Check that ${s.derived.tron.first_address} is the first address of that wallet before taking payments.`);
   });
 };

@@ -9,7 +9,7 @@ import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
 import { priceRpc, usageMethodName } from '../credits.js';
 import type { GatewayMetrics } from '../metrics.js';
-import type { EndpointRegistry, EndpointState } from '../registry.js';
+import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
 import { rpsWindow } from '../server.js';
 import type { WindowLimiter } from '../../limits/index.js';
@@ -43,8 +43,8 @@ export function notificationPrice(network: Network): number {
 
 export interface WsGatewayDeps {
   config: Config;
-  registry: EndpointRegistry;
-  meter: UsageMeter;
+  registry: EndpointLookup;
+  meter: Pick<UsageMeter, 'record'>;
   upstreams: UpstreamDirectory;
   metrics: GatewayMetrics;
   log: (line: string) => void;
@@ -52,6 +52,12 @@ export interface WsGatewayDeps {
   accessLog?: Logger;
   /** RPS windows shared by every instance (Redis), as for HTTP; without it in memory. */
   sharedRps?: WindowLimiter;
+  /** This machine's shared RPS windows, as for HTTP. */
+  localRps: (ep: EndpointState, cost: number) => number;
+  /** Open sockets per endpoint counted with the other gateway workers; without it, this gateway's own. */
+  socketPlaces?: { acquire(ep: EndpointState, max: number): boolean; release(ep: EndpointState): void };
+  /** Called when the number of client subscriptions changed. */
+  onSubscriptions?: () => void;
   /** The finality cache, null retries and eth_getLogs guards, as over HTTP (calls.ts). */
   calls?: CallHandler;
 }
@@ -112,7 +118,7 @@ export class WebSocketGateway {
 
   constructor(deps: WsGatewayDeps) {
     this.#d = deps;
-    this.#takeRps = rpsWindow(deps.sharedRps);
+    this.#takeRps = rpsWindow(deps.sharedRps, deps.localRps);
     const g = deps.config.gateway;
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: g.ws.max_message_bytes, perMessageDeflate: false, clientTracking: false });
     this.#trusted = new IpAllowlist(g.trusted_proxies);
@@ -187,24 +193,33 @@ export class WebSocketGateway {
       m.rejections.inc({ network, reason: 'invalid_request', transport: 'ws' });
       return refuse(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }
-    const count = this.#perEndpoint.get(ep.id) ?? 0;
-    if (count >= this.#d.config.gateway.ws.max_sockets_per_endpoint) {
+    if (!this.#acquireSlot(ep)) {
       m.rejections.inc({ network, reason: 'too_many_sockets', transport: 'ws' });
       return refuse(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
     }
-    this.#perEndpoint.set(ep.id, count + 1);
     const id = requestId(req);
     // ws drops a bad handshake, or a socket closed mid-upgrade, without calling back: the slot
     // held for it comes back when that socket closes, or a client could fill an endpoint's quota.
     let accepted = false;
-    socket.once('close', () => { if (!accepted) this.#releaseSlot(ep.id); });
+    socket.once('close', () => { if (!accepted) this.#releaseSlot(ep); });
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       accepted = true;
       this.#accept(ws, ep, env, ip, id);
     });
   }
 
-  #releaseSlot(endpointId: number): void {
+  #acquireSlot(ep: EndpointState): boolean {
+    const max = this.#d.config.gateway.ws.max_sockets_per_endpoint;
+    if (this.#d.socketPlaces) return this.#d.socketPlaces.acquire(ep, max);
+    const count = this.#perEndpoint.get(ep.id) ?? 0;
+    if (count >= max) return false;
+    this.#perEndpoint.set(ep.id, count + 1);
+    return true;
+  }
+
+  #releaseSlot(ep: EndpointState): void {
+    if (this.#d.socketPlaces) return this.#d.socketPlaces.release(ep);
+    const endpointId = ep.id;
     const n = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
     if (n <= 0) this.#perEndpoint.delete(endpointId);
     else this.#perEndpoint.set(endpointId, n);
@@ -245,11 +260,13 @@ export class WebSocketGateway {
       }, 'websocket closed');
     }
     this.#conns.delete(conn);
-    this.#releaseSlot(conn.ep.id);
+    this.#releaseSlot(conn.ep);
     this.#d.metrics.wsSockets.dec({ network: conn.network });
     const hub = this.#hubs.get(conn.env.id);
     for (const { sub, feed } of conn.subs.values()) hub?.unsubscribe(sub, feed);
+    const had = conn.subs.size;
     conn.subs.clear();
+    if (had > 0) this.#d.onSubscriptions?.();
   }
 
   async #onMessage(conn: Connection, text: string): Promise<void> {
@@ -341,6 +358,7 @@ export class WebSocketGateway {
           return undefined;
         }
         conn.subs.set(subId, { sub, feed });
+        this.#d.onSubscriptions?.();
       } catch (err) {
         if (err instanceof FeedError) return rpcError(err.code, err.message, id);
         throw err;
@@ -355,6 +373,7 @@ export class WebSocketGateway {
       const entry = typeof subId === 'string' ? conn.subs.get(subId) : undefined;
       if (entry) {
         conn.subs.delete(subId as string);
+        this.#d.onSubscriptions?.();
         this.#hub(conn.env).unsubscribe(entry.sub, entry.feed);
       }
       this.#meterCall(conn, 'eth_unsubscribe');

@@ -1,0 +1,68 @@
+import type { Config } from '../../config/index.js';
+import type { Network, Plan } from '../../store/index.js';
+import type { ChainView, CacheStats } from '../cache.js';
+import type { UpstreamSnapshot } from '../health.js';
+import type { EndpointPack, EndpointWire } from '../registry.js';
+
+/** What a gateway worker starts from (its `workerData`). */
+export interface WorkerStart {
+  index: number;
+  workers: number;
+  config: Config;
+  networks: Network[];
+  plans: Plan[];
+  port: number;
+  host: string;
+  /** The shared RPS windows (rps-shared.ts). */
+  windows: SharedArrayBuffer;
+  /** Open WebSockets per endpoint (rps-shared.ts). */
+  sockets: SharedArrayBuffer;
+  /** Request-body bytes in flight, per client address across workers (util/body.ts). */
+  bodyBudget: SharedArrayBuffer;
+  endpoints: EndpointPack;
+  chain: Array<[number, ChainView]>;
+  metricsEnabled: boolean;
+  /** Redis for RPS windows and the cache's shared tier, when the service has one. */
+  redis: { url: string; keyPrefix: string; sharedCache: boolean } | undefined;
+  accessLog: boolean;
+}
+
+/** A usage count: endpoint, account, method, requests, credits, a time in its UTC day. */
+export type UsageWire = [number, number, string, number, number, number];
+
+/** What the probe learnt of one upstream, for the workers' copies: head, best head, reached this round, latency. */
+export type ProbedWire = [head: number | null, bestHead: number | null, reached: boolean, latencyMs: number | null];
+
+export type ToWorker =
+  | { t: 'endpoints'; seq: number; rows: EndpointWire[] }
+  | { t: 'chain'; views: Array<[number, ChainView]> }
+  | { t: 'probed'; envs: Array<[number, ProbedWire[]]> }
+  | { t: 'usage'; seq: number }
+  | { t: 'metrics'; seq: number }
+  | { t: 'cache-drop'; seq: number; envId: number; height: number }
+  | { t: 'cache-anchors'; seq: number; envId: number }
+  | { t: 'cache-get'; seq: number; key: string }
+  | CacheSet
+  | UpstreamFailed
+  | { t: 'close-sockets'; seq: number }
+  | { t: 'stop'; seq: number }
+  | { t: 'answer'; seq: number; value: unknown };
+
+export type FromWorker =
+  | { t: 'listening' }
+  | { t: 'failed'; code: string | undefined; message: string }
+  | { t: 'reply'; seq: number; value: unknown }
+  | { t: 'usage-push'; rows: UsageWire[] }
+  | CacheSet
+  | UpstreamFailed
+  | { t: 'log'; line: string }
+  | { t: 'access'; obj: Record<string, unknown>; msg: string }
+  | { t: 'state'; subscriptions: number; upstreams: Array<[number, UpstreamSnapshot[]]>; cache: CacheStats | undefined }
+  /** A question to the main thread ('health', 'metrics-text'); answered with 'answer'. */
+  | { t: 'ask'; seq: number; what: 'health' | 'metrics-text' };
+
+/** A final answer one worker cached, for the others. */
+export interface CacheSet { t: 'cache-set'; key: string; text: string; envId: number; height: number | null; hash: string | null }
+
+/** An upstream one worker saw fail, backed off by the others too. */
+export interface UpstreamFailed { t: 'upstream-failed'; envId: number; index: number; downUntil: number; consecutiveFailures: number; reason: string }

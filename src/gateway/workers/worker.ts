@@ -1,0 +1,324 @@
+/**
+ * One gateway worker thread: the HTTP and WebSocket listeners on the shared port (reusePort),
+ * with endpoints, chain views and usage counts in memory. It never opens the store: the main
+ * thread sends endpoint changes and probe results, and takes the usage counts.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Server } from 'node:http';
+import { Catalog } from '../../store/catalog.js';
+import { EndpointTable } from '../registry.js';
+import { SharedWindows } from '../rps-shared.js';
+import { UpstreamDirectory } from '../upstreams.js';
+import { ResponseCache, type ChainView, type SharedCacheTier } from '../cache.js';
+import { RedisCacheTier } from '../cache-redis.js';
+import { CallHandler } from '../calls.js';
+import { logsPolicies } from '../logs.js';
+import { createGatewayServer } from '../server.js';
+import { Metrics } from '../../metrics/index.js';
+import { gatewayMetrics } from '../metrics.js';
+import { observeRequests, sampleAccessLog } from '../observe.js';
+import { IpAllowlist } from '../../util/ip.js';
+import { WebSocketGateway } from '../ws/server.js';
+import { openLimits, type Limits, type WindowLimiter } from '../../limits/index.js';
+import type { Logger } from '../../log/index.js';
+import type { FromWorker, ToWorker, UsageWire, WorkerStart } from './protocol.js';
+
+const port = parentPort!;
+const start = workerData as WorkerStart;
+const post = (m: FromWorker) => port.postMessage(m);
+const log = (line: string) => post({ t: 'log', line });
+
+/** How often counted usage goes to the main thread (it writes it on its own interval). */
+const USAGE_PUSH_MS = 100;
+/** How often subscriptions, upstream health and cache stats go to the main thread's view, when they changed. */
+const STATE_PUSH_MS = 50;
+
+/**
+ * Usage counted per (endpoint, method) for the current UTC day, handed to the main thread's
+ * UsageMeter in batches: each count leaves this thread exactly once.
+ */
+class WorkerMeter {
+  #counts = new Map<number, { accountId: number; methods: Map<string, { requests: number; credits: number }> }>();
+  #day = Math.floor(Date.now() / 86_400_000);
+  #out: UsageWire[] = [];
+
+  record(endpointId: number, accountId: number, method: string, credits: number, requests = 1): void {
+    const day = Math.floor(Date.now() / 86_400_000);
+    if (day !== this.#day) {
+      this.#drainCounts();
+      this.#day = day;
+    }
+    let e = this.#counts.get(endpointId);
+    if (!e) this.#counts.set(endpointId, e = { accountId, methods: new Map() });
+    const c = e.methods.get(method);
+    if (c) {
+      c.requests += requests;
+      c.credits += credits;
+    } else {
+      e.methods.set(method, { requests, credits });
+    }
+  }
+
+  /** Everything counted so far, forgotten here. */
+  take(): UsageWire[] {
+    this.#drainCounts();
+    const out = this.#out;
+    this.#out = [];
+    return out;
+  }
+
+  #drainCounts(): void {
+    if (this.#counts.size === 0) return;
+    const at = this.#day * 86_400_000;
+    for (const [endpointId, { accountId, methods }] of this.#counts) {
+      for (const [method, c] of methods) this.#out.push([endpointId, accountId, method, c.requests, c.credits, at]);
+    }
+    this.#counts = new Map();
+  }
+}
+
+const pendingAsks = new Map<number, (value: unknown) => void>();
+let askSeq = 0;
+function ask<T>(what: 'health' | 'metrics-text'): Promise<T> {
+  const seq = ++askSeq;
+  return new Promise<T>((resolve) => {
+    pendingAsks.set(seq, resolve as (v: unknown) => void);
+    post({ t: 'ask', seq, what });
+  });
+}
+
+async function main(): Promise<void> {
+  const { config } = start;
+  const g = config.gateway;
+  const catalog = new Catalog(start.networks, start.plans);
+  const registry = new EndpointTable(catalog, g.host_prefix);
+  registry.applyPack(start.endpoints);
+  // workerData lives as long as the thread: the snapshot is not kept beside the table.
+  start.endpoints = { uuids: '', numbers: new Float64Array(0), allowlists: [] };
+  const windows = new SharedWindows(start.workers, { windows: start.windows, sockets: start.sockets });
+  const socketPlaces = {
+    acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
+    release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
+  };
+  const meter = new WorkerMeter();
+  const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
+  // The gateway listener's /metrics shows the whole service's, as the API listener's does.
+  metrics.text = () => ask<string>('metrics-text');
+  const gm = gatewayMetrics(metrics);
+  const nameOf = (envId: number) => {
+    const env = catalog.environment(envId);
+    return env ? `${env.network.slug}-${env.slug}` : 'unknown';
+  };
+  const upstreams = new UpstreamDirectory(
+    { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
+    (envId) => config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)?.max_lag_blocks,
+    { metrics: gm, nameOf },
+  );
+  shareBackOffs(upstreams);
+  const chain = new Map<number, ChainView>(start.chain);
+  let limits: Limits | undefined;
+  let sharedRps: WindowLimiter | undefined;
+  let sharedCache: SharedCacheTier & { close(): Promise<void> } | undefined;
+  if (start.redis) {
+    limits = await openLimits({ url: start.redis.url, keyPrefix: start.redis.keyPrefix, log });
+    // Redis away or slow: this machine's shared windows decide, exact across its workers.
+    const here = (key: string, limit: number, cost: number) => {
+      const ep = registry.byId(Number(key));
+      return ep ? windows.take(ep.slot, limit, cost) : 0;
+    };
+    sharedRps = limits.window('rps', 1000, { admit: here, take: (key, limit, cost = 1) => (here(key, limit, cost) === cost ? 0 : 1) });
+    if (start.redis.sharedCache) {
+      sharedCache = await RedisCacheTier.open({
+        url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes,
+      });
+    }
+  }
+  // The memory the operator gave the cache is the machine's, split between the workers.
+  const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), sharedCache) : undefined;
+  const calls = new CallHandler({ upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes });
+  const localRps = (ep: { slot: number; rpsLimit: number }, cost: number) => windows.take(ep.slot, ep.rpsLimit, cost);
+  const server = createGatewayServer({
+    config, registry, meter, upstreams, calls, log, metrics, sharedRps, localRps, storeHealth: storeHealthFromMain,
+    bodyBudget: { memory: start.bodyBudget, index: start.index },
+  });
+  if (metrics.enabled) observeRequests(server, registry, gm);
+  const accessLog = start.accessLog ? workerLogger() : undefined;
+  if (accessLog) sampleAccessLog(server, registry, accessLog, g.access_log_sample, new IpAllowlist(g.trusted_proxies));
+  const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps, localRps, socketPlaces, calls, log, accessLog: accessLog?.child({ component: 'gateway' }),
+    // The main thread's count of subscriptions is read by tests right after a subscribe: sent at once.
+    onSubscriptions: () => pushState(),
+  });
+  websockets.attach(server);
+
+  const pushUsage = () => {
+    const rows = meter.take();
+    if (rows.length > 0) post({ t: 'usage-push', rows });
+  };
+  const usageTimer = setInterval(pushUsage, USAGE_PUSH_MS);
+  let lastState = '';
+  const pushState = () => {
+    const state: Extract<FromWorker, { t: 'state' }> = { t: 'state', subscriptions: websockets.subscriptions, upstreams: [...upstreams.snapshot()], cache: cache?.snapshot() };
+    const text = JSON.stringify(state);
+    if (text === lastState) return;
+    lastState = text;
+    post(state);
+  };
+  const stateTimer = setInterval(pushState, STATE_PUSH_MS);
+
+  port.on('message', (m: ToWorker) => {
+    switch (m.t) {
+      case 'endpoints':
+        registry.apply(m.rows);
+        return reply(m.seq, true);
+      case 'chain':
+        for (const [envId, view] of m.views) chain.set(envId, view);
+        return;
+      case 'probed':
+        for (const [envId, ups] of m.envs) {
+          const env = catalog.environment(envId);
+          if (!env) continue;
+          const set = upstreams.for(envId, env.upstreams);
+          set.upstreams.forEach((up, i) => {
+            const p = ups[i];
+            if (!p) return;
+            // The probe's answer counts as one of this copy's own answers, as it does on a
+            // single thread: back in the rotation, its errors washing out, its latency sampled.
+            if (p[2]) up.ok(p[3] ?? up.latencyMs ?? 0);
+            if (p[0] !== null) up.probed(p[0]);
+            up.bestHead = p[1] ?? undefined;
+          });
+        }
+        return;
+      case 'usage':
+        return reply(m.seq, meter.take());
+      case 'metrics':
+        metrics.registry.getMetricsAsJSON().then((json) => reply(m.seq, json), () => reply(m.seq, []));
+        return;
+      case 'cache-drop': {
+        const n = cache ? cache.dropFrom(m.envId, m.height) : 0;
+        // The main thread's view of the stats moves with the drop it asked for.
+        pushState();
+        return reply(m.seq, n);
+      }
+      case 'cache-anchors':
+        return reply(m.seq, cache ? cache.anchors(m.envId) : []);
+      case 'upstream-failed': {
+        const env = catalog.environment(m.envId);
+        const up = env ? upstreams.for(m.envId, env.upstreams).upstreams[m.index] : undefined;
+        if (!up) return;
+        up.downUntil = Math.max(up.downUntil, m.downUntil);
+        up.consecutiveFailures = Math.max(up.consecutiveFailures, m.consecutiveFailures);
+        up.lastError = m.reason;
+        return;
+      }
+      case 'cache-set':
+        cache?.setHere(m.key, m.text, m.envId, m.height, m.hash);
+        return;
+      case 'cache-get':
+        return reply(m.seq, cache?.get(m.key));
+      case 'close-sockets':
+        websockets.close().then(() => reply(m.seq, true), () => reply(m.seq, true));
+        return;
+      case 'stop':
+        void stop(server, websockets).then(() => {
+          clearInterval(usageTimer);
+          clearInterval(stateTimer);
+          // The last counts go with the answer: nothing counted is left behind. The main
+          // thread ends this thread then; connections to upstreams and Redis go with it.
+          reply(m.seq, meter.take());
+        });
+        return;
+      case 'answer': {
+        const resolve = pendingAsks.get(m.seq);
+        pendingAsks.delete(m.seq);
+        resolve?.(m.value);
+        return;
+      }
+    }
+  });
+
+  server.once('error', (err: NodeJS.ErrnoException) => post({ t: 'failed', code: err.code, message: err.message }));
+  server.listen({ port: start.port, host: start.host, reusePort: true } as Parameters<Server['listen']>[0], () => post({ t: 'listening' }));
+}
+
+/**
+ * An upstream one worker saw fail is backed off by the others at once (through the main
+ * thread), as a single gateway would: a provider's 429 is not met again by each worker in turn.
+ */
+function shareBackOffs(upstreams: UpstreamDirectory): void {
+  const seen = new WeakSet<object>();
+  const forEnv = upstreams.for.bind(upstreams);
+  upstreams.for = (envId, urls) => {
+    const set = forEnv(envId, urls);
+    if (seen.has(set)) return set;
+    seen.add(set);
+    set.upstreams.forEach((up, index) => {
+      const failed = up.failed.bind(up);
+      up.failed = (reason: string) => {
+        failed(reason);
+        post({ t: 'upstream-failed', envId, index, downUntil: up.downUntil, consecutiveFailures: up.consecutiveFailures, reason });
+      };
+    });
+    return set;
+  };
+}
+
+/**
+ * A final answer one worker fetched is copied to the others (through the main thread), so a
+ * client whose next connection lands on another worker still gets it from memory.
+ */
+class ReplicatedCache extends ResponseCache {
+  override set(key: string, text: string, envId: number, height: number | undefined, hash: string | undefined): void {
+    super.set(key, text, envId, height, hash);
+    post({ t: 'cache-set', key, text, envId, height: height ?? null, hash: hash ?? null });
+  }
+
+  setHere(key: string, text: string, envId: number, height: number | null, hash: string | null): void {
+    super.set(key, text, envId, height ?? undefined, hash ?? undefined);
+  }
+}
+
+let lastHealth = true;
+/**
+ * `/health` reports the store as the main thread last saw it; a main thread busy for a moment
+ * (a long query, a flush) gets a second, then the last answer stands rather than a slow /health.
+ */
+async function storeHealthFromMain(): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(lastHealth), 1000); });
+  const answer = ask<boolean>('health').then((ok) => (lastHealth = ok));
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function reply(seq: number, value: unknown): void {
+  post({ t: 'reply', seq, value });
+}
+
+/** Stops accepting, closes client WebSockets, lets in-flight requests finish (at most 5 s). */
+async function stop(server: Server, websockets: WebSocketGateway): Promise<void> {
+  await websockets.close();
+  if (!server.listening) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), 5000);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** The access log's lines go to the main thread's logger. */
+function workerLogger(): Logger {
+  const make = (bindings: Record<string, unknown>): unknown => ({
+    child: (more: Record<string, unknown>) => make({ ...bindings, ...more }),
+    info: (obj: Record<string, unknown>, msg: string) => post({ t: 'access', obj: { ...bindings, ...obj }, msg }),
+  });
+  return make({}) as Logger;
+}
+
+main().catch((err: unknown) => post({ t: 'failed', code: (err as NodeJS.ErrnoException).code, message: (err as Error).stack ?? String(err) }));

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { ConfigInput } from '../../src/config/index.js';
+
+type NetworkInput = NonNullable<ConfigInput['networks']>[number];
+
+/**
+ * A real UTXO node for tests: Litecoin Core in regtest (Debian ships it; not bitcoind), on
+ * spare ports in a temp dir. It speaks Bitcoin Core's JSON-RPC of its 0.21 base.
+ */
+export const haveLitecoind = await new Promise<boolean>((resolve) => {
+  const p = spawn('litecoind', ['-version'], { stdio: 'ignore' });
+  p.on('error', () => resolve(false));
+  p.on('exit', (code) => resolve(code === 0));
+});
+
+export const LITECOIND_MISSING = 'litecoind is not installed (apt-get install litecoind; .ci/run does)';
+
+export interface Litecoind {
+  /** JSON-RPC 1.0 as Bitcoin Core takes it; `wallet` routes to `/wallet/<name>`. */
+  rpc<T = any>(method: string, params?: unknown[], wallet?: string): Promise<T>;
+  /** The network entry for the service's config: regtest prefixes, credentials in the URL. */
+  network(): NetworkInput;
+  stop(): Promise<void>;
+}
+
+export async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startLitecoind(): Promise<Litecoind> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-ltc-'));
+  const [rpcPort, p2pPort] = [await freePort(), await freePort()];
+  const proc: ChildProcess = spawn('litecoind', [
+    '-regtest', `-datadir=${dataDir}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`, '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1',
+    '-rpcuser=rpcctl', '-rpcpassword=regtest', '-txindex', '-fallbackfee=0.0001', '-listen=0', '-server', '-printtoconsole=0',
+  ], { stdio: 'ignore' });
+  const rpcUrl = `http://127.0.0.1:${rpcPort}/`;
+  const auth = `Basic ${Buffer.from('rpcctl:regtest').toString('base64')}`;
+  let id = 0;
+  async function rpc<T = any>(method: string, params: unknown[] = [], wallet?: string): Promise<T> {
+    const res = await request(`${rpcUrl}${wallet ? `wallet/${wallet}` : ''}`, {
+      method: 'POST', headers: { authorization: auth, 'content-type': 'text/plain' },
+      body: JSON.stringify({ jsonrpc: '1.0', id: ++id, method, params }),
+    });
+    const body = await res.body.json() as { result: T; error: { message: string } | null };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result;
+  }
+  const stop = async () => {
+    if (proc.exitCode === null) {
+      const exited = new Promise((r) => proc.once('exit', r));
+      await rpc('stop').catch(() => proc.kill('SIGTERM'));
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await until(async () => rpc('getblockchaininfo').then(() => true, () => false), 60_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    rpc, stop,
+    network: (): NetworkInput => ({
+      id: 20, slug: 'litecoin', name: 'Litecoin', family: 'utxo',
+      environments: [{ id: 40, slug: 'regtest', upstreams: [`http://rpcctl:regtest@127.0.0.1:${rpcPort}/`], confirmations: 1, address_format: { bech32: 'rltc', pub_key_hash: 111, script_hash: 58 } }],
+    }),
+  };
+}
