@@ -28,6 +28,9 @@ beforeAll(async () => {
       slug: 'anvil', name: 'Anvil', family: 'evm',
       environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 1 }],
       credits: { default: 20, methods: { eth_getBlockByNumber: 25 } },
+    }, {
+      // The same node as another network: nobody watches it until the lease test.
+      slug: 'anvil2', name: 'Anvil 2', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 1 }],
     }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
   });
@@ -203,10 +206,26 @@ describe('Address Watch against a real chain (anvil)', () => {
     expect(delta((await m.call('GET', '/v1/account/usage?days=7')).body.usage)).toEqual({ 'webhook:other': 2, 'webhook:payment': 9 });
   });
 
+  it('a watch added while another instance holds the lease starts at the head as of the add, not when this one takes over', async () => {
+    const env = t.store.catalog.environmentBySlug('anvil2')!;
+    const C = anvil.accounts[3]!;
+    // Another instance scans anvil2 (its lease runs two more seconds) and has not heard of the watch.
+    await t.store.db.insertInto('scanner_leases').values({ network_environment_id: env.id, owner: 'another-instance', generation: 1, expires_at: Date.now() + 2000 }).execute();
+    const head = Number(await anvil.public.getBlockNumber());
+    expect((await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil2', address: C }))).body.created).toBe(true);
+    const cursor = await t.store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', env.id).executeTakeFirst();
+    expect(cursor?.next_height).toBe(head + 1);
+    const hash = await anvil.wallet.sendTransaction({ account: owner, to: C, value: 77n, chain: null });
+    // The other instance dies with it: this one takes the lease over and finds the payment.
+    await rx.waitFor((all) => bodies(all).some((x) => x.tx_hash === hash && x.network === 'anvil2'), 15_000);
+    const lease = await t.store.db.selectFrom('scanner_leases').selectAll().where('network_environment_id', '=', env.id).executeTakeFirstOrThrow();
+    expect(lease).toMatchObject({ owner: t.service.addressWatch.instanceId, generation: 2 });
+  });
+
   it('a restart resumes from the persisted cursor: nothing skipped, nothing twice', async () => {
     const before = mine(rx.received).length;
-    const cursor = await t.store.db.selectFrom('scanner_cursors').selectAll().execute();
-    expect(cursor.length).toBe(1);
+    const local = t.store.catalog.environmentBySlug('anvil')!.id;
+    expect(await t.store.db.selectFrom('scanner_cursors').selectAll().where('network_environment_id', '=', local).executeTakeFirst()).toBeDefined();
     // Stop the scanners (as a shutdown does), mine while nobody scans, start again.
     await t.service.addressWatch.stop();
     const hashes: `0x${string}`[] = [];

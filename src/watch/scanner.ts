@@ -86,7 +86,11 @@ export class Scanner {
 
   async #run(ready: () => void): Promise<void> {
     try {
-      if (await this.#holdLease()) await this.#startingCursor();
+      await this.#holdLease();
+      // Even while another instance holds the lease: the watch that started this scanner was
+      // added here, and its first block is the head as of now, not as of whenever the holder
+      // hears of the watch (a payment sent right after the add would fall in between).
+      await this.#startingCursor();
     } catch {
       // step() tries again and logs.
     }
