@@ -49,6 +49,12 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promi
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
+/** Waits until every gateway worker holds the answer: a fill in one reaches the others a moment later. */
+async function cachedEverywhere(envId: number, method: string, params: unknown[]): Promise<void> {
+  const key = planCache(envId, method, params, t.service.gateway.chain.get(envId))!.key;
+  await until(() => t.service.gateway.cache!.everywhere(key));
+}
+
 beforeAll(async () => {
   anvil = await startAnvil();
   const [owner, to] = anvil.accounts as [Address, Address];
@@ -94,6 +100,7 @@ describe('finality-aware cache', () => {
     const before = (await m.call('GET', `/v1/endpoints/${endpointId}/usage?days=7`)).body.usage;
     const params = [hex(30), true];
     const a = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params });
+    await cachedEverywhere(1, 'eth_getBlockByNumber', params);
     const b = await rpc(url, { jsonrpc: '2.0', id: 'second', method: 'eth_getBlockByNumber', params });
     const c = await rpc(url, { jsonrpc: '2.0', id: { x: [1] }, method: 'eth_getBlockByNumber', params });
     expect(a.body.result).toEqual(await direct('eth_getBlockByNumber', params));
@@ -123,6 +130,7 @@ describe('finality-aware cache', () => {
   it('caches by-hash reads of final transactions and the chain id', async () => {
     for (const [method, params] of [['eth_getTransactionReceipt', [txHash]], ['eth_getTransactionByHash', [txHash]], ['eth_chainId', []]] as const) {
       const a = await rpc(url, { jsonrpc: '2.0', id: 1, method, params });
+      await cachedEverywhere(1, method, [...params]);
       const b = await rpc(url, { jsonrpc: '2.0', id: 2, method, params });
       expect(a.body.result).not.toBeNull();
       expect(b.body).toEqual({ ...a.body, id: 2 });
@@ -139,6 +147,7 @@ describe('finality-aware cache', () => {
     ];
     const count = (method: string, params: unknown[]) => proxy.calls.filter((c) => c === `batch> ${method} ${JSON.stringify(params)}`).length;
     const first = await rpc(url, batch(1));
+    await cachedEverywhere(1, 'eth_getBlockByNumber', final);
     const second = await rpc(url, batch(2));
     const byId = (r: { body: Array<{ id: string }> }) => new Map(r.body.map((x) => [x.id, x as any]));
     const [f, s] = [byId(first), byId(second)];
@@ -167,6 +176,7 @@ describe('cache and the RPS window together', () => {
     // Warmed through another endpoint: the cache is the environment's.
     const block = (await rpc(url, { jsonrpc: '2.0', id: 0, method: 'eth_getBlockByNumber', params: final })).body.result;
     expect(block.number).toBe(hex(33));
+    await cachedEverywhere(1, 'eth_getBlockByNumber', final);
     const hits = ['h1', 'h2', 'h3'].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: final }));
     const heads = ['n1', 'n2', 'n3', 'n4'].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_blockNumber', params: [] }));
     const upstreamBefore = upstreamCalls('eth_getBlockByNumber', final);

@@ -33,6 +33,8 @@ export interface GatewayMeter {
 /** The workers' response caches seen together (tests and the probe's reorg checks). */
 export interface GatewayCache {
   get(key: string): Promise<string | undefined>;
+  /** Whether every worker holds the answer: a fill in one reaches the others a moment later. */
+  everywhere(key: string): Promise<boolean>;
   dropFrom(envId: number, height: number): Promise<number>;
   anchors(envId: number): Promise<Array<[number, string]>>;
   /** Summed over the workers, as they last reported (every 50 ms). */
@@ -110,7 +112,8 @@ export async function createGateway(
   if (metrics.enabled) metrics.addThreads(() => pool.metrics());
 
   const cache: GatewayCache | undefined = g.cache_max_bytes > 0 ? {
-    get: (key) => pool.cacheGet(key),
+    get: async (key) => (await pool.cacheGet(key)).find((v) => v !== undefined),
+    everywhere: async (key) => (await pool.cacheGet(key)).every((v) => v !== undefined),
     dropFrom: (envId, height) => pool.cacheDrop(envId, height),
     anchors: (envId) => pool.cacheAnchors(envId),
     snapshot: () => pool.cacheStats() ?? { hits: 0, misses: 0, entries: 0, bytes: 0, dropped: 0 },

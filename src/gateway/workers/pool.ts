@@ -219,8 +219,9 @@ export class GatewayWorkers {
     return [...byHeight].sort((a, b) => b[0] - a[0]);
   }
 
-  async cacheGet(key: string): Promise<string | undefined> {
-    return (await this.#askAll<string | undefined>((seq) => ({ t: 'cache-get', seq, key }))).find((v) => v !== undefined);
+  /** Each worker's entry for `key`. */
+  async cacheGet(key: string): Promise<Array<string | undefined>> {
+    return this.#askAll<string | undefined>((seq) => ({ t: 'cache-get', seq, key }));
   }
 
   /** Client WebSocket subscriptions over all workers, as last reported. */
