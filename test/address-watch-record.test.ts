@@ -86,6 +86,31 @@ describe('recording blocks', () => {
     // Kept hashes would be compared with a chain that may have been reset since: false rewinds.
     expect(await kept()).toEqual([]);
   });
+
+  it('but not while another instance has added a watch there that this one has not heard of yet', async () => {
+    const other = await t.merchant({ plan: 'pro' });
+    const w = (await other.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'eth-sepolia', address: ADDR }))).body;
+    const sep = t.store.catalog.environmentBySlug('eth-sepolia')!;
+    await setCursor(t.store.db, sep.id, 60);
+    // Written by another instance's API; its notification has not reached this one.
+    const elsewhere = '0x1111111111111111111111111111111111111111';
+    await t.store.db.insertInto('watched_addresses').values({
+      watch_id: 'w_elsewhere', account_id: other.userId, network_environment_id: sep.id, network_slug: 'eth-sepolia',
+      address: elsewhere, address_key: elsewhere, created_at: new Date().toISOString(),
+    }).execute();
+    try {
+      expect((await other.call('DELETE', '/v1/address-watch/addresses', json({ watch_id: w.watch_id }))).status).toBe(200);
+      await t.service.addressWatch.reconcile();
+      expect(t.service.addressWatch.scannedEnvIds()).not.toContain(sep.id);
+      // Its scanner starts from here when the news arrives: the other watch's first blocks are not skipped.
+      expect((await t.store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', sep.id).executeTakeFirst())?.next_height).toBe(60);
+    } finally {
+      await t.store.db.deleteFrom('watched_addresses').where('watch_id', '=', 'w_elsewhere').execute();
+      for (const table of ['scanner_cursors', 'scanner_blocks', 'scanner_leases'] as const) {
+        await t.store.db.deleteFrom(table).where('network_environment_id', '=', sep.id).execute();
+      }
+    }
+  });
 });
 
 describe('two scanners on one store', () => {

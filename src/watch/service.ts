@@ -99,6 +99,10 @@ export class AddressWatch {
       if (!lease) continue;
       await store.db.transaction().execute(async (trx) => {
         await fence(trx, envId, lease);
+        // This instance's view lags another's add by a notification: the store decides, or
+        // the new watch's scanner would start at a later head and skip its first blocks.
+        const added = await trx.selectFrom('watched_addresses').select('id').where('network_environment_id', '=', envId).limit(1).executeTakeFirst();
+        if (added) return;
         await trx.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
         await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).execute();
         await trx.deleteFrom('scanner_leases').where('network_environment_id', '=', envId).execute();
