@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAccount, webhookSecretOf } from '../src/store/index.js';
-import { haveLitecoind, LITECOIND_MISSING, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
+import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
-import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import type { Merchant, TestService } from './helpers/service.js';
 
 /**
  * A real UTXO node: Litecoin Core in regtest (Debian ships it; not bitcoind). It speaks
@@ -33,13 +32,7 @@ describe.skipIf(!haveLitecoind)('a real UTXO node (litecoind -regtest)', () => {
     // their coins as its own (it would, and the scanner would rightly report payouts).
     await rpc('createwallet', ['shop']);
     rx = await startReceiver();
-    t = await startTestService({
-      networks: [node.network()],
-      webhooks: { allow_private_urls: true, timeout_ms: 2000 },
-      gateway: { probe_interval_ms: 60_000 },
-    }, { watch: { pollMs: 150 } });
-    m = await t.merchant({ plan: 'pro' });
-    secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+    ({ t, m, secret } = await serveOn(node));
     await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: true, events: { block: false } }));
   }, 90_000);
 

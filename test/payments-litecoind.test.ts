@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAccount, webhookSecretOf } from '../src/store/index.js';
-import { haveLitecoind, LITECOIND_MISSING, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
+import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { paymentOrders } from './helpers/payments.js';
-import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import type { Merchant, TestService } from './helpers/service.js';
 
 /**
  * Payment orders against a real UTXO node: Litecoin Core in regtest (Debian ships it, not
@@ -36,14 +35,7 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
     miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
     await mine(101);
     rx = await startReceiver();
-    t = await startTestService({
-      networks: [node.network()],
-      webhooks: { allow_private_urls: true, timeout_ms: 2000 },
-      gateway: { probe_interval_ms: 60_000 },
-      payments: { tick_ms: 50 },
-    }, { watch: { pollMs: 150, delivery: { pollMs: 50 } } });
-    m = await t.merchant({ plan: 'pro' });
-    secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+    ({ t, m, secret } = await serveOn(node, { payments: { tick_ms: 50 } }));
     const s = await m.call('PUT', '/v1/payments/settings', json({ xpubs: { utxo: VPUB } }));
     expect(s.body.derived.utxo, json(s.body)).toMatchObject({ network: 'litecoin', next_index: 0 });
     expect(s.body.derived.utxo.first_address).toMatch(/^rltc1q/);

@@ -43,7 +43,7 @@ afterAll(async () => {
   await Promise.all([node?.stop(), rx?.close()]);
 });
 
-const { hooksOf, seq, settle, create, get } = paymentOrders(() => ({ rx, m }), 'tron');
+const { hooksOf, seq, settle, confirm, reorgOut, create, get } = paymentOrders(() => ({ rx, m }), 'tron');
 const feed = async () => (await m.call('GET', '/v1/address-watch/events?limit=500')).body.events as Ev[];
 
 describe('payment orders on Tron (TRX and USDT-TRC20)', () => {
@@ -77,10 +77,7 @@ describe('payment orders on Tron (TRX and USDT-TRC20)', () => {
     expect(p).toMatchObject({ asset: USDT.base58, asset_symbol: 'USDT', decimals: 6, amount_raw: '100000000', derivation_index: 1 });
     const to = hexOf(p.address);
     const t1 = node.trc20(USDT.hex, X.hex, to, 60_000_000n);
-    node.mine([t1]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 2);
+    await confirm(node, p.payment_id, [t1], 1, 2);
     expect(seq(p.payment_id)).toEqual([['seen', t1.txID, null, '0'], ['underpaid', t1.txID, null, '60000000']]);
     // The rest, but the call reverts; and TRX, which is not the order's asset.
     const failed = node.trc20(USDT.hex, X.hex, to, 40_000_000n, 'REVERT');
@@ -97,10 +94,7 @@ describe('payment orders on Tron (TRX and USDT-TRC20)', () => {
     ]);
     expect(await get(p.payment_id)).toMatchObject({ status: 'underpaid', amount_received: '60', tx_hashes: [t1.txID] });
     const t2 = node.trc20(USDT.hex, X.hex, to, 40_000_000n);
-    node.mine([t2]);
-    await settle(p.payment_id, 3);
-    node.mine([]);
-    await settle(p.payment_id, 5);
+    await confirm(node, p.payment_id, [t2], 3, 5);
     expect(seq(p.payment_id).slice(2)).toEqual([['seen', t2.txID, null, '60000000'], ['aml_check', t2.txID, null, '100000000'], ['paid', t2.txID, null, '100000000']]);
     expect(await get(p.payment_id)).toMatchObject({ status: 'paid', amount_received: '100', tx_hashes: [t1.txID, t2.txID] });
   });
@@ -112,16 +106,9 @@ describe('payment orders on Tron (TRX and USDT-TRC20)', () => {
     const p = await create({ order_id: 'usdt-reorg', amount: '5', asset: USDT.base58, address: shop.hex });
     expect(p).toMatchObject({ address: shop.base58, derivation_index: null, asset: USDT.base58 });
     const tx = node.trc20(USDT.hex, X.hex, shop.hex, 5_000_000n);
-    node.mine([tx]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 3);
+    await confirm(node, p.payment_id, [tx], 1, 3);
     expect(seq(p.payment_id).map((s) => s[0])).toEqual(['seen', 'aml_check', 'paid']);
-    node.orphan(2);
-    for (let i = 0; i < 3; i++) node.mine([]);
-    await settle(p.payment_id, 4);
-    expect(seq(p.payment_id)[3]).toEqual(['underpaid', null, 'reorg', '0']);
-    expect(signatureValid(secret, hooksOf(p.payment_id)[3]!)).toBe(true);
+    await reorgOut(node, p.payment_id, 4, secret);
     expect(await get(p.payment_id)).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received_raw: '0', tx_hashes: [], lifecycle: 'pending>seen>aml_check>paid>underpaid' });
     expect((await feed()).some((e) => e.tx_hash === tx.txID)).toBe(false);
   });

@@ -54,7 +54,7 @@ function pay(from: string, outputs: Array<[string, string]>): FakeTx {
   return node.tx([coins[from]!.shift()!], [...outputs.map(([address, btc]) => ({ address, btc })), { address: from, btc: '1.00000000' }]);
 }
 
-const { hooksOf, seq, settle, create, get } = paymentOrders(() => ({ rx, m }), 'bitcoin');
+const { hooksOf, seq, settle, confirm, reorgOut, create, get } = paymentOrders(() => ({ rx, m }), 'bitcoin');
 
 describe('payment orders on a UTXO chain (Bitcoin Core JSON-RPC)', () => {
   it('settings take a zpub/vpub (network-checked at the order) and show its first address', async () => {
@@ -101,17 +101,11 @@ describe('payment orders on a UTXO chain (Bitcoin Core JSON-RPC)', () => {
     const p = await create({ order_id: 'btc-under', amount: '0.02' });
     expect(p.derivation_index).toBe(1);
     const t1 = pay(payer, [[p.address, '0.01000000']]);
-    node.mine([t1]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 2);
+    await confirm(node, p.payment_id, [t1], 1, 2);
     expect(seq(p.payment_id)).toEqual([['seen', t1.txid, null, '0'], ['underpaid', t1.txid, null, '1000000']]);
     expect(await get(p.payment_id)).toMatchObject({ status: 'underpaid', amount_received: '0.01' });
     const t2 = pay(payer, [[p.address, '0.01000000']]);
-    node.mine([t2]);
-    await settle(p.payment_id, 3);
-    node.mine([]);
-    await settle(p.payment_id, 5);
+    await confirm(node, p.payment_id, [t2], 3, 5);
     expect(seq(p.payment_id).slice(2)).toEqual([['seen', t2.txid, null, '1000000'], ['aml_check', t2.txid, null, '2000000'], ['paid', t2.txid, null, '2000000']]);
     expect((await get(p.payment_id)).tx_hashes).toEqual([t1.txid, t2.txid]);
   });
@@ -119,10 +113,7 @@ describe('payment orders on a UTXO chain (Bitcoin Core JSON-RPC)', () => {
   it('overpaid: more than asked is paid, overpaid: true', async () => {
     const p = await create({ order_id: 'btc-over', amount: '0.001' });
     const tx = pay(payer, [[p.address, '0.00150000']]);
-    node.mine([tx]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 3);
+    await confirm(node, p.payment_id, [tx], 1, 3);
     expect(seq(p.payment_id)).toEqual([['seen', tx.txid, null, '0'], ['aml_check', tx.txid, null, '150000'], ['paid', tx.txid, null, '150000']]);
     expect(await get(p.payment_id)).toMatchObject({ status: 'paid', overpaid: true, amount_received: '0.0015' });
   });
@@ -130,10 +121,7 @@ describe('payment orders on a UTXO chain (Bitcoin Core JSON-RPC)', () => {
   it('a sanctioned sender (the input\'s address) fails the order', async () => {
     const p = await create({ order_id: 'btc-sanctioned', amount: '0.001' });
     const tx = pay(sanctioned, [[p.address, '0.00100000']]);
-    node.mine([tx]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 3);
+    await confirm(node, p.payment_id, [tx], 1, 3);
     expect(seq(p.payment_id).map((s) => s[0])).toEqual(['seen', 'aml_check', 'failed']);
     expect(await get(p.payment_id)).toMatchObject({ status: 'failed', reason: 'aml_rejected', aml: { risk_level: 'severe', details: [{ address: sanctioned }] } });
   });
@@ -144,17 +132,10 @@ describe('payment orders on a UTXO chain (Bitcoin Core JSON-RPC)', () => {
     await create({ order_id: 'btc-open', amount: '1' });
     const p = await create({ order_id: 'btc-reorg', amount: '0.005' });
     const tx = pay(payer, [[p.address, '0.00500000']]);
-    node.mine([tx]);
-    await settle(p.payment_id, 1);
-    node.mine([]);
-    await settle(p.payment_id, 3);
+    await confirm(node, p.payment_id, [tx], 1, 3);
     expect(seq(p.payment_id).map((s) => s[0])).toEqual(['seen', 'aml_check', 'paid']);
     // Both blocks replaced by a longer chain without the transaction.
-    node.orphan(2);
-    for (let i = 0; i < 3; i++) node.mine([]);
-    await settle(p.payment_id, 4);
-    expect(seq(p.payment_id)[3]).toEqual(['underpaid', null, 'reorg', '0']);
-    expect(signatureValid(secret, hooksOf(p.payment_id)[3]!)).toBe(true);
+    await reorgOut(node, p.payment_id, 4, secret);
     expect(await get(p.payment_id)).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received_raw: '0', tx_hashes: [] });
     const events = (await m.call('GET', '/v1/address-watch/events?limit=500')).body.events as Ev[];
     expect(events.some((e) => e.tx_hash === tx.txid)).toBe(false);

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { ConfigInput } from '../../src/config/index.js';
+import { getAccount, webhookSecretOf } from '../../src/store/index.js';
+import { startTestService, type Merchant, type TestService } from './service.js';
 
 type NetworkInput = NonNullable<ConfigInput['networks']>[number];
 
@@ -88,4 +90,16 @@ export async function startLitecoind(): Promise<Litecoind> {
       environments: [{ id: 40, slug: 'regtest', upstreams: [`http://rpcctl:regtest@127.0.0.1:${rpcPort}/`], confirmations: 1, address_format: { bech32: 'rltc', pub_key_hash: 111, script_hash: 58 } }],
     }),
   };
+}
+
+/** `rpcctl serve` scanning `node` (150 ms polls), a merchant on it and the merchant's webhook secret. */
+export async function serveOn(node: Litecoind, extra: ConfigInput = {}): Promise<{ t: TestService; m: Merchant; secret: string }> {
+  const t = await startTestService({
+    networks: [node.network()],
+    webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+    gateway: { probe_interval_ms: 60_000 },
+    ...extra,
+  }, { watch: { pollMs: 150, delivery: { pollMs: 50 } } });
+  const m = await t.merchant({ plan: 'pro' });
+  return { t, m, secret: webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!) };
 }
