@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { connectRedis, type RedisClient } from '../limits/index.js';
+import { boundedCall, connectRedis, type RedisClient } from '../limits/index.js';
 import type { SharedCacheTier } from './cache.js';
 
 /**
@@ -190,26 +190,16 @@ export class RedisCacheTier implements SharedCacheTier {
 
   /** The command's reply, or undefined when Redis failed or did not answer in time. */
   async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), READ_TIMEOUT_MS); });
-      const reply = await Promise.race([call, timeout]);
-      if (reply === undefined) {
-        call.catch(() => {});
-        this.fallbacks++;
-        this.#degrade(`no answer within ${READ_TIMEOUT_MS} ms`);
-        return undefined;
-      }
-      if (this.#degraded && this.#client.isReady) this.#recovered();
-      return reply;
-    } catch (err) {
+    const r = await boundedCall(call, READ_TIMEOUT_MS);
+    if ('failed' in r) {
       this.fallbacks++;
-      this.#degrade((err as Error).message);
+      this.#degrade(r.failed);
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
+    if (this.#degraded && this.#client.isReady) this.#recovered();
+    return r.reply;
   }
+
 
   #recovered(): void {
     if (this.#degraded) this.#log('gateway cache: Redis is back; cached answers are shared again');

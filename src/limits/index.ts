@@ -1,5 +1,5 @@
 export { MemoryWindowLimiter, memoryLimits, type Limits, type WindowLimiter } from './window.js';
-export { RedisLimits, openLimits, connectRedis, type RedisClient, type RedisLimitsOptions } from './redis.js';
+export { RedisLimits, openLimits, connectRedis, boundedCall, type RedisClient, type RedisLimitsOptions } from './redis.js';
 
 /** The Redis URL: `--redis`, else `$RPCCTL_REDIS_URL`, else config `redis.url`; none keeps limits in memory. */
 export function redisUrl(flag: string | undefined, configUrl: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {

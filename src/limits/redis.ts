@@ -22,8 +22,27 @@ return {cost, c}
 `;
 
 /** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
-const TIMED_OUT = Symbol('timed out');
 const DECISION_TIMEOUT_MS = 250;
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * A Redis command bounded in time: its reply, or why there is none (an error, or no answer
+ * within `ms`; a late reply is dropped). The caller counts it and serves without Redis.
+ */
+export async function boundedCall<T>(call: Promise<T>, ms: number): Promise<{ reply: T } | { failed: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<typeof TIMED_OUT>((r) => { timer = setTimeout(() => r(TIMED_OUT), ms); });
+    const reply = await Promise.race([call, timeout]);
+    if (reply !== TIMED_OUT) return { reply };
+    call.catch(() => {});
+    return { failed: `no answer within ${ms} ms` };
+  } catch (err) {
+    return { failed: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** A Redis client as every shared part of the service uses it (limits, the gateway's cache). */
 export function connectRedis(url: string) {
@@ -136,24 +155,11 @@ export class RedisLimits implements Limits {
 
   /** The command's reply, or undefined when Redis failed or did not answer in time (counted as a fallback). */
   async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<typeof TIMED_OUT>((r) => { timer = setTimeout(() => r(TIMED_OUT), DECISION_TIMEOUT_MS); });
-      const reply = await Promise.race([call, timeout]);
-      if (reply === TIMED_OUT) {
-        call.catch(() => {});
-        this.fallbacks++;
-        this.#degrade(`no answer within ${DECISION_TIMEOUT_MS} ms`);
-        return undefined;
-      }
-      return reply;
-    } catch (err) {
-      this.fallbacks++;
-      this.#degrade((err as Error).message);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
+    const r = await boundedCall(call, DECISION_TIMEOUT_MS);
+    if ('reply' in r) return r.reply;
+    this.fallbacks++;
+    this.#degrade(r.failed);
+    return undefined;
   }
 
   async #eval(key: string, args: string[]): Promise<[number, number]> {
