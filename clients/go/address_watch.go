@@ -22,6 +22,25 @@ func setPositive(q url.Values, key string, value int) {
 	}
 }
 
+// eachItem calls fn with every item of the pages next fetches, in order, until a page is empty
+// or next says it was the last; it stops at the first error either returns, and returns it.
+func eachItem[T any](next func() (items []T, more bool, err error), fn func(T) error) error {
+	for {
+		items, more, err := next()
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			if err := fn(item); err != nil {
+				return err
+			}
+		}
+		if len(items) == 0 || !more {
+			return nil
+		}
+	}
+}
+
 // Account is GET /v1/address-watch/account: slots and webhook flags.
 func (s *AddressWatchService) Account(ctx context.Context) (*WatchAccount, error) {
 	var out WatchAccount
@@ -45,21 +64,15 @@ func (s *AddressWatchService) ForEachAddress(ctx context.Context, p ListWatchesP
 	if p.PerPage == 0 {
 		p.PerPage = 200
 	}
-	for page := 1; ; page++ {
-		p.Page = page
+	p.Page = 0
+	return eachItem(func() ([]WatchedAddress, bool, error) {
+		p.Page++
 		r, err := s.List(ctx, p)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		for _, w := range r.Addresses {
-			if err := fn(w); err != nil {
-				return err
-			}
-		}
-		if len(r.Addresses) == 0 || page*r.PerPage >= r.Total {
-			return nil
-		}
-	}
+		return r.Addresses, p.Page*r.PerPage < r.Total, nil
+	}, fn)
 }
 
 // Add is POST /v1/address-watch/addresses. Idempotent: the same address returns its watch with Created false.
@@ -88,21 +101,17 @@ func (s *AddressWatchService) Events(ctx context.Context, p EventsParams) (*Even
 
 // ForEachEvent calls fn with every event after p.After up to the end of the feed.
 func (s *AddressWatchService) ForEachEvent(ctx context.Context, p EventsParams, fn func(WebhookEvent) error) error {
-	for {
+	return eachItem(func() ([]WebhookEvent, bool, error) {
 		r, err := s.Events(ctx, p)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		for _, e := range r.Events {
-			if err := fn(e); err != nil {
-				return err
-			}
+		more := r.NextAfter != nil && *r.NextAfter != p.After
+		if more {
+			p.After = *r.NextAfter
 		}
-		if len(r.Events) == 0 || r.NextAfter == nil || *r.NextAfter == p.After {
-			return nil
-		}
-		p.After = *r.NextAfter
-	}
+		return r.Events, more, nil
+	}, fn)
 }
 
 // Webhook is GET /v1/address-watch/webhook: URL, switch, filters and the egress IPs to allow.
@@ -138,21 +147,17 @@ func (s *AddressWatchService) Deliveries(ctx context.Context, p DeliveriesParams
 
 // ForEachDelivery calls fn with every delivery, newest first, page after page.
 func (s *AddressWatchService) ForEachDelivery(ctx context.Context, p DeliveriesParams, fn func(WebhookDelivery) error) error {
-	for {
+	return eachItem(func() ([]WebhookDelivery, bool, error) {
 		r, err := s.Deliveries(ctx, p)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		for _, d := range r.Deliveries {
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		if len(r.Deliveries) == 0 || r.NextBefore == nil {
-			return nil
+		if r.NextBefore == nil {
+			return r.Deliveries, false, nil
 		}
 		p.Before = *r.NextBefore
-	}
+		return r.Deliveries, true, nil
+	}, fn)
 }
 
 // Redeliver is POST /v1/address-watch/deliveries/{delivery_id}/redeliver: it sends a delivery

@@ -44,21 +44,15 @@ func (s *PaymentsService) ForEach(ctx context.Context, p ListPaymentsParams, fn 
 	if p.PerPage == 0 {
 		p.PerPage = 200
 	}
-	for page := 1; ; page++ {
-		p.Page = page
+	p.Page = 0
+	return eachItem(func() ([]Payment, bool, error) {
+		p.Page++
 		r, err := s.List(ctx, p)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		for _, payment := range r.Payments {
-			if err := fn(payment); err != nil {
-				return err
-			}
-		}
-		if len(r.Payments) == 0 || page*r.PerPage >= r.Total {
-			return nil
-		}
-	}
+		return r.Payments, p.Page*r.PerPage < r.Total, nil
+	}, fn)
 }
 
 // Cancel is POST /v1/payments/{payment_id}/cancel: only a pending order can be canceled (409
