@@ -3,11 +3,15 @@ import { request } from 'undici';
 import { cli } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { freshRedisPrefix, reachable, testRedisUrl } from './helpers/shared-stores.js';
 import { createLoginLink, consumeLoginLink, html, raw, setLogin, checkLogin } from '../src/cabinet/index.js';
 import { verifyPassword, hashPassword } from '../src/cabinet/credentials.js';
 
 // The cabinet over plain HTTP: headers, assets, sign-in limits, escaping, admin commands,
 // and the API additions it brought (redeliver, key last-use, response excerpts).
+
+const redisUp = await reachable(testRedisUrl ?? 'redis://127.0.0.1:6379');
+if (!redisUp) console.warn('cabinet-http: the shared sign-in limit test is skipped: no Redis answers');
 
 let t: TestService;
 let m: Merchant;
@@ -99,16 +103,39 @@ describe('headers and assets', () => {
   });
 });
 
+/** Sign-in windows are whole minutes of the clock: a test's attempts must not straddle two. */
+async function startOfMinuteIfLate(needMs: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 describe('sign-in', () => {
   it('is rate limited per e-mail, and a correct password does not get around the limit', async () => {
     await setLogin(t.store, (await t.merchant()).userId, { email: 'limited@example.com', password: PASSWORD });
     const statuses: number[] = [];
+    await startOfMinuteIfLate(15_000);
     for (let i = 0; i < 11; i++) statuses.push((await post('/login', { email: 'limited@example.com', password: 'wrong password' })).status);
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses[10]).toBe(429);
     const right = await post('/login', { email: 'limited@example.com', password: PASSWORD });
     expect(right.status).toBe(429);
     expect(right.text).toContain('Too many sign-in attempts');
+  });
+
+  it.skipIf(!redisUp)('two instances on one Redis count the same e-mail\'s attempts together', async () => {
+    const redis = { url: testRedisUrl ?? 'redis://127.0.0.1:6379', key_prefix: freshRedisPrefix() };
+    const [a, b] = await Promise.all([0, 1].map(() => startTestService({ redis }, { cabinet: { signIn: { perIpPerMinute: 1000, perEmailPerMinute: 4 } } })));
+    try {
+      const attempt = (s: TestService) => request(`${s.baseUrl}/login`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ email: 'spread@example.com', password: 'wrong password' }).toString(),
+      }).then(async (r) => { await r.body.dump(); return r.statusCode; });
+      await startOfMinuteIfLate(15_000);
+      const statuses = [await attempt(a!), await attempt(b!), await attempt(a!), await attempt(b!), await attempt(a!), await attempt(b!)];
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
+    } finally {
+      await Promise.all([a?.stop(), b?.stop()]);
+    }
   });
 
   it('the next parameter never leaves the site', async () => {

@@ -40,7 +40,7 @@ export interface CabinetCore {
   keyUse: KeyUseRecorder;
   sessions: Sessions;
   /** Counts a password check against `key` (per-minute limit); seconds to wait, or 0. */
-  throttlePassword(key: string): number;
+  throttlePassword(key: string): Promise<number>;
 }
 
 export type PageHandler = (ctx: PageContext) => Promise<void>;

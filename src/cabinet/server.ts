@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../api/http.js';
 import { invokeRoute } from '../api/invoke.js';
-import { FixedWindowLimiter } from '../api/rate-limit.js';
 import type { AppContext, Router } from '../api/router.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import type { Config } from '../config/index.js';
+import { memoryLimits, type Limits } from '../limits/index.js';
 import { getAccount, type Store } from '../store/index.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
 import { clientIp, IpAllowlist, normalizeIp, rateLimitKey } from '../util/ip.js';
@@ -36,6 +37,8 @@ export interface CabinetOptions {
   sections?: CabinetSection[];
   /** Sign-in attempts per minute per client address (default 30) and per e-mail (default 10). */
   signIn?: { perIpPerMinute?: number; perEmailPerMinute?: number };
+  /** Where sign-in attempts are counted: with Redis, by every instance together. */
+  limits?: Limits;
 }
 
 export interface Cabinet {
@@ -116,12 +119,13 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
     ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...watchRoutes, ...webhookRoutes, ...accountRoutes, ...sections.flatMap((s) => s.routes),
   ]);
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
-  const signInLimiter = new FixedWindowLimiter(60_000);
+  // Counted where the API's limits are: spreading guesses over the instances gains nothing.
+  const signInLimiter = (opts.limits ?? memoryLimits()).window('cabinet-sign-in', 60_000);
   const perIpLimit = opts.signIn?.perIpPerMinute ?? 30;
   const perEmailLimit = opts.signIn?.perEmailPerMinute ?? 10;
   const core: CabinetCore = {
     store: opts.store, config: opts.config, router: opts.router, app: opts.app, assets, keyUse: opts.keyUse, sessions,
-    throttlePassword: (key) => signInLimiter.take(`pw:${key}`, perEmailLimit),
+    throttlePassword: async (key) => signInLimiter.take(`pw:${key}`, perEmailLimit),
   };
   /** Served over https: TLS here, or a trusted proxy that says so. */
   const isSecure = (req: IncomingMessage): boolean => {
@@ -193,7 +197,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
       const form = await readForm(req, opts.config.api.body_timeout_ms);
       const email = (form.get('email') ?? '').trim().toLowerCase();
       const next = form.get('next') ?? '/';
-      const wait = Math.max(signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit), email ? signInLimiter.take(`email:${email}`, perEmailLimit) : 0);
+      const wait = Math.max(await signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit), email ? await signInLimiter.take(`email:${emailKey(email)}`, perEmailLimit) : 0);
       if (wait > 0) {
         loginPage(res, { status: 429, error: `Too many sign-in attempts. Try again in ${wait} s.`, email, next });
         return true;
@@ -223,7 +227,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
         return true;
       }
       if (method === 'POST') {
-        if (signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit) > 0) {
+        if ((await signInLimiter.take(`ip:${rateLimitKey(ip)}`, perIpLimit)) > 0) {
           errorPage(res, 429, 'Too many attempts', 'Too many sign-in attempts. Try again in a minute.');
           return true;
         }
@@ -374,4 +378,9 @@ function flashCookie(message: string): string {
 
 function decodeFlash(value: string): string {
   return Buffer.from(value, 'base64url').toString('utf8');
+}
+
+/** The e-mail as a limiter key: with Redis, key names are readable by whoever lists them. */
+function emailKey(email: string): string {
+  return createHash('sha256').update(email).digest('base64url').slice(0, 22);
 }

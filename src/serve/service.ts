@@ -96,7 +96,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       pages: (req, res) => cabinet!.handle(req, res),
     });
     cabinet = createCabinet({
-      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, ...opts.cabinet,
+      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, ...opts.cabinet,
       sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
     });
     keyUse = api.keyUse;

@@ -52,7 +52,7 @@ export const accountRoutes: PageRoute[] = [
   {
     method: 'POST', path: '/account/password',
     async handler(ctx) {
-      const wait = ctx.core.throttlePassword(`account:${ctx.account.id}`);
+      const wait = await ctx.core.throttlePassword(`account:${ctx.account.id}`);
       if (wait > 0) return render(ctx, { error: `Too many attempts. Try again in ${wait} s.`, status: 429 });
       const current = ctx.form.get('current') ?? '';
       const password = ctx.form.get('password') ?? '';
