@@ -126,10 +126,12 @@ for (const { kind, why } of kinds) {
       meter.record(5, a, 'eth_call', 10, 1, now);
       meter.record(5, a, 'eth_call', 7, 1, midnight + 1);
       meter.record(6, a, 'eth_getLogs', 3, 1, midnight + 2);
+      // Counted by a gateway worker before midnight and handed over after it: still that day.
+      meter.record(5, a, 'eth_call', 5, 1, midnight - DAY);
       await meter.flush();
       const rows = await store.db.selectFrom('usage_account_daily').selectAll().where('account_id', '=', a).orderBy('day').orderBy('method').execute();
       expect(rows.map((r) => [r.day, r.method, Number(r.requests), Number(r.credits)])).toEqual([
-        [utcDay(now), 'eth_call', 2, 20],
+        [utcDay(now), 'eth_call', 3, 25],
         [utcDay(midnight), 'eth_call', 1, 7],
         [utcDay(midnight), 'eth_getLogs', 1, 3],
       ]);

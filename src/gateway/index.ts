@@ -102,7 +102,8 @@ export async function createGateway(
       releaseBodyBudgetThread(bodyBudget, index);
     },
     onUsage: (rows) => {
-      for (const [endpointId, accountId, method, requests, credits] of rows) meter.record(endpointId, accountId, method, credits, requests);
+      // Each row's day is the worker's: counts made just before midnight stay on that day.
+      for (const [endpointId, accountId, method, requests, credits, dayStart] of rows) meter.record(endpointId, accountId, method, credits, requests, dayStart);
     },
     onAccess: (obj, msg) => access?.info(obj, msg),
     health,

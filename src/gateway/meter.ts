@@ -36,6 +36,11 @@ export class UsageMeter {
       requests = Number.isSafeInteger(requests) ? requests : 1;
     }
     if (now >= this.#dayEndsAt) this.#rollDay(now);
+    else if (now < this.#dayEndsAt - 86_400_000) {
+      // Counted by a gateway worker before midnight, handed over after it: its own day.
+      this.#pending.push({ account_id: accountId, endpoint_id: endpointId, day: utcDay(now), method, requests, credits });
+      return;
+    }
     let perEndpoint = this.#current.get(endpointId);
     if (!perEndpoint) {
       perEndpoint = { accountId, methods: new Map() };
