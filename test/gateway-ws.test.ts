@@ -309,4 +309,32 @@ describe('WebSocket through the gateway', () => {
     expect(metrics.body).toMatch(/rpcctl_gateway_rejections_total\{network="anvil-local",reason="paused",transport="ws"\} 1/);
     expect(metrics.body).not.toContain(proxy.url.split('//')[1]!.split(':')[1]! + '/');
   });
+
+  // Last: it rewinds the chain.
+  it('polling: a log taken back by a reorg is sent again with removed: true, and newHeads follows the new chain', async () => {
+    const ep = await endpoint('poll');
+    const c = await Client.open(ep.url);
+    const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;
+    const logs = (await c.call('eth_subscribe', ['logs', { address: token, topics: [TRANSFER_TOPIC] }])).result as string;
+    const snapshot = await anvil.test.snapshot();
+    await transfer(A, 21n);
+    await anvil.test.mine({ blocks: 1 });
+    const sent = await waitFor('the polled log', () => c.notifications(logs).find((l) => BigInt(l.data) === 21n));
+    expect(sent.removed).toBe(false);
+    const oldHead = await anvil.public.getBlock();
+    await waitFor('the old head', () => c.notifications(heads).some((h) => h.hash === oldHead.hash));
+    // A longer chain without the transfer replaces both blocks.
+    await anvil.test.revert({ id: snapshot });
+    await anvil.test.mine({ blocks: 3 });
+    const newHead = await anvil.public.getBlock();
+    await waitFor('the new head', () => c.notifications(heads).some((h) => h.hash === newHead.hash));
+    await waitFor('the log taken back', () => c.notifications(logs).some((l) => l.removed === true));
+    expect(c.notifications(logs).filter((l) => l.removed)).toEqual([{ ...sent, removed: true }]);
+    // Every height of the new chain was sent, in order, after the replaced ones.
+    const after = c.notifications(heads).slice(c.notifications(heads).findIndex((h) => h.hash === oldHead.hash) + 1);
+    const replacedFrom = Number(sent.blockNumber);
+    expect(after.map((h) => Number(h.number))).toEqual([replacedFrom, replacedFrom + 1, replacedFrom + 2]);
+    expect(after.map((h) => h.hash)).not.toContain(sent.blockHash);
+    c.ws.close();
+  });
 });

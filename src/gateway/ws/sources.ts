@@ -287,10 +287,40 @@ export class WsSource implements FeedSource {
  * interval for the whole environment, then the new blocks' headers and each logs feed's
  * `eth_getLogs` over the new range. No polling at all while no one subscribes.
  */
+interface PolledBlock {
+  number: number;
+  hash: string;
+  parentHash: string;
+  header: Record<string, unknown>;
+}
+
+interface PolledLog {
+  blockNumber?: string;
+  blockHash?: string;
+  removed?: boolean;
+}
+
+function polledBlock(raw: unknown): PolledBlock | undefined {
+  const b = raw as Record<string, unknown> | null;
+  if (!b || typeof b.hash !== 'string' || typeof b.parentHash !== 'string' || typeof b.number !== 'string') return undefined;
+  const number = Number.parseInt(b.number, 16);
+  return Number.isSafeInteger(number) ? { number, hash: b.hash, parentHash: b.parentHash, header: headerOf(b) } : undefined;
+}
+
+/**
+ * Serves newHeads and logs by polling the HTTP upstreams, as geth would over a socket: each
+ * tick takes the head block and walks its parent hashes back to a block it knew, so the new
+ * blocks come in order and a reorg shows as a known height whose hash changed. Logs sent from
+ * the blocks a reorg replaced are sent again with `removed: true` before the new chain's logs.
+ */
 export class PollSource implements FeedSource {
   readonly #http: UpstreamSet;
   readonly #intervalMs: number;
   readonly #feeds = new Set<Feed>();
+  /** Hashes of the recent canonical blocks this source has seen, by height. */
+  readonly #known = new Map<number, string>();
+  /** Per logs feed, the logs sent by height (recent blocks only): what a reorg takes back. */
+  readonly #sent = new Map<Feed, Map<number, PolledLog[]>>();
   #timer: NodeJS.Timeout | undefined;
   #head: number | undefined;
   #running = false;
@@ -305,27 +335,36 @@ export class PollSource implements FeedSource {
       throw new FeedError(-32601, 'newPendingTransactions needs a WebSocket upstream, and this network has none');
     }
     if (this.#head === undefined) {
+      let head: PolledBlock | undefined;
       try {
-        this.#head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+        head = polledBlock(await httpRpc(this.#http, 'eth_getBlockByNumber', ['latest', false]));
       } catch (err) {
         throw err instanceof FeedError ? err : new FeedError(-32010, 'upstream failed');
       }
+      if (!head) throw new FeedError(-32010, 'upstream failed');
+      this.#known.set(head.number, head.hash);
+      this.#head = head.number;
     }
     this.#feeds.add(feed);
+    if (feed.type === 'logs') this.#sent.set(feed, new Map());
     this.#timer ??= setInterval(() => void this.#tick(), this.#intervalMs);
   }
 
   remove(feed: Feed): void {
     this.#feeds.delete(feed);
+    this.#sent.delete(feed);
     if (this.#feeds.size === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
       this.#head = undefined;
+      this.#known.clear();
     }
   }
 
   close(): void {
     this.#feeds.clear();
+    this.#sent.clear();
+    this.#known.clear();
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
@@ -334,15 +373,66 @@ export class PollSource implements FeedSource {
     if (this.#running) return;
     this.#running = true;
     try {
-      const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
-      const from = (this.#head ?? head) + 1;
-      if (!Number.isSafeInteger(head) || head < from) return;
-      for (const f of [...this.#feeds]) await backfill(this.#http, f, from, head);
-      this.#head = head;
+      await this.#step();
     } catch {
       // The next tick tries again from the same block.
     } finally {
       this.#running = false;
     }
+  }
+
+  async #step(): Promise<void> {
+    const head = polledBlock(await httpRpc(this.#http, 'eth_getBlockByNumber', ['latest', false]));
+    if (!head || this.#known.get(head.number) === head.hash) return;
+    // The new blocks, oldest first: back from the head to a parent this source knew.
+    const last = this.#head ?? head.number - 1;
+    const blocks = [head];
+    for (let b = head; b.number > 0 && blocks.length < MAX_BACKFILL;) {
+      const known = this.#known.get(b.number - 1);
+      // Joined the chain this source knew, or reached below what it remembers.
+      if (known === b.parentHash || (known === undefined && b.number - 1 <= last)) break;
+      const parent = polledBlock(await httpRpc(this.#http, 'eth_getBlockByHash', [b.parentHash, false]));
+      if (!parent) return;
+      blocks.unshift(parent);
+      b = parent;
+    }
+    const from = blocks[0]!.number;
+    // Known heights from `from` up were replaced (or are gone, when the new chain is shorter).
+    const replaced = [...this.#known.keys()].some((h) => h >= from);
+    // Without a reorg, the blocks between the last head and the walk's start (more than
+    // MAX_BACKFILL behind) are skipped, as a client that was away would miss them.
+    const logsFrom = replaced ? from : Math.max(from, last + 1);
+    const hashAt = new Map(blocks.map((b) => [b.number, b.hash]));
+    for (const feed of [...this.#feeds]) {
+      if (feed.type === 'newHeads') {
+        for (const b of blocks) feed.emit(b.header, true);
+        continue;
+      }
+      const sent = this.#sent.get(feed);
+      if (!sent) continue;
+      if (replaced) {
+        for (const [h, logs] of [...sent].sort((a, b) => a[0] - b[0])) {
+          if (h < from) continue;
+          for (const log of logs) feed.emit({ ...log, removed: true }, true);
+          sent.delete(h);
+        }
+      }
+      if (logsFrom > head.number) continue;
+      const filter = (feed.params[1] ?? {}) as Record<string, unknown>;
+      const logs = await httpRpc(this.#http, 'eth_getLogs', [{ ...filter, fromBlock: hex(logsFrom), toBlock: hex(head.number) }]) as PolledLog[] | null;
+      for (const log of logs ?? []) {
+        const h = Number.parseInt(log.blockNumber ?? '', 16);
+        // From another fork than the blocks walked (the chain moved between the two calls): the next tick has it.
+        if (hashAt.has(h) && hashAt.get(h) !== log.blockHash) continue;
+        feed.emit(log, true);
+        let atHeight = sent.get(h);
+        if (!atHeight) sent.set(h, atHeight = []);
+        atHeight.push(log);
+      }
+      for (const h of sent.keys()) if (h <= head.number - MAX_BACKFILL) sent.delete(h);
+    }
+    for (const h of [...this.#known.keys()]) if (h >= from || h <= head.number - MAX_BACKFILL) this.#known.delete(h);
+    for (const b of blocks) this.#known.set(b.number, b.hash);
+    this.#head = head.number;
   }
 }
