@@ -303,7 +303,14 @@ describe('webhook listen', () => {
     expect(JSON.parse(listen.stdout())).toMatchObject({ type: 'block', network: 'eth', test: true });
     const r = await listen.interrupt();
     expect(r.code).toBe(0);
-    expect((await new AddressWatchClient(m.client).deliveries()).deliveries).toEqual([expect.objectContaining({ webhook_id: id, last_status_code: 200 })]);
+    // The listener prints an event on receipt; the worker records the answer a moment later.
+    const deadline = Date.now() + 10_000;
+    let deliveries = (await new AddressWatchClient(m.client).deliveries()).deliveries;
+    while (deliveries[0]?.last_status_code !== 200 && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 50));
+      deliveries = (await new AddressWatchClient(m.client).deliveries()).deliveries;
+    }
+    expect(deliveries).toEqual([expect.objectContaining({ webhook_id: id, last_status_code: 200 })]);
   });
 
   it('on a terminal each event is a readable line with its webhook id and attempt', async () => {
