@@ -200,7 +200,6 @@ export class RedisCacheTier implements SharedCacheTier {
     return r.reply;
   }
 
-
   #recovered(): void {
     if (this.#degraded) this.#log('gateway cache: Redis is back; cached answers are shared again');
     this.#degraded = false;

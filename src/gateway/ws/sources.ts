@@ -282,11 +282,6 @@ export class WsSource implements FeedSource {
   }
 }
 
-/**
- * newHeads and logs for environments without a WebSocket upstream: one `eth_blockNumber` per
- * interval for the whole environment, then the new blocks' headers and each logs feed's
- * `eth_getLogs` over the new range. No polling at all while no one subscribes.
- */
 interface PolledBlock {
   number: number;
   hash: string;
@@ -308,7 +303,9 @@ function polledBlock(raw: unknown): PolledBlock | undefined {
 }
 
 /**
- * Serves newHeads and logs by polling the HTTP upstreams, as geth would over a socket: each
+ * newHeads and logs for environments without a WebSocket upstream (and for feeds whose
+ * WebSocket upstreams are all gone), polled over HTTP once per interval for the whole
+ * environment, and not at all while no one subscribes. As geth would over a socket: each
  * tick takes the head block and walks its parent hashes back to a block it knew, so the new
  * blocks come in order and a reorg shows as a known height whose hash changed. Logs sent from
  * the blocks a reorg replaced are sent again with `removed: true` before the new chain's logs.
