@@ -1,0 +1,180 @@
+import type { Logger } from '../log/index.js';
+import type { Metrics } from '../metrics/index.js';
+
+/** Back-off after a failed run: the first retry after `minMs`, doubling up to `maxMs`, reset by a success. */
+export interface Backoff { minMs: number; maxMs: number }
+
+export const DEFAULT_BACKOFF: Backoff = { minMs: 250, maxMs: 30_000 };
+
+export interface TaskOptions {
+  /** Run the first time at once (default) or only after one interval. */
+  immediate?: boolean;
+  backoff?: Backoff;
+}
+
+export interface SupervisorOptions {
+  /** Structured logger: a failure is an `error` line with `task` and `err`. */
+  logger?: Logger;
+  /** The line logger the parts were written against; used when no `logger` is given. */
+  log?: (line: string) => void;
+  /** Counts `rpcctl_background_errors_total{task}` and the last success per task. */
+  metrics?: Metrics;
+}
+
+interface Task {
+  name: string;
+  timer: NodeJS.Timeout | undefined;
+  running: Promise<void> | undefined;
+  failures: number;
+  injected: Error[];
+}
+
+/**
+ * Runs the service's background tasks (probe, scanners, usage flush, delivery worker, payments
+ * tick, retention, registry check...) so that none can end the process: every run is caught,
+ * logged at `error` with the task's name, counted, and retried with a back-off that grows
+ * while the failure lasts and resets on the first success. A dependency outage (the store,
+ * Redis, an upstream) is an ordinary failure here: the task keeps trying until it is back.
+ *
+ * One supervisor per running service; `stop()` ends every task and waits for runs in flight.
+ */
+export class Supervisor {
+  readonly #o: SupervisorOptions;
+  readonly #tasks = new Map<string, Task>();
+  readonly #abort = new AbortController();
+  readonly #errors: ((task: string) => void) | undefined;
+  readonly #succeeded: ((task: string) => void) | undefined;
+
+  constructor(opts: SupervisorOptions = {}) {
+    this.#o = opts;
+    if (opts.metrics) {
+      const errors = opts.metrics.counter('background_errors_total', 'Failed runs of a background task (each is logged and retried with back-off)', ['task']);
+      const success = opts.metrics.gauge('background_last_success_timestamp_seconds', 'When a background task last ran without error (Unix time)', { labelNames: ['task'] });
+      this.#errors = (task) => errors.inc({ task });
+      this.#succeeded = (task) => success.set({ task }, Date.now() / 1000);
+    }
+  }
+
+  /** Aborted when the supervisor stops: tasks pass it to what they wait on. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get stopped(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  /**
+   * Runs `step` every `intervalMs` (measured from the end of one run to the start of the
+   * next, so runs never overlap); after a failure the next run comes after the back-off
+   * instead, whichever is sooner.
+   */
+  every(name: string, intervalMs: number, step: (signal: AbortSignal) => Promise<void> | void, opts: TaskOptions = {}): void {
+    const task = this.#task(name);
+    const backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    const schedule = (ms: number) => {
+      if (this.stopped) return;
+      task.timer = setTimeout(() => {
+        task.timer = undefined;
+        task.running = this.run(name, step).then((ok) => {
+          task.running = undefined;
+          schedule(ok ? intervalMs : Math.min(intervalMs, backoffMs(backoff, task.failures)));
+        });
+      }, ms);
+      task.timer.unref();
+    };
+    schedule(opts.immediate === false ? intervalMs : 0);
+  }
+
+  /**
+   * Runs a long-lived loop (a scanner, the delivery worker): when it throws, the failure is
+   * handled as for `every` and the loop is started again after the back-off. A loop that
+   * returns has finished and is not restarted.
+   */
+  loop(name: string, body: (signal: AbortSignal) => Promise<void>, opts: Pick<TaskOptions, 'backoff'> = {}): Promise<void> {
+    const task = this.#task(name);
+    const backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    const done = (async () => {
+      while (!this.stopped) {
+        if (await this.run(name, body)) return;
+        await sleep(backoffMs(backoff, task.failures), this.#abort.signal);
+      }
+    })();
+    task.running = done;
+    return done;
+  }
+
+  /**
+   * Runs `step` once under the supervisor's rules; resolves true when it succeeded, false when
+   * it failed (logged and counted). Never rejects. For tasks that keep their own schedule.
+   */
+  async run(name: string, step: (signal: AbortSignal) => Promise<void> | void): Promise<boolean> {
+    const task = this.#task(name);
+    try {
+      const injected = task.injected.shift();
+      if (injected) throw injected;
+      await step(this.#abort.signal);
+      task.failures = 0;
+      this.#succeeded?.(name);
+      return true;
+    } catch (err) {
+      if (this.stopped) return false;
+      task.failures++;
+      this.failed(name, err);
+      return false;
+    }
+  }
+
+  /** Reports a failure a task caught itself (it retries on its own schedule): logged at `error` and counted. */
+  failed(name: string, err: unknown): void {
+    this.#task(name);
+    this.#errors?.(name);
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.#o.logger) this.#o.logger.error({ component: 'supervisor', task: name, err: message }, `background task ${name} failed: ${message}`);
+    else this.#o.log?.(`supervisor: background task ${name} failed: ${message}`);
+  }
+
+  /** Makes the next `times` runs of `name` fail with `err` before doing anything: the fault tests' hook. */
+  inject(name: string, err: Error = new Error(`injected failure in ${name}`), times = 1): void {
+    const task = this.#task(name);
+    for (let i = 0; i < times; i++) task.injected.push(err);
+  }
+
+  /** The names of the tasks started so far. */
+  tasks(): string[] {
+    return [...this.#tasks.keys()];
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    for (const task of this.#tasks.values()) clearTimeout(task.timer);
+    await Promise.all([...this.#tasks.values()].map((t) => t.running));
+  }
+
+  #task(name: string): Task {
+    let task = this.#tasks.get(name);
+    if (!task) {
+      task = { name, timer: undefined, running: undefined, failures: 0, injected: [] };
+      this.#tasks.set(name, task);
+    }
+    return task;
+  }
+}
+
+/** The wait before retry number `failures` (1 for the first). */
+export function backoffMs(b: Backoff, failures: number): number {
+  return Math.min(b.maxMs, b.minMs * 2 ** Math.max(0, Math.min(failures - 1, 20)));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { Supervisor, backoffMs } from '../src/runtime/supervisor.js';
+import { Metrics } from '../src/metrics/index.js';
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function errorsOf(metrics: Metrics, task: string): Promise<number> {
+  const m = await metrics.registry.getSingleMetric('rpcctl_background_errors_total')!.get();
+  return m.values.find((v) => v.labels.task === task)?.value ?? 0;
+}
+
+describe('Supervisor', () => {
+  it('catches, logs, counts and retries a failing periodic task until it succeeds', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const lines: string[] = [];
+    const sup = new Supervisor({ metrics, log: (l) => lines.push(l) });
+    let calls = 0;
+    let ok = 0;
+    sup.every('flaky', 60_000, async () => {
+      calls++;
+      if (calls <= 3) throw new Error(`boom ${calls}`);
+      ok++;
+    }, { backoff: { minMs: 5, maxMs: 20 } });
+    // The interval is a minute: only the back-off can bring the retries this soon.
+    await until(() => ok === 1);
+    expect(calls).toBe(4);
+    expect(await errorsOf(metrics, 'flaky')).toBe(3);
+    expect(lines.filter((l) => l.includes('background task flaky failed: boom'))).toHaveLength(3);
+    await sup.stop();
+  });
+
+  it('restarts a loop that throws, and an injected failure counts like a real one', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const sup = new Supervisor({ metrics });
+    let starts = 0;
+    sup.inject('loop-task');
+    const done = sup.loop('loop-task', async () => {
+      starts++;
+      if (starts === 1) throw new Error('first run dies');
+    }, { backoff: { minMs: 5, maxMs: 5 } });
+    await done;
+    expect(starts).toBe(2);
+    expect(await errorsOf(metrics, 'loop-task')).toBe(2);
+    await sup.stop();
+  });
+
+  it('an unhandled rejection never escapes a run, and stop() ends pending schedules', async () => {
+    const sup = new Supervisor();
+    expect(await sup.run('x', () => { throw new Error('sync throw'); })).toBe(false);
+    expect(await sup.run('x', async () => {})).toBe(true);
+    let runs = 0;
+    sup.every('tick', 5, () => { runs++; });
+    await until(() => runs >= 2);
+    await sup.stop();
+    const after = runs;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(runs).toBe(after);
+  });
+
+  it('back-off doubles from the minimum up to the maximum', () => {
+    const b = { minMs: 100, maxMs: 1000 };
+    expect([1, 2, 3, 4, 5, 50].map((n) => backoffMs(b, n))).toEqual([100, 200, 400, 800, 1000, 1000]);
+  });
+});
