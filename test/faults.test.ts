@@ -21,6 +21,8 @@ const why = privatePostgresUnavailable() ?? privateRedisUnavailable();
 if (why) console.warn(`faults: skipped: ${why}`);
 
 const MASTER_KEY = 'fa'.repeat(32);
+/** BIP32 test vector 1's master xpub: its children are addresses nobody on anvil holds. */
+const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 /** Every fault must be over, as the clients see it, this long after its dependency returns. */
 const BACK_WITHIN_MS = 5000;
 /**
@@ -79,6 +81,8 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
   const sent: Hex[] = [];
   let watched: Address;
   let limited: { id: number; uuid: string; accountId: number };
+  /** Payment orders, one created through each instance before each fault and paid while it lasts. */
+  const orders: Array<{ id: string; phase: string; via: string; address: Address; amountRaw: bigint }> = [];
 
   const start = (n: number) => startServeProcess({ configFile, dataDir: dataDirs[n]!, database: pg.url, redis: redis.url, masterKey: MASTER_KEY });
 
@@ -91,7 +95,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       networks: [{ id: 1, slug: 'anvil', name: 'Anvil', family: 'evm', environments: [{ id: 1, slug: 'local', upstreams: [upA.url, upB.url] }] }],
       // Room enough that the load never meets a limit: a 429 here would be a change.
       plans: [
-        { id: 1, slug: 'p', name: 'P', included_credits: 1_000_000_000, rps_limit: 10_000, endpoints_limit: 10, webhook_address_slots: 5 },
+        { id: 1, slug: 'p', name: 'P', included_credits: 1_000_000_000, rps_limit: 10_000, endpoints_limit: 10, webhook_address_slots: 20 },
         { id: 2, slug: 'limited', name: 'Limited', included_credits: 1_000_000_000, rps_limit: LIMITED_RPS, endpoints_limit: 1 },
       ],
       webhooks: { allow_private_urls: true, timeout_ms: 1000 },
@@ -122,6 +126,8 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       watched = anvil.accounts[1]!;
       await watch.setWebhook({ url: rx.url, enabled: true, events: { block: false } });
       await watch.add('anvil', watched);
+      const settings = await signedCall(instances[0]!.api, key.api_key, key.secret, 'PUT', '/v1/payments/settings', JSON.stringify({ xpubs: { evm: XPUB } }));
+      expect(settings.status, JSON.stringify(settings.body)).toBe(200);
     } finally {
       await api.close();
     }
@@ -209,6 +215,40 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     }
   }
 
+  async function createOrders(phase: string): Promise<void> {
+    for (const [n, i] of instances.entries()) {
+      const r = await signedCall(i.api, key.api_key, key.secret, 'POST', '/v1/payments', JSON.stringify({ order_id: `${phase}-${names[n]}`, network_slug: 'anvil', amount: '0.001', webhook_url: rx.url }));
+      expect(r.status, `order created through ${names[n]}: ${JSON.stringify(r.body)}`).toBe(200);
+      const p = r.body.payment as { payment_id: string; address: Address; amount_raw: string };
+      orders.push({ id: p.payment_id, phase, via: names[n]!, address: p.address, amountRaw: BigInt(p.amount_raw) });
+    }
+  }
+
+  async function payOrders(phase: string): Promise<void> {
+    for (const o of orders.filter((x) => x.phase === phase)) {
+      await anvil.wallet.sendTransaction({ account: anvil.accounts[2]!, to: o.address, value: o.amountRaw, chain: null });
+    }
+  }
+
+  /** Orders of `phase` not `paid`, or whose `paid` webhook never arrived; polled until none or `ms`. */
+  async function unpaidOrders(phase: string, ms = 20_000): Promise<string[]> {
+    await anvil.test.mine({ blocks: 1 }); // a block on top: the last payment confirmed
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const live = instances.find((i) => i.alive());
+      if (!live) return ['no instance alive to read the orders'];
+      const missing: string[] = [];
+      for (const o of orders.filter((x) => x.phase === phase)) {
+        const r = await signedCall(live.api, key.api_key, key.secret, 'GET', `/v1/payments/${o.id}`).catch((err: Error) => ({ status: 0, body: err.message }));
+        const status = r.status === 200 ? (r.body as { payment: { status: string } }).payment.status : `unreadable (${r.status})`;
+        const hooked = rx.received.some((h) => { const b = JSON.parse(h.body) as { payment_id?: string; event?: string }; return b.payment_id === o.id && b.event === 'paid'; });
+        if (status !== 'paid' || !hooked) missing.push(`order created through ${o.via}: ${status}${hooked ? '' : ', no paid webhook'}`);
+      }
+      if (missing.length === 0 || Date.now() > deadline) return missing;
+      await sleep(200);
+    }
+  }
+
   async function pay(): Promise<void> {
     sent.push(await anvil.wallet.sendTransaction({ account: anvil.accounts[0]!, to: watched, value: BigInt(1000 + sent.length), chain: null }));
   }
@@ -280,7 +320,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
 
   function expectAlive(phase: string, except?: ServeProcess): void {
     for (const [n, i] of instances.entries()) {
-      if (i !== except) expect.soft(i.alive(), `${phase}: rpcctl serve ${names[n]} alive\n${i.alive() ? '' : i.out().slice(-3000)}`).toBe(true);
+      if (i !== except) expect.soft(i.alive(), `${phase}: rpcctl serve ${names[n]} alive\n${i.alive() ? '' : i.out().slice(-1500)}`).toBe(true);
     }
   }
 
@@ -298,8 +338,9 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     expect.soft(ms, `${phase}: service back within ${BACK_WITHIN_MS} ms of the dependency's return`).toBeLessThanOrEqual(BACK_WITHIN_MS);
   }
 
-  async function expectWebhooksDelivered(phase: string): Promise<void> {
-    expect.soft(await undeliveredWebhooks(), `${phase}: every webhook delivered, by id`).toEqual([]);
+  async function expectWebhooksDelivered(phase: string, ordersOf: string): Promise<void> {
+    expect.soft(await undeliveredWebhooks(), `${phase}: every Address Watch webhook delivered, by id`).toEqual([]);
+    expect.soft(await unpaidOrders(ordersOf), `${phase}: every order paid during it is paid, and its webhook delivered`).toEqual([]);
   }
 
   /** An instance that died of an earlier fault is started again, so each fault is tried on two. */
@@ -310,6 +351,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
 
   it('PostgreSQL stopped for 10 s: the API answers 503 with Retry-After, the gateways keep serving and counting, nothing exits', async () => {
     await bothRunning();
+    await createOrders('pg');
     let returned = 0;
     let back = Infinity;
     let apiSaid503 = false;
@@ -318,13 +360,14 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       await pg.kill();
       const stoppedAt = Date.now();
       await pay();
+      await payOrders('pg');
       // As documented: 503 with Retry-After on the API, 503 from /health on both listeners.
       apiSaid503 = await msUntil(async () => {
         const answers = await Promise.all(instances.map(async (i) => [await apiCall(i.api), await status(`${i.api}/health`), await status(`${i.gateway}/health`)]));
         return answers.every(([api, health, gwHealth]) => api === STORE_AWAY && health === 503 && gwHealth === 503);
       }, 5000) < Infinity;
       await sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
-      expectAlive('PostgreSQL stopped');
+      expectAlive('PostgreSQL stopped (10 s in)');
       await pg.start();
       returned = Date.now();
       back = await msUntil(serviceUp);
@@ -339,11 +382,12 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     expectAlive('PostgreSQL stopped');
     expectOnlyDocumentedAnswers('PostgreSQL stopped', load, windows);
     await expectExactUsage('pg', load);
-    await expectWebhooksDelivered('PostgreSQL stopped');
+    await expectWebhooksDelivered('PostgreSQL stopped', 'pg');
   }, 120_000);
 
   it('Redis stopped (killed) and started again: limits fall back to memory, nothing answers differently, sharing resumes', async () => {
     await bothRunning();
+    await createOrders('redis-kill');
     let back = Infinity;
     let burst: SteadyLoad | undefined;
     let burstFrom = 0;
@@ -352,6 +396,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       const from = Date.now();
       await redis.kill();
       await pay();
+      await payOrders('redis-kill');
       // More calls than the limit through both gateways: the fleet still admits about the plan's limit (issue 21).
       burst = new SteadyLoad(5);
       burstFrom = Date.now();
@@ -360,7 +405,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       await burst.stop();
       burstTo = Date.now();
       await sleep(Math.max(0, 5000 - (Date.now() - from)));
-      expectAlive('Redis stopped');
+      expectAlive('Redis stopped (5 s in)');
       await redis.start();
       const returned = Date.now();
       back = await msUntil(async () => await serviceUp() && (await Promise.all(instances.map((i) => metric(i, 'rpcctl_redis_shared{part="limits"} 1')))).every(Boolean));
@@ -370,7 +415,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     expectAlive('Redis stopped');
     expectOnlyDocumentedAnswers('Redis stopped', load, windows);
     await expectExactUsage('redis-kill', load);
-    await expectWebhooksDelivered('Redis stopped');
+    await expectWebhooksDelivered('Redis stopped', 'redis-kill');
 
     const refused = '429 -32005 rps limit exceeded';
     expect.soft(unexpectedAnswers(burst!.answers, (a) => a.answer === SERVED || a.answer === refused, []), 'Redis stopped: over the limit, only 200 or the documented 429').toEqual([]);
@@ -387,13 +432,15 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
 
   it('Redis frozen (SIGSTOP) and thawed (SIGCONT): decisions bounded at 250 ms fall back to memory, nothing answers differently', async () => {
     await bothRunning();
+    await createOrders('redis-stop');
     let back = Infinity;
     const { load, windows } = await underLoad('redis-stop', async () => {
       const from = Date.now();
       redis.pause();
       await pay();
+      await payOrders('redis-stop');
       await sleep(5000);
-      expectAlive('Redis SIGSTOPped');
+      expectAlive('Redis SIGSTOPped (5 s in)');
       redis.resume();
       const returned = Date.now();
       back = await msUntil(async () => await serviceUp() && (await Promise.all(instances.map((i) => metric(i, 'rpcctl_redis_shared{part="limits"} 1')))).every(Boolean));
@@ -403,11 +450,12 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     expectAlive('Redis SIGSTOPped');
     expectOnlyDocumentedAnswers('Redis SIGSTOPped', load, windows);
     await expectExactUsage('redis-stop', load);
-    await expectWebhooksDelivered('Redis SIGSTOPped');
+    await expectWebhooksDelivered('Redis SIGSTOPped', 'redis-stop');
   }, 120_000);
 
   it('an upstream hanging, then answering 5xx, then both: calls move to the healthy one, or get the documented 502/504; healthy again within 5 s', async () => {
     await bothRunning();
+    await createOrders('upstream');
     let back = Infinity;
     const { load, windows } = await underLoad('upstream', async () => {
       const windows: FaultWindow[] = [];
@@ -416,6 +464,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
         upA.fault = a;
         upB.fault = b;
         await pay();
+        if (a === 'hang' && b === 'hang') await payOrders('upstream');
         await sleep(3000);
         windows.push({ name, from, to: Date.now(), allowed });
       };
@@ -426,7 +475,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       const gatewayErrors = (a: Answer) => isGateway(a) && (a.answer === UPSTREAM_TIMED_OUT || a.answer === UPSTREAM_FAILED);
       await fault('both upstreams hanging', 'hang', 'hang', gatewayErrors);
       await fault('both upstreams answering 503', 'fail503', 'fail503', gatewayErrors);
-      expectAlive('upstreams failing');
+      expectAlive('upstreams failing (12 s in)');
       upA.fault = 'none';
       upB.fault = 'none';
       const returned = Date.now();
@@ -438,11 +487,12 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     expectAlive('upstreams failing');
     expectOnlyDocumentedAnswers('upstreams failing', load, windows);
     await expectExactUsage('upstream', load);
-    await expectWebhooksDelivered('upstreams failing');
+    await expectWebhooksDelivered('upstreams failing', 'upstream');
   }, 120_000);
 
   it('the instance holding the scanner lease killed with SIGKILL: the other serves on, takes over the scanner; usage within the crash bound; restarted, it serves within 5 s', async () => {
     await bothRunning();
+    await createOrders('kill');
     const lease = await store.db.selectFrom('scanner_leases').select('owner').where('network_environment_id', '=', 1).executeTakeFirst();
     const victim = Math.max(0, instances.findIndex((i) => i.id === lease?.owner));
     const killed = instances[victim]!;
@@ -453,8 +503,9 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       killedAt = Date.now();
       await killServeProcess(killed);
       await pay();
+      await payOrders('kill');
       await sleep(3000);
-      expectAlive('instance killed', killed);
+      expectAlive('instance killed (3 s in)', killed);
       instances[victim] = await start(victim);
       const ready = Date.now();
       back = await msUntil(serviceUp);
@@ -476,6 +527,6 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     const stored = await settledUsage(id, (n) => n >= answered - mayBeLost);
     expect.soft(stored, `instance killed: usage at least what was answered less the killed instance's last ${CRASH_LOSS_MS} ms (${mayBeLost} calls)`).toBeGreaterThanOrEqual(answered - mayBeLost);
     expect.soft(stored, `instance killed: usage at most what was answered plus the ${cut} calls the kill cut off`).toBeLessThanOrEqual(answered + cut);
-    await expectWebhooksDelivered('instance killed');
+    await expectWebhooksDelivered('instance killed', 'kill');
   }, 120_000);
 });
