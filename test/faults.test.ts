@@ -335,6 +335,8 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
   }
 
   async function expectBackWithin(phase: string, ms: number): Promise<void> {
+    // What operations.md's "When a dependency fails" quotes: one line per fault in the test log.
+    console.info(`faults: ${phase}: service back ${ms} ms after the dependency returned`);
     expect.soft(ms, `${phase}: service back within ${BACK_WITHIN_MS} ms of the dependency's return`).toBeLessThanOrEqual(BACK_WITHIN_MS);
   }
 
