@@ -32,7 +32,7 @@ const BACK_WITHIN_MS = 5000;
  */
 const CRASH_LOSS_MS = 1000;
 /** The plan of the endpoint the Redis outage's limit share is measured on. */
-const LIMITED_RPS = 50;
+const LIMITED_RPS = 30;
 
 /** The answers nothing changes: a served call, an API read. */
 const SERVED = '200 result';
@@ -400,9 +400,9 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       await pay();
       await payOrders('redis-kill');
       // More calls than the limit through both gateways: the fleet still admits about the plan's limit (issue 21).
-      burst = new SteadyLoad(5);
+      burst = new SteadyLoad(2);
       burstFrom = Date.now();
-      instances.forEach((i, n) => burst!.run(`gateway ${names[n]} (limited)`, () => gatewayCall(i.gateway, limited.uuid), 3));
+      instances.forEach((i, n) => burst!.run(`gateway ${names[n]} (limited)`, () => gatewayCall(i.gateway, limited.uuid), 4));
       await sleep(4000);
       await burst.stop();
       burstTo = Date.now();
@@ -422,11 +422,20 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     const refused = '429 -32005 rps limit exceeded';
     expect.soft(unexpectedAnswers(burst!.answers, (a) => a.answer === SERVED || a.answer === refused, []), 'Redis stopped: over the limit, only 200 or the documented 429').toEqual([]);
     // Whole seconds of the burst after its first (the outage must be noticed first), by when each answer arrived.
-    const perSecond = new Map<number, number>();
-    for (const a of burst!.answers) if (a.answer === SERVED) perSecond.set(Math.floor(a.at / 1000), (perSecond.get(Math.floor(a.at / 1000)) ?? 0) + 1);
+    const perSecond = new Map<number, { admitted: number; refused: number }>();
+    for (const a of burst!.answers) {
+      const sec = Math.floor(a.at / 1000);
+      const c = perSecond.get(sec) ?? { admitted: 0, refused: 0 };
+      if (a.answer === SERVED) c.admitted++;
+      else if (a.answer === refused) c.refused++;
+      perSecond.set(sec, c);
+    }
     const seconds = [...perSecond].filter(([sec]) => sec * 1000 >= burstFrom + 1000 && (sec + 1) * 1000 <= burstTo);
+    console.info(`faults: Redis stopped: calls admitted/refused per whole second on a ${LIMITED_RPS}/s plan: ${seconds.map(([, c]) => `${c.admitted}/${c.refused}`).join(' ')}`);
     expect.soft(seconds.length, 'Redis stopped: the burst spans whole seconds').toBeGreaterThan(0);
-    expect.soft(seconds.filter(([, n]) => n > 1.2 * LIMITED_RPS).map(([sec, n]) => `${n} calls admitted in second ${sec}`),
+    // Refusals in every second: the burst asked for more than the fleet may admit, or the measure says nothing.
+    expect.soft(seconds.filter(([, c]) => c.refused === 0).map(([sec]) => `second ${sec}: nothing refused`), 'Redis stopped: the burst exceeds the limit in every second measured').toEqual([]);
+    expect.soft(seconds.filter(([, c]) => c.admitted > 1.2 * LIMITED_RPS).map(([sec, c]) => `${c.admitted} calls admitted in second ${sec}`),
       `Redis stopped: two instances admit at most 1.2 x the limit (${LIMITED_RPS}/s) in each whole second of the outage after the first`).toEqual([]);
     const admitted = burst!.count(/limited/, SERVED);
     expect.soft(await settledUsage(limited.id, (n) => n === admitted, limited.accountId), 'Redis stopped: usage of the limited endpoint is exactly the calls admitted').toBe(admitted);
