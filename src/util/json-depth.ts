@@ -13,26 +13,27 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
 /**
- * True when a JSON text nests arrays/objects deeper than `max`, found by one pass over the
- * bytes, no recursion and no parse: brackets inside strings are text. UTF-8 never puts these
- * ASCII bytes inside a multi-byte character, so bytes are scanned as they came. Malformed JSON
- * is left to the parser; only its depth is judged here.
+ * True when a JSON text nests arrays/objects deeper than `max`, found by one pass, no recursion
+ * and no parse: brackets inside strings are text. Bytes or a string alike: the characters that
+ * matter are ASCII, and UTF-8 never puts ASCII bytes inside a multi-byte character. Malformed
+ * JSON is left to the parser; only its depth is judged here.
  */
-export function jsonDeeperThan(body: Uint8Array, max = MAX_JSON_DEPTH): boolean {
-  // Each level takes at least one byte: a short body cannot be too deep.
-  if (body.length <= max) return false;
+export function jsonDeeperThan(json: Uint8Array | string, max = MAX_JSON_DEPTH): boolean {
+  // Each level takes at least one byte: a short text cannot be too deep.
+  if (json.length <= max) return false;
+  const at: (i: number) => number = typeof json === 'string' ? (i) => json.charCodeAt(i) : (i) => json[i]!;
   let depth = 0;
   let inString = false;
-  for (let i = 0; i < body.length; i++) {
-    const b = body[i]!;
+  for (let i = 0; i < json.length; i++) {
+    const c = at(i);
     if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
-    } else if (b === QUOTE) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
       inString = true;
-    } else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > max) return true;
-    } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) {
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
       depth--;
     }
   }
