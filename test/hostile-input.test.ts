@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { WebSocket } from 'ws';
 import { setLogin } from '../src/cabinet/index.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
 import { rawHttp } from './helpers/raw-http.js';
@@ -111,7 +112,7 @@ describe('deeply nested JSON bodies get a 400, not a 500', () => {
     expect(JSON.stringify(inString.body)).not.toMatch(/nested/);
   });
 
-  it('the gateway: single calls and batches', async () => {
+  it('the gateway: single calls, batches and WebSocket messages', async () => {
     for (const body of [
       `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
       `[{"jsonrpc":"2.0","id":1,"method":"eth_call","params":${'['.repeat(100_000)}${']'.repeat(100_000)}},{"jsonrpc":"2.0","id":2}]`,
@@ -122,8 +123,22 @@ describe('deeply nested JSON bodies get a 400, not a 500', () => {
       expect(res.statusCode).toBe(400);
       expect(answer.error).toMatchObject({ code: -32600, message: expect.stringMatching(/nested deeper than \d+ levels/) });
     }
+    // Over WebSocket: an error message on the socket, which stays open (it closed 1011 "internal error").
+    const ws = new WebSocket(`${t.gatewayUrl.replace('http', 'ws')}/${endpointUuid}`);
+    const got: string[] = [];
+    let closed: number | undefined;
+    ws.on('message', (d) => got.push(d.toString()));
+    ws.on('close', (code) => { closed = code; });
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    ws.send(`{"jsonrpc":"2.0","id":5,"method":"eth_call","params":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+    ws.send('{"jsonrpc":"2.0","id":6,"method":"eth_blockNumber"}');
+    for (let i = 0; i < 200 && got.length < 2 && closed === undefined; i++) await new Promise((r) => setTimeout(r, 25));
+    ws.close();
+    expect(closed).toBeUndefined();
+    expect(JSON.parse(got[0]!)).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/nested deeper than 128 levels/) } });
+    expect(JSON.parse(got[1]!), got[1]).toMatchObject({ id: 6, result: expect.any(String) });
     // The gateway is still serving.
-    const ok = await request(`${t.gatewayUrl}/${endpointUuid}`, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+    const ok = await request(`${t.gatewayUrl}/${endpointUuid}`, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' });
     expect(ok.statusCode).toBe(200);
     await ok.body.dump();
   });
