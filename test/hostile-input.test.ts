@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { setLogin } from '../src/cabinet/index.js';
+import { jsonDeeperThan } from '../src/util/json-depth.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
 import { rawHttp } from './helpers/raw-http.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
@@ -141,6 +142,21 @@ describe('deeply nested JSON bodies get a 400, not a 500', () => {
     const ok = await request(`${t.gatewayUrl}/${endpointUuid}`, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' });
     expect(ok.statusCode).toBe(200);
     await ok.body.dump();
+  });
+});
+
+describe('the depth scan', () => {
+  it('counts brackets outside strings only, bytes and strings alike', () => {
+    for (const form of [(x: string) => x, (x: string) => Buffer.from(x)]) {
+      expect(jsonDeeperThan(form(`${'['.repeat(128)}${']'.repeat(128)}`))).toBe(false);
+      expect(jsonDeeperThan(form(`${'['.repeat(129)}${']'.repeat(129)}`))).toBe(true);
+      expect(jsonDeeperThan(form(`${'{"a":'.repeat(129)}1${'}'.repeat(129)}`))).toBe(true);
+      // Text, escaped quotes included, is not nesting.
+      expect(jsonDeeperThan(form(`{"a":"${'['.repeat(500)}\\"${'{'.repeat(500)}"}`))).toBe(false);
+      expect(jsonDeeperThan(form(`["\\\\",${'['.repeat(200)}`))).toBe(true);
+      // Siblings do not add up: only open levels count.
+      expect(jsonDeeperThan(form(`[${'[[]],'.repeat(500)}1]`))).toBe(false);
+    }
   });
 });
 

@@ -21,16 +21,40 @@ const CLOSE_OBJECT = 0x7d;
 export function jsonDeeperThan(json: Uint8Array | string, max = MAX_JSON_DEPTH): boolean {
   // Each level takes at least one byte: a short text cannot be too deep.
   if (json.length <= max) return false;
-  const at: (i: number) => number = typeof json === 'string' ? (i) => json.charCodeAt(i) : (i) => json[i]!;
+  // Two copies of one loop: a shared accessor would cost more than the scan (the gateway's hot path).
+  return typeof json === 'string' ? stringDeeperThan(json, max) : bytesDeeperThan(json, max);
+}
+
+function bytesDeeperThan(json: Uint8Array, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < json.length; i++) {
-    const c = at(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
+    const c = json[i]!;
+    if (c === QUOTE) {
+      // Straight to the closing quote; an escaped character is skipped whole.
+      for (i++; i < json.length; i++) {
+        const d = json[i]!;
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+function stringDeeperThan(json: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < json.length; i++) {
+        const d = json.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > max) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
