@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
 import { bitcoinAddressFormat } from '../../config/defaults.js';
-import type { UtxoAddressFormat } from '../../store/index.js';
+import type { Database, UtxoAddressFormat } from '../../store/index.js';
 import { parseStellarAddress } from '../../watch/addresses.js';
 import { parseTronAddress } from '../../watch/tron/address.js';
 import { parseUtxoAddress } from '../../watch/utxo/address.js';
@@ -214,7 +213,8 @@ function addressChecks(currency: string): AddressCheck[] {
     case 'DOGE': return [utxoCheck('Dogecoin', DOGECOIN)];
     case 'TRX': return [tronCheck];
     case 'XLM': return [stellarCheck];
-    case 'USDT': case 'USDC': return [evmCheck, tronCheck, stellarCheck];
+    // Stablecoins: ERC-20/TRC-20/Stellar assets, and Omni's USDT on Bitcoin addresses.
+    case 'USDT': case 'USDC': return [evmCheck, tronCheck, stellarCheck, utxoCheck('Bitcoin', BITCOIN)];
     default: return [otherCheck];
   }
 }
