@@ -379,7 +379,7 @@ const OWN_ORIGIN = 'http://cabinet.invalid';
  * it stays there. What is returned is the parser's serialisation, percent-encoded ASCII, so it
  * is always a legal header value.
  */
-export function safeNext(next: string): string {
+function safeNext(next: string): string {
   if (!next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
   let url: URL;
   try {
