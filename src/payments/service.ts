@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
+import type { Supervisor } from '../runtime/supervisor.js';
 import type { RouteDef } from '../api/router.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
 import { DEV_SANCTIONS_LIST } from './aml/dev-list.js';
 import { HttpAmlProvider } from './aml/http.js';
-import { NoAmlProvider, parseSanctionsList, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
+import { NoAmlProvider, parseSanctionsList, SanctionsFileError, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
 import type { AmlProvider } from './aml/types.js';
 import { PaymentEngine } from './engine.js';
 import type { CabinetSection } from '../cabinet/index.js';
@@ -18,6 +19,8 @@ export interface PaymentsOptions {
   log: (line: string) => void;
   addressWatch: AddressWatch;
   env?: NodeJS.ProcessEnv;
+  /** Runs the engine's loops (one of its own when none is given). */
+  supervisor?: Supervisor;
 }
 
 export interface Payments {
@@ -42,12 +45,21 @@ export function amlProviderFor(store: Store, config: Config, env: NodeJS.Process
   });
 }
 
+function readSanctionsFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new SanctionsFileError(`payments.aml.sanctions_file: cannot read ${file}: ${reason}`);
+  }
+}
+
 /** The sanctions list at start: the configured file (reloaded each start), else the dev list on an empty store. */
 async function loadSanctions(store: Store, config: Config, log: (line: string) => void): Promise<void> {
   const aml = config.payments.aml;
   if (aml.provider !== 'sanctions-list') return;
   if (aml.sanctions_file) {
-    const n = await replaceSanctions(store.db, parseSanctionsList(readFileSync(aml.sanctions_file, 'utf8')), aml.sanctions_file);
+    const n = await replaceSanctions(store.db, parseSanctionsList(readSanctionsFile(aml.sanctions_file), aml.sanctions_file), aml.sanctions_file);
     log(`payments: sanctions list: ${n} addresses from ${aml.sanctions_file}`);
   } else if ((await sanctionsCount(store.db)) === 0) {
     await replaceSanctions(store.db, parseSanctionsList(DEV_SANCTIONS_LIST), 'rpcctl-dev-list');
@@ -67,6 +79,7 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
     registry: watch.registry,
     onDeliveries: () => watch.worker.kick(),
+    supervisor: o.supervisor,
   });
   const routes = paymentRoutes({
     engine,

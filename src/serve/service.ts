@@ -15,6 +15,7 @@ import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeRedis, observeService, storeQueryObserver } from './metrics.js';
 import { applyOverrides, type ServeOverrides } from './overrides.js';
+import { Supervisor } from '../runtime/supervisor.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -48,6 +49,8 @@ export interface RunningService {
   payments: Payments;
   metrics: Metrics;
   limits: Limits;
+  /** Runs every background task (names in docs/operations.md); `inject` is the fault tests' hook. */
+  supervisor: Supervisor;
   stop(): Promise<void>;
 }
 
@@ -59,6 +62,8 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
+  // No background failure ends the process: each is logged at error, counted and retried.
+  const supervisor = new Supervisor({ logger, log, metrics });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
   const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
@@ -78,18 +83,19 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
     gateway = await createGateway(store, config, log, metrics, logger, {
       redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: sharedCache !== undefined } : undefined,
+      supervisor,
     });
     addressWatch = await startAddressWatch({
-      store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
+      store, config, log, supervisor, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
     observeService(metrics, store, addressWatch);
     observeRedis(metrics, limits, sharedCache);
-    payments = await startPayments({ store, config, log, addressWatch, env });
+    payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
     observePayments(metrics, store);
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
-      store, config, log, metrics, logger, limits,
+      store, config, log, metrics, logger, limits, supervisor,
       routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -101,7 +107,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
-    retention = new RetentionJob(store, retentionPolicy(config), log);
+    retention = new RetentionJob(store, retentionPolicy(config), log, supervisor);
     retention.start(config.retention.interval_ms);
     gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
       throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
@@ -113,6 +119,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await payments?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
+    await supervisor.stop();
     await store.close();
     await limits.close();
     await sharedCache?.close();
@@ -125,7 +132,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
 
   let stopping: Promise<void> | undefined;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits, supervisor,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOfPort(gatewayPort!, config.gateway.host),
     stop() {
@@ -139,6 +146,8 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
+        // Whatever else runs under it (the parts stopped their own tasks above).
+        await supervisor.stop();
         await store.close();
         await limits.close();
         await sharedCache?.close();
