@@ -65,6 +65,21 @@ export class AddressWatch {
     await this.reconcile();
   }
 
+  /**
+   * A watch this instance committed (watches.ts writers): matched here at once rather than at
+   * its own notification; resolves once a scanner for its network knows where it starts, so a
+   * payment sent right after is seen.
+   */
+  async watchAdded(row: WatchedAddressRow): Promise<void> {
+    this.registry.add(row);
+    await this.reconcile();
+  }
+
+  /** A watch this instance removed (watches.ts writers). */
+  watchRemoved(row: WatchedAddressRow): void {
+    this.registry.remove(row);
+  }
+
   /** Each scanning environment (`{network}-{env}`) with how many blocks it is behind the head. */
   scannerLags(): Array<{ network: string; lag: number | undefined }> {
     return [...this.#scanners.values()].map((s) => ({ network: `${s.env.network.slug}-${s.env.slug}`, lag: s.lag }));
