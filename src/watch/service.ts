@@ -49,12 +49,14 @@ export class AddressWatch {
   }
 
   async start(): Promise<void> {
+    // Watches added or removed through another instance (its API, its payment orders): this
+    // instance's scanners match against this registry too. Listening before the load, so an
+    // add committed meanwhile is heard if not read. A lost LISTEN connection reloads
+    // everything; block subscriptions (webhook settings) are re-read by a periodic reconcile.
+    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
+    await this.#o.store.notifications.listening();
     this.registry.load(await allWatches(this.#o.store));
     this.#unsubscribe = this.registry.onChange(() => void this.reconcile());
-    // Watches added or removed through another instance's API: its scanners match against
-    // this registry too. A lost LISTEN connection reloads everything; block subscriptions
-    // (webhook settings) are re-read by a periodic reconcile.
-    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
     if (this.#o.store.kind === 'postgres') {
       const timer = setInterval(() => void this.reconcile(), 5000);
       timer.unref();
