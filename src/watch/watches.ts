@@ -39,11 +39,12 @@ export async function addWatch(store: Store, input: NewWatch): Promise<{ row: Wa
 }
 
 /*
- * The writers of `watched_addresses`, in the caller's transaction: every add and removal
- * (Address Watch's API, payment orders) takes the account's lock and sends the change to the
- * other instances on commit. Whichever instance holds a network's scanner lease matches
- * against its own registry, which only these notifications keep in step with the store.
- * After the commit, the writing instance tells its own AddressWatch (`added`/`removed`).
+ * The only writers of `watched_addresses` (Address Watch's API and payment orders alike), each
+ * in the caller's transaction: an add takes the account's lock for its slot check, and every
+ * change is announced to the other instances on commit. Whichever instance holds a network's
+ * scanner lease matches against its own registry, which only these notifications keep in step
+ * with the store. After the commit the writing instance tells its own AddressWatch
+ * (`watchAdded`, which also sets the network's starting block, or `watchRemoved`).
  */
 
 /** Adds a watch inside `trx` (see addWatch). */
