@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/index.js';
 import { startAddressWatch, type AddressWatch } from '../src/watch/service.js';
@@ -96,5 +98,14 @@ describe('payment orders watch their addresses through Address Watch', () => {
       await there.stop();
       await store.close();
     }
+  });
+
+  it('watched_addresses has one writer: src/watch/watches.ts', () => {
+    const src = new URL('../src', import.meta.url).pathname;
+    const writes = /(insertInto|deleteFrom|updateTable|replaceInto|mergeInto)\(\s*['"]watched_addresses['"]|(INSERT\s+INTO|DELETE\s+FROM|UPDATE)\s+watched_addresses/i;
+    const writers = readdirSync(src, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && writes.test(readFileSync(join(src, f), 'utf8')))
+      .map((f) => relative(src, join(src, f)));
+    expect(writers).toEqual(['watch/watches.ts']);
   });
 });
