@@ -15,7 +15,7 @@ import { freshRedisPrefix, freshSchema, reachable, testDatabaseUrl, testRedisUrl
 const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RPCCTL_TEST_REDIS_URL are not both set (several instances need one PostgreSQL and one Redis)'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}`
   : !(await reachable(testRedisUrl)) ? `no Redis answers at ${testRedisUrl}` : undefined;
-if (why) console.warn(`multi-instance-payments: skipped: ${why}`);
+if (why) console.warn(`multi-instance-cluster-payments: skipped: ${why}`);
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = 'ef'.repeat(32);
