@@ -15,7 +15,7 @@ import { rpsWindow } from '../server.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
 import { routeHints, type CallHandler } from '../calls.js';
-import type { ParsedRpc } from '../jsonrpc.js';
+import { parseJson, type ParsedRpc } from '../jsonrpc.js';
 import { Feed, FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
 import { PollSource, WsSource } from './sources.js';
@@ -272,7 +272,7 @@ export class WebSocketGateway {
   async #onMessage(conn: Connection, text: string): Promise<void> {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch {
       return conn.send(ERROR_BODIES.parse.toString());
     }
@@ -315,7 +315,7 @@ export class WebSocketGateway {
     if (remote.length > 0) {
       const text = await this.#forward(conn, remote, true);
       try {
-        const got = JSON.parse(text) as unknown;
+        const got = parseJson(text);
         if (Array.isArray(got)) answers.push(...got);
         else answers.push(got);
       } catch {
@@ -422,7 +422,7 @@ export class WebSocketGateway {
       if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
       if (refused.length === 0) return text;
       try {
-        const got = JSON.parse(text) as unknown;
+        const got = parseJson(text);
         if (Array.isArray(got)) return JSON.stringify([...got, ...refused]);
       } catch { /* not JSON: the caller answers upstream failed */ }
       return text;
