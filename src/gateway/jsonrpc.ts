@@ -38,12 +38,7 @@ function idsNeedTheirText(text: string): boolean {
   for (let at = text.indexOf('"id"'); at !== -1; at = text.indexOf('"id"', at + 4)) {
     let i = skipSpace(text, at + 4);
     if (text.charCodeAt(i) !== 58 /* : */) continue;
-    i = skipSpace(text, i + 1);
-    const c = text.charCodeAt(i);
-    if (c !== 45 /* - */ && (c < 48 || c > 57)) continue;
-    let end = i + 1;
-    while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-    if (!CANONICAL_SAFE_INTEGER.test(text.slice(i, end))) return true;
+    if (!writtenBackTheSame(text, skipSpace(text, i + 1))) return true;
   }
   return false;
 }
@@ -53,9 +48,29 @@ function skipSpace(text: string, i: number): number {
   return i;
 }
 
-/** Digits, sign, point, exponent. */
-function isNumberChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || c === 46 || c === 43 || c === 45 || c === 101 || c === 69;
+/**
+ * Whether the value at `i` is no number, or one JavaScript writes back as the same text
+ * (CANONICAL_SAFE_INTEGER), read in place: this runs on every request.
+ */
+function writtenBackTheSame(text: string, i: number): boolean {
+  let c = text.charCodeAt(i);
+  const negative = c === 45; /* - */
+  if (negative) c = text.charCodeAt(++i);
+  if (!isDigit(c)) return !negative;
+  const start = i;
+  if (c === 48 /* 0 */) {
+    if (negative) return false;
+    i++;
+  } else {
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i - start > 15) return false;
+  }
+  const next = text.charCodeAt(i);
+  return next !== 46 /* . */ && next !== 101 /* e */ && next !== 69 /* E */ && !isDigit(next);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
 }
 
 /** One valid element of a request: what metering needs. */
