@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import type { CacheStats } from '../cache.js';
 import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointWire } from '../registry.js';
-import { claimFreePort, claimPort, PortTakenError, type PortClaim } from './port-claim.js';
+import { claimFreePort, claimPort, type PortClaim } from './port-claim.js';
 import type { FromWorker, ProbedWire, ToWorker, UsageWire, WorkerStart } from './protocol.js';
 
 /** A worker that could not listen (the port is taken...). */
@@ -96,8 +96,9 @@ export class GatewayWorkers {
       if (port === 0) ({ claim: this.#claim, holder } = await claimFreePort(host));
       else this.#claim = await claimPort(port, host);
     } catch (err) {
-      if (err instanceof PortTakenError) throw new GatewayListenError(err.code, err.message);
-      throw err;
+      // As a worker's failed listen is reported: EADDRINUSE, EACCES... with the system's words.
+      const { code, message } = err as NodeJS.ErrnoException;
+      throw new GatewayListenError(code, message);
     }
     port = this.#claim.port;
     this.#port = port;
@@ -279,7 +280,7 @@ export class GatewayWorkers {
     for (const rows of finals) if (rows) this.#o.onUsage(rows);
     // Every answer is in: what is left of a thread holds nothing worth waiting for.
     await Promise.all(this.#slots.map((s) => s.worker.terminate()));
-    this.#claim?.release();
+    await this.#claim?.release();
     this.#claim = undefined;
   }
 }

@@ -21,8 +21,11 @@ import { join } from 'node:path';
  */
 export interface PortClaim {
   readonly port: number;
-  release(): void;
+  /** Resolves once another process (or this one, starting again) can claim the port. */
+  release(): Promise<void>;
 }
+
+interface Lock { release(): Promise<void> }
 
 /** `port` (not 0) is held by another process; `code` is EADDRINUSE as for a failed listen. */
 export class PortTakenError extends Error {
@@ -41,7 +44,7 @@ export async function claimPort(port: number, host: string): Promise<PortClaim> 
     const probe = await bind(port, host, false);
     await close(probe);
   } catch (err) {
-    lock.release();
+    await lock.release();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortTakenError(host, port, 'another process listens on it');
     throw err;
   }
@@ -80,11 +83,11 @@ function close(server: NetServer): Promise<void> {
 }
 
 /** The lock for `port`, or undefined when another process holds it. */
-async function lockPort(port: number): Promise<{ release(): void } | undefined> {
+async function lockPort(port: number): Promise<Lock | undefined> {
   return process.platform === 'linux' ? lockAbstractSocket(port) : lockFile(port);
 }
 
-async function lockAbstractSocket(port: number): Promise<{ release(): void } | undefined> {
+async function lockAbstractSocket(port: number): Promise<Lock | undefined> {
   const server = createServer((socket) => socket.destroy());
   try {
     await new Promise<void>((resolve, reject) => {
@@ -100,23 +103,23 @@ async function lockAbstractSocket(port: number): Promise<{ release(): void } | u
   }
   // Held for the process's life, but never the reason it stays alive.
   server.unref();
-  return { release: () => server.close() };
+  return { release: () => close(server) };
 }
 
-function lockFile(port: number): { release(): void } | undefined {
+function lockFile(port: number): Lock | undefined {
   const file = join(tmpdir(), `rpcctl-gateway-${port}.lock`);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
       writeSync(fd, String(process.pid));
       closeSync(fd);
-      const release = () => {
-        process.off('exit', release);
+      const unlink = () => {
+        process.off('exit', unlink);
         try { unlinkSync(file); } catch { /* already gone */ }
       };
       // A crash that skips stop() still leaves a pid that is gone: the next start takes over.
-      process.on('exit', release);
-      return { release };
+      process.on('exit', unlink);
+      return { release: async () => unlink() };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       if (holderAlive(file)) return undefined;

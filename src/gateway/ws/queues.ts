@@ -21,12 +21,13 @@ export interface QueueCaps {
  * read would otherwise grow them without end.
  *
  * - A socket whose own queue would go over `perSocket` is closed.
- * - Over `perEndpoint` or `total`, the socket of that scope holding the most is closed: the one
- *   that does not read, not a reader that happened to send next. The frame of a reader still
- *   goes out (one frame over, at most, while the closed socket's bytes drain).
- *
- * A closed socket's bytes count until it is gone (ws destroys a socket that does not answer
- * the close within 30 s): they are memory held all that time.
+ * - Over `perEndpoint` or `total`, the open socket of that scope holding the most is closed: the
+ *   one that does not read, not a reader that happened to send next, whose frame still goes.
+ * - A closed socket's bytes count until it is gone (ws destroys a socket that does not answer
+ *   the close within 30 s): they are memory held all that time. While only closed sockets hold
+ *   a scope's bytes, a socket with nothing queued still gets its frame: a client that reads is
+ *   not closed for another's unread bytes. The memory stays bounded: closed sockets take
+ *   nothing more, and an open one that holds bytes is closed in turn.
  */
 export class SendQueues<S extends QueuedSocket = QueuedSocket> {
   readonly #caps: QueueCaps;
@@ -86,13 +87,10 @@ export class SendQueues<S extends QueuedSocket = QueuedSocket> {
     for (const s of this.#sockets) {
       if (!s.overCap && s.queued > 0 && inScope(s) && (!largest || s.queued > largest.queued)) largest = s;
     }
-    // Only closed sockets hold the scope's bytes: nothing frees sooner than they drain.
-    if (!largest || largest === sender) {
-      this.#close(sender);
-      return false;
-    }
+    // No open socket holds anything (the sender neither): closed ones hold the bytes, and drain.
+    if (!largest) return true;
     this.#close(largest);
-    return true;
+    return largest !== sender;
   }
 
   #close(socket: S): void {
