@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,11 @@ import { childProcessesOnTestDatabase } from './helpers/shared-stores.js';
 // `endpoint not found`. Two real processes, as an operator would start them.
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 
+/** On PostgreSQL every process shares one store, sealed with one master key. */
+const MASTER_KEY = randomBytes(32).toString('hex');
+
 function childEnv(): Record<string, string> {
-  return { NO_COLOR: '1', HOME: mkdtempSync(join(tmpdir(), 'rpcctl-home-')) };
+  return { NO_COLOR: '1', HOME: mkdtempSync(join(tmpdir(), 'rpcctl-home-')), RPCCTL_MASTER_KEY: MASTER_KEY };
 }
 
 function newDataDir(): { dataDir: string; configFile: string } {
