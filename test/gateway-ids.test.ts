@@ -105,6 +105,14 @@ describe('JSON-RPC ids come back byte for byte', () => {
     }
   });
 
+  it('over HTTP, a batch over the RPS window: the elements refused here keep their ids', async () => {
+    const free = await t.merchant({ plan: 'free' }); // 5 requests per second
+    const e = (await free.call('POST', '/v1/endpoints', '{"name":"window","network_environment_id":1}')).body.endpoint;
+    const r = await post(`${t.gatewayUrl}/${e.uuid}`, `[${IDS.map((id) => call(id)).join(',')}]`);
+    expect(idTexts(r.text).sort()).toEqual([...IDS].sort());
+    expect(r.text).toContain('rps limit exceeded');
+  });
+
   it('over WebSocket: single calls, cached calls, batches and refusals', async () => {
     const ws = new WebSocket(url.replace('http', 'ws'));
     await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
