@@ -12,6 +12,7 @@ export interface GatewayMetrics {
   wsMessages: FastCounter<'network'>;
   wsNotifications: FastCounter<'network'>;
   wsResubscribes: Counter<'network'>;
+  wsQueuedBytes: Gauge<never>;
 }
 
 export function gatewayMetrics(m: Metrics): GatewayMetrics {
@@ -25,6 +26,7 @@ export function gatewayMetrics(m: Metrics): GatewayMetrics {
     wsSubscriptions: m.gauge('ws_subscriptions', 'Active client subscriptions', { labelNames: ['network', 'type'] }),
     wsMessages: m.fastCounter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network']),
     wsNotifications: m.fastCounter('ws_notifications_total', 'Subscription notifications sent to clients', ['network']),
+    wsQueuedBytes: m.gauge('ws_queued_bytes', 'Bytes of answers and notifications written to client WebSockets and not yet taken by the kernel (capped: gateway.ws.max_queued_bytes*)', { labelNames: [] }),
     wsResubscribes: m.counter('ws_upstream_switches_total', 'Times an environment\'s subscriptions moved to another WebSocket upstream, or to HTTP polling when none was left', ['network']),
   };
 }
