@@ -32,7 +32,7 @@ async function hookCostUs() {
   const registry = { get: () => ep };
   const server = new EventEmitter();
   observeRequests(server, registry, gm);
-  const latency = gm.upstreamLatency.labels({ network: 'eth-mainnet', upstream: 'http://127.0.0.1:1' });
+  const latency = gm.upstreamLatency.labels({ network: 'eth', env: 'mainnet', upstream: 'http://127.0.0.1:1' });
   const req = { url: '/00000000-0000-4000-8000-000000000000' };
   const once = () => {
     const res = new EventEmitter();

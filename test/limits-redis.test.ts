@@ -80,7 +80,7 @@ describe.skipIf(why)('RPS windows in Redis', () => {
       // The fallback is never silent: a warning (below) and the metric.
       const scraped = await metrics.registry.metrics();
       expect(scraped).toContain('rpcctl_redis_shared{part="limits"} 0');
-      expect(Number(/rpcctl_redis_fallbacks\{part="limits"\} (\d+)/.exec(scraped)?.[1])).toBeGreaterThanOrEqual(10);
+      expect(Number(/rpcctl_redis_fallbacks_total\{part="limits"\} (\d+)/.exec(scraped)?.[1])).toBeGreaterThanOrEqual(10);
       // Never an error, never unlimited: the instance's own window of 4.
       expect(during.filter((d) => d === 0)).toHaveLength(4);
       expect(l!.fallbacks).toBeGreaterThanOrEqual(10);

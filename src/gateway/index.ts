@@ -13,6 +13,7 @@ import type { UpstreamSnapshot } from './health.js';
 import { SharedWindows } from './rps-shared.js';
 import { GatewayWorkers } from './workers/pool.js';
 import type { ProbedWire } from './workers/protocol.js';
+import type { RedisOutage } from '../limits/outage.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -69,7 +70,7 @@ export interface Gateway {
  */
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean } } = {},
+  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; redisOutage?: RedisOutage } = {},
 ): Promise<Gateway> {
   const g = config.gateway;
   const windows = new SharedWindows(g.workers);
@@ -99,6 +100,7 @@ export async function createGateway(
     log,
     onExit: (index) => {
       windows.releaseWorker(index);
+      opts.redisOutage?.forget(`worker ${index} `);
       releaseBodyBudgetThread(bodyBudget, index);
     },
     onUsage: (rows) => {
@@ -107,7 +109,7 @@ export async function createGateway(
     },
     onAccess: (obj, msg) => access?.info(obj, msg),
     health,
-    metricsText: () => metrics.text(),
+    onRedis: (index, part, down, reason) => opts.redisOutage?.report(`worker ${index} ${part}`, down, reason),
   });
   workers = pool;
   if (metrics.enabled) metrics.addThreads(() => pool.metrics());

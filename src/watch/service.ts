@@ -65,9 +65,9 @@ export class AddressWatch {
     await this.reconcile();
   }
 
-  /** Each scanning environment (`{network}-{env}`) with how many blocks it is behind the head. */
-  scannerLags(): Array<{ network: string; lag: number | undefined }> {
-    return [...this.#scanners.values()].map((s) => ({ network: `${s.env.network.slug}-${s.env.slug}`, lag: s.lag }));
+  /** Each scanning environment (network and environment slugs) with how many blocks it is behind the head. */
+  scannerLags(): Array<{ network: string; env: string; lag: number | undefined }> {
+    return [...this.#scanners.values()].map((s) => ({ network: s.env.network.slug, env: s.env.slug, lag: s.lag }));
   }
 
   /** Brings the running scanners in line with what is watched; calls never overlap. */
