@@ -44,7 +44,7 @@ export function observeRequests(server: Server, registry: EndpointLookup, m: Gat
   function onFinish(this: ServerResponse): void {
     const req = (this as ServerResponse & { req: IncomingMessage }).req;
     const url = req.url ?? '/';
-    if (url === '/metrics' || url === '/health') return;
+    if (url === '/health') return;
     const ep = registry.get(url.slice(1, 37));
     const env = ep?.env;
     const status = this.statusCode;
@@ -74,7 +74,7 @@ export function sampleAccessLog(server: Server, registry: EndpointLookup, logger
       const url = req.url ?? '/';
       const ep = registry.get(url.slice(1, 37));
       log.info({
-        req_id: id, method: req.method, route: ep ? '/{endpoint_uuid}' : url === '/health' || url === '/metrics' ? url : '(unmatched)',
+        req_id: id, method: req.method, route: ep ? '/{endpoint_uuid}' : url === '/health' ? url : '(unmatched)',
         network: ep?.env ? `${ep.env.network.slug}-${ep.env.slug}` : undefined, status: res.writableFinished ? res.statusCode : 499,
         duration_ms: Math.round((performance.now() - started) * 10) / 10, endpoint_id: ep?.id, account_id: ep?.accountId, ip: clientIp(req, trusted),
       }, 'request');
