@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { parseConfig } from '../src/config/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
@@ -66,6 +69,31 @@ describe('GET /metrics', () => {
     } finally {
       await withToken.stop();
     }
+  });
+
+  it('metrics.listen: a taken address the operator chose stops the start; the default one taken costs a warning only', async () => {
+    const holder = createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const port = (holder.address() as { port: number }).port;
+    try {
+      await expect(startOff({ metrics: { listen: `127.0.0.1:${port}` } })).rejects.toMatchObject({ code: 'E_ADDRESS_IN_USE', part: 'metrics', port });
+    } finally {
+      holder.close();
+    }
+    // The default address, taken (here, or by any other process on the machine): the service starts without it.
+    const defaultHolder = createServer().listen(9464, '127.0.0.1');
+    await new Promise<void>((resolve) => { defaultHolder.once('listening', resolve).once('error', () => resolve()); });
+    try {
+      const started = await startOff({ metrics: { listen: undefined } });
+      expect(started.metricsUrl).toBeUndefined();
+      await started.stop();
+    } finally {
+      defaultHolder.close();
+    }
+    expect(() => parseConfig({ metrics: { listen: '9464' } })).toThrow(/metrics\.listen.*host:port/s);
+    expect(() => parseConfig({ metrics: { listen: '127.0.0.1:70000' } })).toThrow(/0-65535/);
+    expect(() => parseConfig({ metrics: { token: 'short' } })).toThrow(/16 characters/);
+    expect(parseConfig({ metrics: { listen: '[::1]:0' } }).metrics.listen).toBe('[::1]:0');
   });
 
   it('metrics.listen: false runs no metrics listener', async () => {

@@ -81,6 +81,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
     configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger, overrides,
   }).catch((err: unknown) => {
     if (err instanceof AddressInUseError) {
+      if (err.part === 'metrics') throw new CliError(`port ${err.port} (metrics) on ${err.host} is already in use: stop what holds it, or choose another with metrics.listen in the config`);
       const flag = err.part === 'api' ? '--port' : '--gateway-port';
       throw new CliError(`port ${err.port} (${err.part === 'api' ? 'Public API' : 'gateway'}) on ${err.host} is already in use: stop what holds it, or choose another with ${flag} N`);
     }
