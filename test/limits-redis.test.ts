@@ -85,6 +85,11 @@ describe.skipIf(why)('RPS windows in Redis', () => {
       expect(during.filter((d) => d === 0)).toHaveLength(4);
       expect(l!.fallbacks).toBeGreaterThanOrEqual(10);
       expect(log.filter((x) => x.includes('Redis unavailable'))).toHaveLength(1);
+      // With the heartbeats counting two live instances, this one takes its share: 4 / 2.
+      l!.liveInstances = 2;
+      const shared = await Promise.all(Array.from({ length: 10 }, () => w.take('ep4', 4, 1, NOW)));
+      expect(shared.filter((d) => d === 0)).toHaveLength(2);
+      l!.liveInstances = 1;
 
       await redis.start();
       const until = Date.now() + 10_000;
