@@ -138,7 +138,7 @@ describe('sanctions lists', () => {
       { address: '12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9h', currency: 'XBT' },
     ]);
     expect(parseSanctionsList('["0x722122dF12D4e14e13Ac3b6895a86e84145b6967"]')).toEqual([{ address: '0x722122dF12D4e14e13Ac3b6895a86e84145b6967', currency: 'ETH' }]);
-    expect(parseSanctionsList('{"addresses":[{"address":"TXYZ","currency":"trx"}]}')).toEqual([{ address: 'TXYZ', currency: 'TRX' }]);
+    expect(parseSanctionsList('{"addresses":[{"address":"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t","currency":"trx"}]}')).toEqual([{ address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', currency: 'TRX' }]);
     const xml = `<?xml version="1.0"?>
 <Sanctions xmlns="https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/ADVANCED_XML">
   <ReferenceValueSets><FeatureTypeValues>

@@ -1,3 +1,4 @@
+import { jsonDeeperThan, MAX_JSON_DEPTH } from '../util/json-depth.js';
 import { HttpError } from './http.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -9,6 +10,7 @@ const lenientUtf8 = new TextDecoder('utf-8');
  * as U+FFFD or as a string no other system can encode.
  */
 export function parseJsonBody(body: Buffer): unknown {
+  if (jsonDeeperThan(body)) throw new HttpError(400, `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let text: string;
   let badBytes = false;
   try {
@@ -43,22 +45,27 @@ function check(s: string, path: string, badBytes: boolean): IllFormed | undefine
   return undefined;
 }
 
-function findIllFormed(value: unknown, path: string, badBytes: boolean): IllFormed | undefined {
-  if (typeof value === 'string') return check(value, path, badBytes);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findIllFormed(value[i], `${path}[${i}]`, badBytes);
+/**
+ * The first ill-formed string (value or key), in document order. Walked with an explicit stack
+ * rather than recursion: the depth check above bounds nesting, but this must not depend on it.
+ */
+function findIllFormed(root: unknown, rootPath: string, badBytes: boolean): IllFormed | undefined {
+  const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: rootPath }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      const found = check(value, path, badBytes);
       if (found) return found;
-    }
-    return undefined;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const keyPath = path ? `${path}.${k}` : k;
-      const inKey = check(k, keyPath, badBytes);
-      if (inKey) return inKey;
-      const found = findIllFormed(v, keyPath, badBytes);
-      if (found) return found;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]` });
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      // A key is checked just before its value, as text like any other string.
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i]!;
+        const keyPath = path ? `${path}.${k}` : k;
+        stack.push({ value: v, path: keyPath }, { value: k, path: keyPath });
+      }
     }
   }
   return undefined;

@@ -166,7 +166,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   ${opts2.notice ? html`<p class="notice" role="status">${opts2.notice}</p>` : ''}
   ${opts2.error ? html`<p class="error" role="alert" id="login-error">${opts2.error}</p>` : ''}
   <form method="post" action="/login" class="stack">
-    <input type="hidden" name="next" value="${opts2.next ?? '/'}">
+    <input type="hidden" name="next" value="${safeNext(opts2.next ?? '/')}">
     <label>E-mail <input type="email" name="email" autocomplete="username" required value="${opts2.email ?? ''}" autofocus></label>
     <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
     <button type="submit" class="primary">Sign in</button>
@@ -344,6 +344,8 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
           res.destroy();
           return;
         }
+        // A writeHead that threw (a header value it refused) has already set its reason phrase.
+        res.statusMessage = '';
         if (err instanceof BodyTooLargeError) return errorPage(res, 413, 'Too large', 'The form was too large.');
         if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
         log(`cabinet: ${req.method} ${(req.url ?? '').split('?')[0]} failed: ${(err as Error)?.stack ?? String(err)}`);
@@ -367,9 +369,27 @@ function csrfOk(req: IncomingMessage, form: URLSearchParams, session: Session): 
   return given !== undefined && tokensEqual(given, session.csrfToken);
 }
 
-/** Only our own paths: a sign-in must not bounce the user to another site. */
+const OWN_ORIGIN = 'http://cabinet.invalid';
+
+/**
+ * Only our own paths: a sign-in must not bounce the user to another site. Judged as a browser
+ * will read the Location header (WHATWG URL parsing strips tab, CR and LF and reads `\` as `/`,
+ * so `/\t/evil.example` is `//evil.example`): anything holding a control character or a
+ * backslash is refused outright, the rest is resolved against our own origin and kept only if
+ * it stays there. What is returned is the parser's serialisation, percent-encoded ASCII, so it
+ * is always a legal header value.
+ */
 function safeNext(next: string): string {
-  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+  if (!next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, OWN_ORIGIN);
+  } catch {
+    return '/';
+  }
+  const path = url.pathname + url.search + url.hash;
+  // `/..//evil.example` resolves to the path `//evil.example`, which a browser reads as a host.
+  return url.origin === OWN_ORIGIN && !path.startsWith('//') ? path : '/';
 }
 
 function flashCookie(message: string): string {

@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH } from '../util/json-depth.js';
+
 /**
  * Gateway answers that are not the upstream's. Codes are the JSON-RPC 2.0 ones, EIP-1474's
  * where its meaning is ours (-32001 resource not found, -32002 resource unavailable, -32005
@@ -22,6 +24,7 @@ export const RPC_ERRORS = {
   badHost: { code: -32600, message: 'more than one Host header' },
   bodyBudget: { code: -32005, message: 'too many request bytes in flight' },
   bodyTimeout: { code: -32600, message: 'request body timed out' },
+  tooDeep: { code: -32600, message: `invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` },
 } as const;
 
 export type RpcErrorKind = keyof typeof RPC_ERRORS;

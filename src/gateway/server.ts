@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
 import { clientIp, IpAllowlist } from '../util/ip.js';
+import { jsonDeeperThan } from '../util/json-depth.js';
 import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from './errors.js';
@@ -115,6 +116,8 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     }
     const body = await readCapped(req, res, ip);
     if (!body) return;
+    // Before anything parses it: re-serialising a batch or keying the cache recurses.
+    if (jsonDeeperThan(body)) return send(res, 400, 'tooDeep');
     const parsed = parseRpc(body);
     if (parsed.kind === 'parse-error') return send(res, 400, 'parse');
     if (parsed.kind === 'invalid') {

@@ -5,7 +5,7 @@ import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
 import { DEV_SANCTIONS_LIST } from './aml/dev-list.js';
 import { HttpAmlProvider } from './aml/http.js';
-import { NoAmlProvider, parseSanctionsList, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
+import { NoAmlProvider, parseSanctionsList, SanctionsFileError, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
 import type { AmlProvider } from './aml/types.js';
 import { PaymentEngine } from './engine.js';
 import type { CabinetSection } from '../cabinet/index.js';
@@ -42,12 +42,21 @@ export function amlProviderFor(store: Store, config: Config, env: NodeJS.Process
   });
 }
 
+function readSanctionsFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new SanctionsFileError(`payments.aml.sanctions_file: cannot read ${file}: ${reason}`);
+  }
+}
+
 /** The sanctions list at start: the configured file (reloaded each start), else the dev list on an empty store. */
 async function loadSanctions(store: Store, config: Config, log: (line: string) => void): Promise<void> {
   const aml = config.payments.aml;
   if (aml.provider !== 'sanctions-list') return;
   if (aml.sanctions_file) {
-    const n = await replaceSanctions(store.db, parseSanctionsList(readFileSync(aml.sanctions_file, 'utf8')), aml.sanctions_file);
+    const n = await replaceSanctions(store.db, parseSanctionsList(readSanctionsFile(aml.sanctions_file), aml.sanctions_file), aml.sanctions_file);
     log(`payments: sanctions list: ${n} addresses from ${aml.sanctions_file}`);
   } else if ((await sanctionsCount(store.db)) === 0) {
     await replaceSanctions(store.db, parseSanctionsList(DEV_SANCTIONS_LIST), 'rpcctl-dev-list');

@@ -15,9 +15,9 @@ export async function amlLoad(io: CliIO, opts: AdminOptions & { json?: boolean; 
   }
   let list;
   try {
-    list = parseSanctionsList(text);
+    list = parseSanctionsList(text, file!);
   } catch (err) {
-    if (err instanceof SanctionsFileError) throw new CliError(`${file}: ${err.message}`);
+    if (err instanceof SanctionsFileError) throw new CliError(err.message);
     throw err;
   }
   await withStore(io, opts as never, async (store, out) => {

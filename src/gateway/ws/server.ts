@@ -20,6 +20,7 @@ import type { ParsedRpc } from '../jsonrpc.js';
 import { Feed, FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
 import { PollSource, WsSource } from './sources.js';
+import { jsonDeeperThan } from '../../util/json-depth.js';
 
 /** Close codes besides the standard ones (1001 going away, 1009 too big, 1011, 1013 try again later). */
 export const CLOSE = {
@@ -273,6 +274,8 @@ export class WebSocketGateway {
   }
 
   async #onMessage(conn: Connection, text: string): Promise<void> {
+    // Forwarding serialises the call again, which recurses: refused as the HTTP path refuses it.
+    if (jsonDeeperThan(text)) return conn.send(ERROR_BODIES.tooDeep.toString());
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -1,5 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
+import { bitcoinAddressFormat } from '../../config/defaults.js';
+import type { Database, UtxoAddressFormat } from '../../store/index.js';
+import { parseStellarAddress } from '../../watch/addresses.js';
+import { parseTronAddress } from '../../watch/tron/address.js';
+import { parseUtxoAddress } from '../../watch/utxo/address.js';
 import type { AmlProvider, AmlResult, AmlSubject } from './types.js';
 
 export class SanctionsFileError extends Error {
@@ -24,48 +28,83 @@ export function sanctionKey(address: string): string {
  * Reads a sanctions list in any of the shapes operators have: OFAC's SDN_ADVANCED.XML
  * (its "Digital Currency Address - XXX" features), JSON (an array of addresses, of
  * `{address, currency}`, or `{addresses: [...]}`), or plain text (one address per line,
- * optionally `CURRENCY address`, `#` comments).
+ * optionally `CURRENCY address`, `#` comments). Every entry must be an address: one that is
+ * not is refused as `source:line: what is wrong`, never loaded as a "sanctioned address".
  */
-export function parseSanctionsList(text: string): SanctionedAddress[] {
+export function parseSanctionsList(text: string, source = 'sanctions list'): SanctionedAddress[] {
   const trimmed = text.trimStart();
   let out: SanctionedAddress[];
-  if (trimmed.startsWith('<')) out = parseSdnAdvancedXml(text);
-  else if (trimmed.startsWith('[') || trimmed.startsWith('{')) out = parseJsonList(trimmed);
-  else out = parsePlainList(text);
-  if (out.length === 0) throw new SanctionsFileError('no addresses found in the file');
+  if (trimmed.startsWith('<')) out = parseSdnAdvancedXml(text, source);
+  else if (trimmed.startsWith('[') || trimmed.startsWith('{')) out = parseJsonList(text, source);
+  else out = parsePlainList(text, source);
+  if (out.length === 0) throw new SanctionsFileError(`${source}: no addresses found in the file`);
   return out;
 }
 
-function parsePlainList(text: string): SanctionedAddress[] {
+function parsePlainList(text: string, source: string): SanctionedAddress[] {
   const out: SanctionedAddress[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
+    const at = `${source}:${i + 1}`;
     const s = line.replace(/#.*$/, '').trim();
     if (!s) return;
     const parts = s.split(/[\s,;]+/);
-    if (parts.length > 2) throw new SanctionsFileError(`line ${i + 1}: expected "address" or "CURRENCY address"`);
-    const address = parts.at(-1)!;
-    out.push({ address, currency: parts.length === 2 ? parts[0]!.toUpperCase() : guessCurrency(address) });
+    if (parts.length > 2) throw new SanctionsFileError(`${at}: expected "address" or "CURRENCY address", got ${JSON.stringify(clip(s))}`);
+    out.push(sanctionedAddress(at, parts.at(-1)!, parts.length === 2 ? parts[0] : undefined));
   });
   return out;
 }
 
-function parseJsonList(text: string): SanctionedAddress[] {
+function parseJsonList(text: string, source: string): SanctionedAddress[] {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new SanctionsFileError(`not valid JSON: ${(err as Error).message}`);
+    const line = /\bline (\d+)/.exec((err as Error).message)?.[1];
+    throw new SanctionsFileError(`${source}${line ? `:${line}` : ''}: not valid JSON: ${(err as Error).message}`);
   }
-  const list = Array.isArray(data) ? data : (data as { addresses?: unknown }).addresses;
-  if (!Array.isArray(list)) throw new SanctionsFileError('JSON must be an array of addresses or an object with an "addresses" array');
+  const list = Array.isArray(data) ? data : (data as { addresses?: unknown } | null)?.addresses;
+  if (!Array.isArray(list)) throw new SanctionsFileError(`${source}: JSON must be an array of addresses or an object with an "addresses" array`);
+  const lines = new TextLines(text);
   return list.map((item, i) => {
-    if (typeof item === 'string') return { address: item.trim(), currency: guessCurrency(item) };
-    if (item && typeof item === 'object' && typeof (item as { address?: unknown }).address === 'string') {
-      const { address, currency } = item as { address: string; currency?: unknown };
-      return { address: address.trim(), currency: typeof currency === 'string' ? currency.toUpperCase() : guessCurrency(address) };
+    const given = typeof item === 'string' ? item : (item as { address?: unknown } | null)?.address;
+    // JSON.parse keeps no positions: the entry's line is where its address text comes next.
+    const at = `${source}:${lines.next(typeof given === 'string' ? given : undefined)}: addresses[${i}]`;
+    if (typeof item === 'string') return sanctionedAddress(at, item);
+    if (item && typeof item === 'object' && typeof given === 'string') {
+      const currency = (item as { currency?: unknown }).currency;
+      if (currency !== undefined && typeof currency !== 'string') throw new SanctionsFileError(`${at}: "currency" must be a string such as "ETH"`);
+      return sanctionedAddress(at, given, currency);
     }
-    throw new SanctionsFileError(`addresses[${i}]: expected a string or {address, currency}`);
+    throw new SanctionsFileError(`${at}: expected a string or {address, currency}, got ${clip(JSON.stringify(item) ?? String(item))}`);
   });
+}
+
+/** Line numbers of a text, asked for in increasing positions (one pass over a large file). */
+class TextLines {
+  readonly #text: string;
+  #offset = 0;
+  #line = 1;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** The line of position `index`, at or after the last one asked for. */
+  at(index: number): number {
+    for (let i = this.#offset; i < index; i++) if (this.#text.charCodeAt(i) === 10) this.#line++;
+    this.#offset = Math.max(this.#offset, index);
+    return this.#line;
+  }
+
+  /** The line where `needle` next occurs; the current line when it does not. */
+  next(needle: string | undefined): number {
+    const found = needle ? this.#text.indexOf(needle, this.#offset) : -1;
+    if (found === -1) return this.#line;
+    const line = this.at(found);
+    // Past it: the same address listed twice is found twice, on its two lines.
+    this.#offset = found + needle!.length;
+    return line;
+  }
 }
 
 /**
@@ -73,28 +112,127 @@ function parseJsonList(text: string): SanctionedAddress[] {
  * (`<FeatureType ID="345">Digital Currency Address - ETH</FeatureType>`) and lists each
  * address as a `<Feature FeatureTypeID="345">` whose `<VersionDetail>` holds the address.
  */
-function parseSdnAdvancedXml(xml: string): SanctionedAddress[] {
+function parseSdnAdvancedXml(xml: string, source: string): SanctionedAddress[] {
   const types = new Map<string, string>();
   for (const m of xml.matchAll(/<FeatureType\b[^>]*\bID="(\d+)"[^>]*>\s*Digital Currency Address - ([A-Za-z0-9]+)\s*<\/FeatureType>/g)) {
     types.set(m[1]!, m[2]!.toUpperCase());
   }
-  if (types.size === 0) throw new SanctionsFileError('XML without "Digital Currency Address" feature types: is this OFAC\'s SDN_ADVANCED.XML?');
+  if (types.size === 0) throw new SanctionsFileError(`${source}: XML without "Digital Currency Address" feature types: is this OFAC's SDN_ADVANCED.XML?`);
   const out: SanctionedAddress[] = [];
+  const lines = new TextLines(xml);
   for (const m of xml.matchAll(/<Feature\b[^>]*\bFeatureTypeID="(\d+)"[^>]*>([\s\S]*?)<\/Feature>/g)) {
     const currency = types.get(m[1]!);
     if (!currency) continue;
-    const detail = /<VersionDetail\b[^>]*>([^<]+)<\/VersionDetail>/.exec(m[2]!);
-    if (detail) out.push({ address: detail[1]!.trim(), currency });
+    const detail = /<VersionDetail\b[^>]*>([^<]*)<\/VersionDetail>/.exec(m[2]!);
+    // The address's own line; the feature's opening tag when it has none.
+    const at = `${source}:${lines.at(m.index + (detail ? m[0].indexOf('>') + 1 + detail.index : 0))}`;
+    if (!detail) throw new SanctionsFileError(`${at}: a "Digital Currency Address - ${currency}" feature without a <VersionDetail> address`);
+    out.push(sanctionedAddress(at, detail[1]!, currency));
   }
   return out;
 }
 
-function guessCurrency(address: string): string {
-  const s = address.trim();
-  if (/^0x[0-9a-fA-F]{40}$/.test(s)) return 'ETH';
-  if (/^G[A-Z2-7]{55}$/.test(s)) return 'XLM';
-  if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(s)) return 'TRX';
-  return 'XBT';
+const CURRENCY = /^[A-Z][A-Z0-9]{1,11}$/;
+
+/** An entry checked against its currency's address format (see `addressChecks`), or refused naming `at`. */
+function sanctionedAddress(at: string, rawAddress: string, rawCurrency?: string): SanctionedAddress {
+  const address = rawAddress.trim();
+  if (!address) throw new SanctionsFileError(`${at}: empty address`);
+  if (rawCurrency === undefined) {
+    const guessed = guessAddress(address);
+    if (!guessed) {
+      throw new SanctionsFileError(`${at}: ${JSON.stringify(clip(address))} is not an address of a chain rpcctl knows `
+        + '(EVM 0x…, Bitcoin, Litecoin, Dogecoin, Tron T…, Stellar G…); for another chain write "CURRENCY address"');
+    }
+    return guessed;
+  }
+  const currency = rawCurrency.trim().toUpperCase();
+  if (!CURRENCY.test(currency)) throw new SanctionsFileError(`${at}: ${JSON.stringify(clip(rawCurrency))} is not a currency code such as ETH or XBT`);
+  const checks = addressChecks(currency);
+  const errors: string[] = [];
+  for (const check of checks) {
+    try {
+      return { address: check.parse(address), currency };
+    } catch (err) {
+      errors.push(`${check.name}: ${(err as Error).message}`);
+    }
+  }
+  throw new SanctionsFileError(`${at}: ${JSON.stringify(clip(address))} is not a valid ${currency} address (${errors.join('; ')})`);
+}
+
+interface AddressCheck {
+  name: string;
+  /** The address as stored (a canonical form where the chain has one); throws when it is not one. */
+  parse(address: string): string;
+}
+
+const HEX40 = /^0x[0-9a-fA-F]{40}$/;
+const BITCOIN = [bitcoinAddressFormat('mainnet')!, bitcoinAddressFormat('testnet')!, bitcoinAddressFormat('regtest')!];
+const LITECOIN: UtxoAddressFormat[] = [{ bech32: 'ltc', pub_key_hash: 0x30, script_hash: 0x32 }, { bech32: 'ltc', pub_key_hash: 0x30, script_hash: 0x05 },
+  { bech32: 'tltc', pub_key_hash: 0x6f, script_hash: 0x3a }];
+const DOGECOIN: UtxoAddressFormat[] = [{ bech32: null, pub_key_hash: 0x1e, script_hash: 0x16 }];
+
+const evmCheck: AddressCheck = {
+  name: 'EVM',
+  // Case is not judged: the list is matched case-insensitively, and a list is what it says.
+  parse(a) {
+    if (!HEX40.test(a)) throw new Error('must be 0x followed by 40 hex digits');
+    return a;
+  },
+};
+const utxoCheck = (name: string, formats: UtxoAddressFormat[]): AddressCheck => ({
+  name,
+  parse(a) {
+    for (const f of formats) {
+      try {
+        return parseUtxoAddress(f, a).display;
+      } catch { /* the next network's prefixes */ }
+    }
+    throw new Error('not a valid base58check or bech32 address of this chain');
+  },
+});
+const tronCheck: AddressCheck = { name: 'Tron', parse: (a) => parseTronAddress(a).display };
+const stellarCheck: AddressCheck = { name: 'Stellar', parse: (a) => parseStellarAddress(a).display };
+/** Chains rpcctl does not watch: their addresses cannot be checked, only told from prose. */
+const otherCheck: AddressCheck = {
+  name: 'address',
+  parse(a) {
+    if (!/^[A-Za-z0-9:]{20,128}$/.test(a)) throw new Error('expected 20 to 128 letters and digits');
+    return a;
+  },
+};
+
+const EVM_CURRENCIES = new Set(['ETH', 'ETC', 'BSC', 'BNB', 'ARB', 'MATIC', 'POL', 'OP', 'BASE', 'AVAX', 'FTM', 'GNO', 'XDAI']);
+
+/** The formats an address of `currency` may take; a stablecoin lives on several chains. */
+function addressChecks(currency: string): AddressCheck[] {
+  if (EVM_CURRENCIES.has(currency)) return [evmCheck];
+  switch (currency) {
+    case 'XBT': case 'BTC': return [utxoCheck('Bitcoin', BITCOIN)];
+    case 'LTC': return [utxoCheck('Litecoin', LITECOIN)];
+    case 'DOGE': return [utxoCheck('Dogecoin', DOGECOIN)];
+    case 'TRX': return [tronCheck];
+    case 'XLM': return [stellarCheck];
+    // Stablecoins: ERC-20/TRC-20/Stellar assets, and Omni's USDT on Bitcoin addresses.
+    case 'USDT': case 'USDC': return [evmCheck, tronCheck, stellarCheck, utxoCheck('Bitcoin', BITCOIN)];
+    default: return [otherCheck];
+  }
+}
+
+/** An address without a currency: known by its shape and checksum, else not taken. */
+function guessAddress(address: string): SanctionedAddress | undefined {
+  const guesses: Array<[string, AddressCheck]> = [['ETH', evmCheck], ['XLM', stellarCheck], ['TRX', tronCheck],
+    ['XBT', utxoCheck('Bitcoin', BITCOIN)], ['LTC', utxoCheck('Litecoin', LITECOIN)], ['DOGE', utxoCheck('Dogecoin', DOGECOIN)]];
+  for (const [currency, check] of guesses) {
+    try {
+      return { address: check.parse(address), currency };
+    } catch { /* the next chain */ }
+  }
+  return undefined;
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
 /** Replaces the stored list in one transaction: screening never sees half a list. */
