@@ -5,7 +5,7 @@ import type { UpstreamSnapshot } from './health.js';
 import { upstreamLabel } from '../metrics/index.js';
 
 /**
- * Per-upstream and cache gauges, read from the gateway's live state when scraped (nothing is
+ * Per-upstream and cache metrics, read from the gateway's live state when scraped (nothing is
  * counted twice, nothing runs between scrapes). Labels: `network`, `env` and the upstream's
  * scheme://host:port like every upstream metric (src/metrics) — never a path or query, which
  * may hold a provider key that the masking of `admin upstreams` does not recognise.
