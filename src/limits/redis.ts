@@ -24,6 +24,11 @@ return {cost, c}
 
 /** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
 const DECISION_TIMEOUT_MS = 250;
+/**
+ * After Redis failed or did not answer, decisions go straight to memory for this long and then
+ * one decision asks Redis again: a frozen Redis costs one request 250 ms a second, not each.
+ */
+const RETRY_AFTER_MS = 1000;
 const TIMED_OUT = Symbol('timed out');
 
 /**
@@ -85,6 +90,8 @@ export class RedisLimits implements Limits {
   readonly #onOutage: ((down: boolean, reason: string) => void) | undefined;
   #sha: string | undefined;
   #degraded = false;
+  #retryAt = 0;
+  #retrying = false;
   /** Decisions taken from memory because Redis did not answer. */
   fallbacks = 0;
   /** Instances of the fleet alive now (heartbeats); each decides its share while Redis is away. */
@@ -134,11 +141,7 @@ export class RedisLimits implements Limits {
    * was there; undefined when Redis could not say (the caller falls back to its memory).
    */
   async setOnce(key: string, ttlMs: number): Promise<boolean | undefined> {
-    if (!this.#client.isReady) {
-      this.fallbacks++;
-      return undefined;
-    }
-    const reply = await this.#bounded(this.#client.set(key, '1', { NX: true, PX: ttlMs }));
+    const reply = await this.#ask(() => this.#client.set(key, '1', { NX: true, PX: ttlMs }));
     return reply === undefined ? undefined : reply === 'OK';
   }
 
@@ -152,24 +155,35 @@ export class RedisLimits implements Limits {
 
   /** @internal One atomic decision; undefined when Redis could not decide (the caller falls back). */
   async decide(key: string, cost: number, limit: number, ttlMs: number, partial = false): Promise<[taken: number, count: number] | undefined> {
-    if (!this.#client.isReady) {
+    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
+    const reply = await this.#ask(() => this.#eval(key, args));
+    return reply === undefined ? undefined : [Number(reply[0]), Number(reply[1])];
+  }
+
+  /**
+   * The command's reply, or undefined when Redis is not asked (disconnected, or failing and not
+   * yet due for a retry) or failed or did not answer in time: counted as a fallback.
+   */
+  async #ask<T>(command: () => Promise<T>): Promise<T | undefined> {
+    const retry = this.#degraded && this.#client.isReady;
+    if (!this.#client.isReady || (retry && (this.#retrying || Date.now() < this.#retryAt))) {
       this.fallbacks++;
       return undefined;
     }
-    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
-    const reply = await this.#bounded(this.#eval(key, args));
-    if (reply === undefined) return undefined;
-    if (this.#degraded && this.#client.isReady) this.#recover();
-    return [Number(reply[0]), Number(reply[1])];
-  }
-
-  /** The command's reply, or undefined when Redis failed or did not answer in time (counted as a fallback). */
-  async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
-    const r = await boundedCall(call, DECISION_TIMEOUT_MS);
-    if ('reply' in r) return r.reply;
-    this.fallbacks++;
-    this.#degrade(r.failed);
-    return undefined;
+    if (retry) this.#retrying = true;
+    try {
+      const r = await boundedCall(command(), DECISION_TIMEOUT_MS);
+      if ('reply' in r) {
+        if (this.#degraded && this.#client.isReady) this.#recover();
+        return r.reply;
+      }
+      this.fallbacks++;
+      this.#retryAt = Date.now() + RETRY_AFTER_MS;
+      this.#degrade(r.failed);
+      return undefined;
+    } finally {
+      if (retry) this.#retrying = false;
+    }
   }
 
   async #eval(key: string, args: string[]): Promise<[number, number]> {
