@@ -63,6 +63,39 @@ describe('Supervisor', () => {
     expect(runs).toBe(after);
   });
 
+  it('a repeated failure is counted every time but logged once a minute; the first success after it says so', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const lines: string[] = [];
+    const sup = new Supervisor({ metrics, log: (l) => lines.push(l) });
+    for (let i = 0; i < 5; i++) expect(await sup.run('store-bound', () => { throw new Error('connect ECONNREFUSED'); })).toBe(false);
+    expect(await errorsOf(metrics, 'store-bound')).toBe(5);
+    expect(lines).toEqual(['supervisor: background task store-bound failed: connect ECONNREFUSED']);
+    expect(await sup.run('store-bound', () => {})).toBe(true);
+    expect(lines.at(-1)).toBe('supervisor: background task store-bound works again');
+    await sup.stop();
+  });
+
+  it('kick runs a periodic task now, cancel ends one task alone, delay backs a self-scheduled loop off', async () => {
+    const sup = new Supervisor();
+    let a = 0;
+    let b = 0;
+    sup.every('a', 60_000, () => { a++; }, { immediate: false });
+    sup.every('b', 5, () => { b++; });
+    sup.kick('a');
+    await until(() => a === 1 && b >= 1);
+    await sup.cancel('a');
+    expect(sup.tasks()).not.toContain('a');
+    sup.kick('a'); // gone: nothing happens
+    const seen = b;
+    await until(() => b > seen); // the other task goes on
+    expect(a).toBe(1);
+    expect(sup.delay('loop', 500, { minMs: 100, maxMs: 300 })).toBe(500);
+    await sup.run('loop', () => { throw new Error('x'); });
+    await sup.run('loop', () => { throw new Error('x'); });
+    expect(sup.delay('loop', 500, { minMs: 100, maxMs: 300 })).toBe(200);
+    await sup.stop();
+  });
+
   it('back-off doubles from the minimum up to the maximum', () => {
     const b = { minMs: 100, maxMs: 1000 };
     expect([1, 2, 3, 4, 5, 50].map((n) => backoffMs(b, n))).toEqual([100, 200, 400, 800, 1000, 1000]);

@@ -9,6 +9,7 @@ import { migrationProvider } from '../src/store/migrations.js';
 import { openSqlite } from '../src/store/sqlite-dialect.js';
 import { openPostgres, PostgresSchemaPlugin } from '../src/store/dialect.js';
 import { UsageMeter } from '../src/gateway/meter.js';
+import { Metrics } from '../src/metrics/index.js';
 import { freshSchema, reachable, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
 
 const pgWhy = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set' : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
@@ -134,6 +135,38 @@ for (const { kind, why } of kinds) {
         [utcDay(now), 'eth_call', 3, 25],
         [utcDay(midnight), 'eth_call', 1, 7],
         [utcDay(midnight), 'eth_getLogs', 1, 3],
+      ]);
+      expect(await rollupMismatches(store)).toBe(0);
+    });
+
+    it('while the store refuses, kept usage merges per row and stays under its bound; past it new rows are dropped and counted; the rest is written exactly once it is back', async () => {
+      const store = await openStore(kind);
+      const a = (await createAccount(store, { planId: store.catalog.plans[0]!.id })).id;
+      const metrics = new Metrics({ processMetrics: false });
+      const meter = new UsageMeter(store, () => {}, { maxPendingRows: 3 });
+      meter.observe(metrics);
+      const gauge = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
+      const heal = await injectFailure(store);
+      // Ten failed flushes of the same three rows: still three rows kept, not thirty.
+      for (let i = 0; i < 10; i++) {
+        meter.record(1, a, 'eth_call', 2, 1);
+        meter.record(1, a, 'eth_getLogs', 3, 1);
+        meter.record(1, a, 'boom', 1, 1);
+        await meter.flush();
+      }
+      expect(await gauge('rpcctl_usage_pending_rows')).toBe(3);
+      meter.record(2, a, 'eth_call', 5, 4); // a fourth row: over the bound
+      await meter.flush();
+      expect(meter.dropped).toEqual({ rows: 1, requests: 4, credits: 5 });
+      expect(await gauge('rpcctl_usage_dropped_requests_total')).toBe(4);
+      expect(await gauge('rpcctl_usage_pending_rows')).toBe(3);
+
+      await heal();
+      await meter.flush();
+      expect(await gauge('rpcctl_usage_pending_rows')).toBe(0);
+      const rows = await store.db.selectFrom('usage_daily').select(['endpoint_id', 'method', 'requests', 'credits']).where('account_id', '=', a).orderBy('method').execute();
+      expect(rows.map((r) => [r.endpoint_id, r.method, Number(r.requests), Number(r.credits)])).toEqual([
+        [1, 'boom', 10, 10], [1, 'eth_call', 10, 20], [1, 'eth_getLogs', 10, 30],
       ]);
       expect(await rollupMismatches(store)).toBe(0);
     });

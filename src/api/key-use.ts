@@ -1,4 +1,8 @@
 import { recordKeyUse, type Store } from '../store/index.js';
+import { Supervisor } from '../runtime/supervisor.js';
+
+/** The flush's name under the supervisor. */
+export const KEY_USE_FLUSH_TASK = 'key-use-flush';
 
 /**
  * Last-use times of API keys, gathered in memory on the request path (one Map write) and
@@ -9,14 +13,18 @@ export class KeyUseRecorder {
   readonly #store: Store;
   readonly #log: (line: string) => void;
   #pending = new Map<string, number>();
-  readonly #timer: NodeJS.Timeout;
-  #flushing: Promise<void> = Promise.resolve();
+  readonly #supervisor: Supervisor;
+  #flushing: Promise<unknown> = Promise.resolve();
+  #failing = false;
 
-  constructor(store: Store, opts: { flushMs?: number; log?: (line: string) => void } = {}) {
+  constructor(store: Store, opts: { flushMs?: number; log?: (line: string) => void; supervisor?: Supervisor } = {}) {
     this.#store = store;
     this.#log = opts.log ?? (() => {});
-    this.#timer = setInterval(() => void this.flush(), opts.flushMs ?? 15_000);
-    this.#timer.unref();
+    this.#supervisor = opts.supervisor ?? new Supervisor({ log: this.#log });
+    this.#supervisor.every(KEY_USE_FLUSH_TASK, opts.flushMs ?? 15_000, async () => {
+      const err = await this.#flush();
+      if (err) throw err;
+    }, { immediate: false });
   }
 
   touch(keyId: string, nowMs = Date.now()): void {
@@ -28,24 +36,36 @@ export class KeyUseRecorder {
     return this.#pending.get(keyId);
   }
 
-  flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(async () => {
-      if (this.#pending.size === 0) return;
+  /** Writes the pending times; a failure keeps them for the next flush (never rejects). */
+  async flush(): Promise<void> {
+    await this.#flush();
+  }
+
+  /** Resolves with the error of a failed write. Keys are bounded by the keys that exist. */
+  #flush(): Promise<unknown> {
+    const flushing = this.#flushing.then(async () => {
+      if (this.#pending.size === 0) return undefined;
       const batch = this.#pending;
       this.#pending = new Map();
       try {
         await recordKeyUse(this.#store, batch);
+        if (this.#failing) this.#log('api: recording key use works again');
+        this.#failing = false;
+        return undefined;
       } catch (err) {
         // Keep them for the next round rather than lose them; newer touches win.
         for (const [id, ms] of batch) if (!this.#pending.has(id)) this.#pending.set(id, ms);
-        this.#log(`api: recording key use failed: ${(err as Error).message}`);
+        if (!this.#failing) this.#log(`api: recording key use failed, kept and retried: ${(err as Error).message}`);
+        this.#failing = true;
+        return err;
       }
     });
-    return this.#flushing;
+    this.#flushing = flushing;
+    return flushing;
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    await this.#supervisor.cancel(KEY_USE_FLUSH_TASK);
     await this.flush();
   }
 }

@@ -18,6 +18,7 @@ import { validate } from './invoke.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import { requestId, type Logger } from '../log/index.js';
+import type { Supervisor } from '../runtime/supervisor.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -30,6 +31,8 @@ export interface ApiServerOptions {
   pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** How often key last-use times are written (default 15 s). */
   keyUseFlushMs?: number;
+  /** Runs the key last-use flush (one of its own when none is given). */
+  supervisor?: Supervisor;
   metrics?: Metrics;
   /** Access log: one line per request (method, route template, status, duration, account). */
   logger?: Logger;
@@ -71,7 +74,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const trusted = new IpAllowlist(config.api.trusted_proxies);
   const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
   let openapi: string | undefined;
-  const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log });
+  const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor });
   const health = storeHealth(() => store.ping());
 
   async function handle(req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {

@@ -3,6 +3,7 @@ import { listAccounts, storeUrl } from '../store/index.js';
 import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
 import { CliError, usageError, type CliIO } from './io.js';
 import type { ServeOptions } from './serve.js';
+import { lastResort } from '../runtime/last-resort.js';
 
 function portOption(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -102,6 +103,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
   if ((await listAccounts(service.store)).length === 0) lines.push('', ...firstSteps(service, opts, storeUrl(opts.database, service.config, io.env)));
   // Handlers first, then the banner: whoever reads "ready" may signal at once, and a signal
   // that arrived before the handlers would kill the process instead of stopping it cleanly.
+  let releaseLastResort = () => {};
   const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGINT', onInt);
@@ -116,8 +118,13 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
     const onTerm = () => stop('SIGTERM');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    releaseLastResort = lastResort(logger, service.metrics, () => {
+      process.exitCode = 1;
+      stop('an uncaught exception');
+    });
   });
   io.stdout.write(`${lines.join('\n')}\n`);
   await stopped;
+  releaseLastResort();
   log('stopped');
 }

@@ -14,6 +14,7 @@ import { SharedWindows } from './rps-shared.js';
 import { GatewayWorkers } from './workers/pool.js';
 import type { ProbedWire } from './workers/protocol.js';
 import type { RedisOutage } from '../limits/outage.js';
+import { Supervisor } from '../runtime/supervisor.js';
 
 export { priceRpc, priceRest } from './credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -70,16 +71,18 @@ export interface Gateway {
  */
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; redisOutage?: RedisOutage } = {},
+  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; supervisor?: Supervisor; redisOutage?: RedisOutage } = {},
 ): Promise<Gateway> {
   const g = config.gateway;
+  // The registry check, usage flush and probe: a failure (the store away) is logged, counted and retried.
+  const supervisor = opts.supervisor ?? new Supervisor({ log, logger, metrics });
   const windows = new SharedWindows(g.workers);
   const registry = new EndpointRegistry(store, config);
   registry.onSlots = (n) => windows.ensure(n);
   let workers: GatewayWorkers | undefined;
   registry.onChange = async (rows) => { await workers?.endpoints(rows); };
-  await registry.start(g.registry_reload_ms);
-  const meter = new UsageMeter(store, log);
+  await registry.start(g.registry_reload_ms, supervisor);
+  const meter = new UsageMeter(store, log, { supervisor });
   meter.start(g.usage_flush_ms);
   meter.observe(metrics);
   // The probe's own pools: it asks each node once, however many workers serve.
@@ -124,7 +127,7 @@ export async function createGateway(
   const probedAt = new Map<string, string | null>();
   const upstreamView = { snapshot: () => mergeUpstreams(upstreams.snapshot(), pool.upstreamViews()) };
   const probe = new NodeProbe(store, upstreams, log, {
-    cache, views: chain, state: upstreamView.snapshot,
+    cache, views: chain, state: upstreamView.snapshot, supervisor,
     onRound: (roundEnd) => {
       pool.chain([...chain]);
       if (roundEnd) pool.probed([...upstreamsProbed(upstreams, probedAt)]);
@@ -137,7 +140,7 @@ export async function createGateway(
   let closed: Promise<void> | undefined;
   const close = () => {
     closed ??= (async () => {
-      registry.stop();
+      await registry.stop();
       await pool.stop();
     })();
     return closed;

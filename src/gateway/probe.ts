@@ -4,6 +4,7 @@ import { announceChange, type Environment, type Store } from '../store/index.js'
 import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
 import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
+import { Supervisor } from '../runtime/supervisor.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
 
@@ -23,6 +24,9 @@ export interface UpstreamStateFile {
   }>;
   cache: { hits: number; misses: number; entries: number; bytes: number; dropped: number } | null;
 }
+
+/** The probe's name under the supervisor (logs, `rpcctl_background_errors_total{task}`). */
+export const PROBE_TASK = 'probe';
 
 type RpcAnswer = { id: number; result?: unknown; error?: unknown };
 
@@ -50,15 +54,14 @@ export class NodeProbe {
   /** After each round: what it learnt goes to the gateway workers. */
   readonly #onRound: (roundEnd: boolean) => void;
   readonly #state: () => Map<number, UpstreamSnapshot[]>;
-  #timer: NodeJS.Timeout | undefined;
-  #first: NodeJS.Immediate | undefined;
-  #running: Promise<void> | undefined;
+  /** Runs the rounds: a round that fails (the store away) is logged, counted and retried, never thrown. */
+  readonly #supervisor: Supervisor;
   /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
   #abort = new AbortController();
   #stopped = false;
 
   constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {},
-    chain: { cache?: ProbeCache; views?: Map<number, ChainView>; onRound?: (roundEnd: boolean) => void; state?: () => Map<number, UpstreamSnapshot[]> } = {}) {
+    chain: { cache?: ProbeCache; views?: Map<number, ChainView>; onRound?: (roundEnd: boolean) => void; state?: () => Map<number, UpstreamSnapshot[]>; supervisor?: Supervisor } = {}) {
     this.#store = store;
     this.#upstreams = upstreams;
     this.#log = log;
@@ -66,26 +69,19 @@ export class NodeProbe {
     this.#views = chain.views ?? new Map();
     this.#onRound = chain.onRound ?? (() => {});
     this.#state = chain.state ?? (() => upstreams.snapshot());
+    this.#supervisor = chain.supervisor ?? new Supervisor({ log });
   }
 
   start(intervalMs: number): void {
-    const tick = () => {
-      if (this.#stopped) return;
-      this.#running ??= this.probeAll().finally(() => { this.#running = undefined; });
-    };
-    this.#first = setImmediate(tick);
-    this.#timer = setInterval(tick, intervalMs);
-    this.#timer.unref();
+    this.#supervisor.every(PROBE_TASK, intervalMs, () => this.#stopped ? undefined : this.probeAll());
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     // A service that fails to start (its port is taken) stops in the same tick it started:
     // the first probe must not run against the store it closes.
-    clearImmediate(this.#first);
-    clearInterval(this.#timer);
     this.#abort.abort();
-    await this.#running;
+    await this.#supervisor.cancel(PROBE_TASK);
     // No more rounds of its own; a round asked for by hand afterwards (tests, a one-off check)
     // gets a live signal again.
     this.#abort = new AbortController();

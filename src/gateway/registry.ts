@@ -1,6 +1,10 @@
 import type { Config } from '../config/index.js';
 import { CHANNELS, type Catalog, type Environment, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
+import { Supervisor } from '../runtime/supervisor.js';
+
+/** The registry's periodic check under the supervisor. */
+export const REGISTRY_CHECK_TASK = 'registry-check';
 
 /** What the gateway knows of one endpoint; its RPS window is slot `slot` of the shared windows (rps-shared.ts). */
 export interface EndpointState {
@@ -170,7 +174,7 @@ export class EndpointRegistry implements EndpointLookup {
   readonly #store: Store;
   readonly #table: EndpointTable;
   #slots = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #supervisor: Supervisor | undefined;
   #unlisten: () => void = () => {};
   #newest = '';
   /** When the last full read or check began (ms): every row committed before then was seen. */
@@ -199,10 +203,12 @@ export class EndpointRegistry implements EndpointLookup {
     return this.#table.pack();
   }
 
-  async start(checkMs = 1000): Promise<void> {
+  /** The supervisor that runs the periodic check (one of its own when none is given). */
+  async start(checkMs = 1000, supervisor: Supervisor = new Supervisor()): Promise<void> {
     await this.reload();
-    this.#timer = setInterval(() => { this.check().catch(() => { /* keep serving the last good view; the next tick retries */ }); }, checkMs);
-    this.#timer.unref();
+    // A failed check (the store away) keeps serving the last good view; the next run retries.
+    this.#supervisor = supervisor;
+    supervisor.every(REGISTRY_CHECK_TASK, checkMs, () => this.check(), { immediate: false });
     // Several instances: a change made through any instance's API (or `rpcctl admin`) is
     // announced in its transaction; the version check catches a missed announcement.
     this.#unlisten = this.#store.notifications.on(CHANNELS.endpoints, (payload) => {
@@ -213,9 +219,9 @@ export class EndpointRegistry implements EndpointLookup {
     }, () => { this.check().catch(() => {}); });
   }
 
-  stop(): void {
-    clearInterval(this.#timer);
+  async stop(): Promise<void> {
     this.#unlisten();
+    await this.#supervisor?.cancel(REGISTRY_CHECK_TASK);
   }
 
   /** Reads every endpoint (start-up). */

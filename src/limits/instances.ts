@@ -83,5 +83,8 @@ export function shareLimitsByHeartbeat(o: {
     },
   });
   o.supervisor.every('heartbeat', HEARTBEAT_MS, async () => { await live.beat(); });
-  return () => live.leave();
+  return async () => {
+    await o.supervisor.cancel('heartbeat');
+    await live.leave();
+  };
 }

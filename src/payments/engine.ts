@@ -8,6 +8,7 @@ import { AmlRetryError } from './aml/types.js';
 import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow } from './orders.js';
 import type { WatchRegistry } from '../watch/registry.js';
 import { TipWatcher } from './tip.js';
+import { Supervisor, type Backoff } from '../runtime/supervisor.js';
 
 /** What the engine tells the in-memory watch registry after a commit. */
 export interface WatchSync {
@@ -28,7 +29,14 @@ export interface EngineOptions {
   amlLeaseMs: number;
   /** Matches unconfirmed blocks (networks with confirmations > 1) for early `seen`. */
   registry?: WatchRegistry;
+  /** Runs the loops (`payments-tick`, `payments-aml`, `payments-sightings`): a failure is logged at error, counted and retried with back-off. */
+  supervisor?: Supervisor;
 }
+
+/** The engine's loops under the supervisor. */
+export const PAYMENTS_TASKS = { orders: 'payments-tick', aml: 'payments-aml', sightings: 'payments-sightings' } as const;
+/** Retries of a failing loop: at most every 5 s, so orders move again within 5 s of the store. */
+const LOOP_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
 
 interface EventRow {
   event_id: number;
@@ -107,19 +115,20 @@ export class PaymentEngine {
   #loops: Promise<void>[] = [];
   #timers = new Set<NodeJS.Timeout>();
   #wakers = new Set<() => void>();
-  #lastError = new Map<string, string>();
   readonly #tip: TipWatcher | undefined;
+  readonly #supervisor: Supervisor;
 
   constructor(o: EngineOptions) {
     this.#o = o;
+    this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
     this.#tip = o.registry && new TipWatcher(o.store, o.registry);
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#loops = [this.#loop('orders', () => this.step()), this.#loop('aml', () => this.screenDue())];
-    if (this.#tip) this.#loops.push(this.#loop('unconfirmed blocks', () => this.sightings()));
+    this.#loops = [this.#loop(PAYMENTS_TASKS.orders, () => this.step()), this.#loop(PAYMENTS_TASKS.aml, () => this.screenDue())];
+    if (this.#tip) this.#loops.push(this.#loop(PAYMENTS_TASKS.sightings, () => this.sightings()));
   }
 
   async stop(): Promise<void> {
@@ -138,14 +147,7 @@ export class PaymentEngine {
   async #loop(name: string, fn: () => Promise<number>): Promise<void> {
     while (this.#running) {
       let busy = 0;
-      try {
-        busy = await fn();
-        this.#lastError.delete(name);
-      } catch (err) {
-        const msg = (err as Error).message;
-        if (this.#lastError.get(name) !== msg) this.#o.log(`payments: ${name}: ${msg}`);
-        this.#lastError.set(name, msg);
-      }
+      const ok = await this.#supervisor.run(name, async () => { busy = await fn(); });
       if (!this.#running) break;
       if (busy === 0) {
         await new Promise<void>((resolve) => {
@@ -155,7 +157,7 @@ export class PaymentEngine {
             this.#wakers.delete(done);
             resolve();
           };
-          const timer = setTimeout(done, this.#o.tickMs);
+          const timer = setTimeout(done, ok ? this.#o.tickMs : this.#supervisor.delay(name, this.#o.tickMs, LOOP_BACKOFF));
           this.#timers.add(timer);
           this.#wakers.add(done);
         });

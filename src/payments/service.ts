@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Supervisor } from '../runtime/supervisor.js';
 import type { RouteDef } from '../api/router.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
@@ -18,6 +19,8 @@ export interface PaymentsOptions {
   log: (line: string) => void;
   addressWatch: AddressWatch;
   env?: NodeJS.ProcessEnv;
+  /** Runs the engine's loops (one of its own when none is given). */
+  supervisor?: Supervisor;
 }
 
 export interface Payments {
@@ -76,6 +79,7 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
     registry: watch.registry,
     onDeliveries: () => watch.worker.kick(),
+    supervisor: o.supervisor,
   });
   const routes = paymentRoutes({
     engine,

@@ -1,5 +1,9 @@
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
+import { Supervisor } from '../runtime/supervisor.js';
+
+/** The job's name under the supervisor. */
+export const RETENTION_TASK = 'retention';
 
 export interface RetentionPolicy {
   /** Address Watch events older than this are deleted; 0 keeps them for ever. */
@@ -71,36 +75,31 @@ export class RetentionJob {
   readonly #store: Store;
   readonly #policy: RetentionPolicy;
   readonly #log: (line: string) => void;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  readonly #supervisor: Supervisor;
 
-  constructor(store: Store, policy: RetentionPolicy, log: (line: string) => void) {
+  constructor(store: Store, policy: RetentionPolicy, log: (line: string) => void, supervisor: Supervisor = new Supervisor({ log })) {
     this.#store = store;
     this.#policy = policy;
     this.#log = log;
+    this.#supervisor = supervisor;
   }
 
+  /** Runs every `intervalMs`, the first time soon after start; a failed run is retried with back-off. */
   start(intervalMs: number): void {
-    const tick = () => {
-      this.#running ??= this.run().finally(() => { this.#running = undefined; });
-    };
-    this.#timer = setInterval(tick, intervalMs);
-    this.#timer.unref();
-    setTimeout(tick, Math.min(intervalMs, 5000)).unref();
+    this.#supervisor.every(RETENTION_TASK, intervalMs, () => this.#prune(), { firstAfterMs: Math.min(intervalMs, 5000) });
   }
 
+  /** One run by hand; a failure is logged and counted, never thrown. */
   async run(): Promise<void> {
-    try {
-      const r = await pruneOnce(this.#store, this.#policy);
-      if (r.events + r.deliveries > 0) this.#log(`retention: deleted ${r.events} events, ${r.deliveries} deliveries, ${r.attempts} attempts`);
-    } catch (err) {
-      this.#log(`retention: prune failed, will retry: ${(err as Error).message}`);
-    }
+    await this.#supervisor.run(RETENTION_TASK, () => this.#prune());
+  }
+
+  async #prune(): Promise<void> {
+    const r = await pruneOnce(this.#store, this.#policy);
+    if (r.events + r.deliveries > 0) this.#log(`retention: deleted ${r.events} events, ${r.deliveries} deliveries, ${r.attempts} attempts`);
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
+    await this.#supervisor.cancel(RETENTION_TASK);
   }
 }

@@ -9,6 +9,8 @@ export const DEFAULT_BACKOFF: Backoff = { minMs: 250, maxMs: 30_000 };
 export interface TaskOptions {
   /** Run the first time at once (default) or only after one interval. */
   immediate?: boolean;
+  /** The first run after this many ms instead (a job that need not compete with start-up). */
+  firstAfterMs?: number;
   backoff?: Backoff;
 }
 
@@ -25,9 +27,18 @@ interface Task {
   name: string;
   timer: NodeJS.Timeout | undefined;
   running: Promise<void> | undefined;
+  /** An `every` task's next run, at once (see `kick`). */
+  now: (() => void) | undefined;
+  cancelled: boolean;
   failures: number;
   injected: Error[];
+  /** The failure last logged, and when: a repeat of it is counted but logged once a minute. */
+  lastMessage: string | undefined;
+  lastLoggedAt: number;
 }
+
+/** A failure that repeats itself (an upstream or the store away for hours) is logged again this often. */
+const REPEAT_LOG_MS = 60_000;
 
 /**
  * Runs the service's background tasks (probe, scanners, usage flush, delivery worker, payments
@@ -73,7 +84,7 @@ export class Supervisor {
     const task = this.#task(name);
     const backoff = opts.backoff ?? DEFAULT_BACKOFF;
     const schedule = (ms: number) => {
-      if (this.stopped) return;
+      if (this.stopped || task.cancelled) return;
       task.timer = setTimeout(() => {
         task.timer = undefined;
         task.running = this.run(name, step).then((ok) => {
@@ -83,7 +94,12 @@ export class Supervisor {
       }, ms);
       task.timer.unref();
     };
-    schedule(opts.immediate === false ? intervalMs : 0);
+    task.now = () => {
+      if (task.timer === undefined) return; // running now: the next run comes on its own
+      clearTimeout(task.timer);
+      schedule(0);
+    };
+    schedule(opts.firstAfterMs ?? (opts.immediate === false ? intervalMs : 0));
   }
 
   /**
@@ -116,6 +132,7 @@ export class Supervisor {
       await step(this.#abort.signal);
       task.failures = 0;
       this.#succeeded?.(name);
+      if (task.lastMessage !== undefined) this.#recovered(task);
       return true;
     } catch (err) {
       if (this.stopped) return false;
@@ -125,13 +142,49 @@ export class Supervisor {
     }
   }
 
+  /**
+   * The wait before a self-scheduled task's next run (a poll loop that also wakes on events):
+   * `intervalMs` while it succeeds, the back-off while it fails.
+   */
+  delay(name: string, intervalMs: number, backoff: Backoff = DEFAULT_BACKOFF): number {
+    const failures = this.#task(name).failures;
+    return failures === 0 ? intervalMs : backoffMs(backoff, failures);
+  }
+
+  /** Brings a periodic task's next run forward to now (the fault tests; a run already going is left alone). */
+  kick(name: string): void {
+    this.#tasks.get(name)?.now?.();
+  }
+
+  /** Ends one task's schedule (its part stops before the others) and waits for its run in flight. */
+  async cancel(name: string): Promise<void> {
+    const task = this.#tasks.get(name);
+    if (!task) return;
+    task.cancelled = true;
+    clearTimeout(task.timer);
+    task.timer = undefined;
+    await task.running;
+    if (this.#tasks.get(name) === task) this.#tasks.delete(name);
+  }
+
   /** Reports a failure a task caught itself (it retries on its own schedule): logged at `error` and counted. */
   failed(name: string, err: unknown): void {
-    this.#task(name);
+    const task = this.#task(name);
     this.#errors?.(name);
     const message = err instanceof Error ? err.message : String(err);
+    // Every failure is counted; a repeat of the same one is logged once a minute, not once a retry.
+    const now = Date.now();
+    if (message === task.lastMessage && now - task.lastLoggedAt < REPEAT_LOG_MS) return;
+    task.lastMessage = message;
+    task.lastLoggedAt = now;
     if (this.#o.logger) this.#o.logger.error({ component: 'supervisor', task: name, err: message }, `background task ${name} failed: ${message}`);
     else this.#o.log?.(`supervisor: background task ${name} failed: ${message}`);
+  }
+
+  #recovered(task: Task): void {
+    task.lastMessage = undefined;
+    if (this.#o.logger) this.#o.logger.info({ component: 'supervisor', task: task.name }, `background task ${task.name} works again`);
+    else this.#o.log?.(`supervisor: background task ${task.name} works again`);
   }
 
   /** Makes the next `times` runs of `name` fail with `err` before doing anything: the fault tests' hook. */
@@ -154,7 +207,7 @@ export class Supervisor {
   #task(name: string): Task {
     let task = this.#tasks.get(name);
     if (!task) {
-      task = { name, timer: undefined, running: undefined, failures: 0, injected: [] };
+      task = { name, timer: undefined, running: undefined, now: undefined, cancelled: false, failures: 0, injected: [], lastMessage: undefined, lastLoggedAt: 0 };
       this.#tasks.set(name, task);
     }
     return task;

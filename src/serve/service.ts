@@ -5,7 +5,6 @@ import { Store, storeUrl } from '../store/index.js';
 import { openLimits, redisUrl, RedisLimits, RedisOutage, type Limits } from '../limits/index.js';
 import { outageReporter } from '../limits/outage.js';
 import { shareLimitsByHeartbeat } from '../limits/instances.js';
-import { Supervisor } from '../runtime/supervisor.js';
 import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen } from '../metrics/http.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
@@ -19,6 +18,7 @@ import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
 import { deliveryObserver, observeRedis, observeService, storeQueryObserver } from './metrics.js';
 import { applyOverrides, type ServeOverrides } from './overrides.js';
+import { Supervisor } from '../runtime/supervisor.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -54,7 +54,7 @@ export interface RunningService {
   /** `http://host:port` of the metrics listener (`/metrics`); undefined when there is none. */
   metricsUrl: string | undefined;
   limits: Limits;
-  /** Runs the service's background tasks (src/runtime/supervisor.ts). */
+  /** Runs every background task (names in docs/operations.md); `inject` is the fault tests' hook. */
   supervisor: Supervisor;
   /** `/ready`: the gateway listens, the service is not stopping (the store is asked by the API). */
   ready(): boolean;
@@ -69,9 +69,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const dataDir = opts.dataDir ?? defaultDataDir(env);
   const config = applyOverrides(loadConfig(findConfigFile(dataDir, opts.configFile)), opts.overrides ?? {});
   const metrics = new Metrics({ enabled: config.metrics.enabled, allowedIps: config.metrics.allowed_ips });
+  // No background failure ends the process: each is logged at error, counted and retried.
+  const supervisor = new Supervisor({ logger, log, metrics });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
-  const supervisor = new Supervisor({ logger, log, metrics });
   // One warning per Redis outage for the process, however many of its clients notice it.
   const outage = redis ? new RedisOutage({ warn: logger ? lineLogger(logger, 'warn') : log, info: logger ? lineLogger(logger, 'info') : log }) : undefined;
   const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'limits') } : undefined);
@@ -95,20 +96,21 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
     gateway = await createGateway(store, config, log, metrics, logger, {
       redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: sharedCache !== undefined } : undefined,
+      supervisor,
       redisOutage: outage,
     });
     addressWatch = await startAddressWatch({
-      store, config, log, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
+      store, config, log, supervisor, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
     observeService(metrics, store, addressWatch);
     observeRedis(metrics, limits, sharedCache);
     if (limits instanceof RedisLimits) leave = shareLimitsByHeartbeat({ supervisor, db: store.db, instanceId: addressWatch.instanceId, limits, workers: gateway.workers });
-    payments = await startPayments({ store, config, log, addressWatch, env });
+    payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
     observePayments(metrics, store);
     const gw = gateway;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
-      store, config, log, metrics, logger, limits,
+      store, config, log, metrics, logger, limits, supervisor,
       routes: [...addressWatch.routes, ...payments.routes],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
@@ -121,7 +123,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     });
     keyUse = api.keyUse;
     apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
-    retention = new RetentionJob(store, retentionPolicy(config), log);
+    retention = new RetentionJob(store, retentionPolicy(config), log, supervisor);
     retention.start(config.retention.interval_ms);
     gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
       throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
@@ -129,13 +131,13 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     gatewayListening = true;
     metricsServer = await listenMetrics(metrics, config.metrics, log);
   } catch (err) {
-    await supervisor.stop();
     await Promise.all([closeServer(apiServer), gateway?.close(), closeServer(metricsServer)]);
     await keyUse?.stop();
     await retention?.stop();
     await payments?.stop();
     await addressWatch?.stop();
     await gateway?.stop();
+    await supervisor.stop();
     await store.close();
     await limits.close();
     await sharedCache?.close();
@@ -157,7 +159,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
-        await supervisor.stop();
+        // The others stop counting this instance at once: their share grows while it drains.
         await leave?.().catch(() => {});
         await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.close(), closeServer(metricsServer)]));
         await keyUse?.stop();
@@ -165,6 +167,8 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
+        // Whatever else runs under it (the parts stopped their own tasks above).
+        await supervisor.stop();
         await store.close();
         await limits.close();
         await sharedCache?.close();

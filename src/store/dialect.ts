@@ -98,10 +98,12 @@ export const CHANNELS = {
   auth: 'rpcctl_auth',
 } as const;
 
+const SQLITE_DISK_ERRORS = new Set([8, 10, 13, 14]);
+
 /**
  * The store did not answer (server down, connection refused or cut, pool timed out, SQLite
- * locked past its busy timeout): the request is fine and may be retried, so the API says 503,
- * not 500.
+ * locked past its busy timeout, SQLite's disk full or read-only): the request is fine and may
+ * be retried, so the API says 503, not 500.
  */
 export function isStoreUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; errcode?: unknown } | null;
@@ -110,6 +112,8 @@ export function isStoreUnavailable(err: unknown): boolean {
   // PostgreSQL SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, cannot connect now).
   if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  // SQLite's disk: full (13), read-only (8), an I/O error (10), the file gone (14). Extended codes keep the primary in the low byte.
+  if (code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number' && SQLITE_DISK_ERRORS.has(e.errcode & 0xff)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message)) return true;
   return /database is locked/.test(message);

@@ -58,19 +58,37 @@ class NodeSqliteDatabase implements SqliteDatabase {
  * once with SQLITE_BUSY when another process wrote in between, busy_timeout or not.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #raw: DatabaseSync;
+  constructor(config: SqliteDialectConfig, raw: DatabaseSync) {
+    super(config);
+    this.#raw = raw;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * On a full disk or an I/O error SQLite has already rolled the transaction back: a second
+   * ROLLBACK would fail with "no transaction is active" and hide the cause (the API answered
+   * 500 instead of 503).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.#raw.isTransaction) return;
+    await super.rollbackTransaction(connection);
   }
 }
 
 class NodeSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #raw: DatabaseSync;
+  constructor(config: SqliteDialectConfig, raw: DatabaseSync) {
     super(config);
     this.#config = config;
+    this.#raw = raw;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#raw);
   }
 }
 
@@ -87,7 +105,7 @@ export function openSqlite(file: string): { dialect: SqliteDialect; raw: Databas
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA foreign_keys = ON');
-  return { dialect: new NodeSqliteDialect({ database: new NodeSqliteDatabase(raw) }), raw };
+  return { dialect: new NodeSqliteDialect({ database: new NodeSqliteDatabase(raw) }, raw), raw };
 }
 
 /**

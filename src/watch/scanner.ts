@@ -3,6 +3,10 @@ import type { Hit } from './match.js';
 import { getCursor, initCursor, recordBlock, rewindTo, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
 import { acquireLease, LeaseLostError, releaseLease, SCANNER_LEASE_MS, type ScannerLease } from './lease.js';
+import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+
+/** Retries of a failing scanner: soon at first, at most every 5 s (it is back within 5 s of its dependency). */
+export const SCANNER_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
 
 /** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
 export interface FetchedBlock {
@@ -32,6 +36,8 @@ export interface ScannerOptions {
   /** This instance, as the scanner lease names it: one instance scans an environment at a time. */
   owner: string;
   leaseMs?: number;
+  /** Runs each step: a failure is logged at error as `scanner:{network}-{env}`, counted and retried with back-off. */
+  supervisor?: Supervisor;
 }
 
 /**
@@ -46,8 +52,8 @@ export class Scanner {
   #loop: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
-  #lastError = '';
   #stopping: Promise<void> | undefined;
+  readonly #supervisor: Supervisor;
   /** Blocks between the chain's head and the next block to record, as of the last step (metrics). */
   lag: number | undefined;
   #lease: ScannerLease | undefined;
@@ -57,6 +63,12 @@ export class Scanner {
   constructor(o: ScannerOptions) {
     this.#o = o;
     this.env = o.env;
+    this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
+  }
+
+  /** The scanner's name under the supervisor. */
+  get task(): string {
+    return `scanner:${this.#name()}`;
   }
 
   /** Resolves once the scanner knows where it starts (or its upstream failed to say). */
@@ -97,16 +109,8 @@ export class Scanner {
     ready();
     while (this.#running) {
       let caughtUp = true;
-      try {
-        caughtUp = await this.step();
-        this.#lastError = '';
-      } catch (err) {
-        const msg = (err as Error).message;
-        // One line per distinct failure: an unreachable upstream must not flood the log.
-        if (msg !== this.#lastError) this.#o.log(`watch: ${this.#name()}: ${msg}`);
-        this.#lastError = msg;
-      }
-      if (caughtUp && this.#running) await this.#sleep(this.#o.pollMs);
+      const ok = await this.#supervisor.run(this.task, async () => { caughtUp = await this.step(); });
+      if (this.#running && (caughtUp || !ok)) await this.#sleep(this.#supervisor.delay(this.task, this.#o.pollMs, SCANNER_BACKOFF));
     }
   }
 

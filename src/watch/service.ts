@@ -12,6 +12,12 @@ import { allWatches } from './watches.js';
 import { randomUUID } from 'node:crypto';
 import { CHANNELS, type WatchedAddressRow } from '../store/index.js';
 import { fence, LeaseLostError } from './lease.js';
+import { Supervisor } from '../runtime/supervisor.js';
+
+/** Bringing the scanners in line with what is watched, under the supervisor. */
+export const RECONCILE_TASK = 'watch-reconcile';
+/** The periodic reconcile: webhook block subscriptions changed elsewhere, and a retry of one that failed. */
+const RECONCILE_MS = 5000;
 
 export interface AddressWatchOptions {
   store: Store;
@@ -21,7 +27,9 @@ export interface AddressWatchOptions {
   pollMs?: number;
   /** Scanner lease length (default 5 s): how soon another instance takes over a dead one's scanning. */
   leaseMs?: number;
-  delivery?: Partial<Omit<DeliveryWorkerOptions, 'store' | 'config' | 'log'>>;
+  delivery?: Partial<Omit<DeliveryWorkerOptions, 'store' | 'config' | 'log' | 'supervisor'>>;
+  /** Runs the scanners, the delivery worker and the reconcile (one of its own when none is given). */
+  supervisor?: Supervisor;
 }
 
 /**
@@ -41,10 +49,12 @@ export class AddressWatch {
   #stopped = false;
   #stopping: Promise<void> | undefined;
   #unsubscribe: () => void = () => {};
+  readonly #supervisor: Supervisor;
 
   constructor(o: AddressWatchOptions) {
     this.#o = o;
-    this.worker = new DeliveryWorker({ store: o.store, config: o.config, log: o.log, ...o.delivery });
+    this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
+    this.worker = new DeliveryWorker({ store: o.store, config: o.config, log: o.log, ...o.delivery, supervisor: this.#supervisor });
     this.routes = addressWatchRoutes(this);
   }
 
@@ -55,14 +65,12 @@ export class AddressWatch {
     // this registry too. A lost LISTEN connection reloads everything; block subscriptions
     // (webhook settings) are re-read by a periodic reconcile.
     const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
-    if (this.#o.store.kind === 'postgres') {
-      const timer = setInterval(() => void this.reconcile(), 5000);
-      timer.unref();
-      const unsubscribe = this.#unsubscribe;
-      this.#unsubscribe = () => { unsubscribe(); unlisten(); clearInterval(timer); };
-    }
+    const unsubscribe = this.#unsubscribe;
+    this.#unsubscribe = () => { unsubscribe(); unlisten(); };
     this.worker.start();
     await this.reconcile();
+    // On every store: a reconcile that failed (the store away) is tried again here.
+    this.#supervisor.every(RECONCILE_TASK, RECONCILE_MS, () => this.#reconcileQueued(true), { immediate: false });
   }
 
   /** Each scanning environment (network and environment slugs) with how many blocks it is behind the head. */
@@ -70,17 +78,35 @@ export class AddressWatch {
     return [...this.#scanners.values()].map((s) => ({ network: s.env.network.slug, env: s.env.slug, lag: s.lag }));
   }
 
-  /** Brings the running scanners in line with what is watched; calls never overlap. */
-  reconcile(): Promise<void> {
+  /**
+   * Brings the running scanners in line with what is watched; calls never overlap. Never
+   * rejects: a failure is reported to the supervisor, and the periodic run retries it.
+   */
+  async reconcile(): Promise<void> {
+    await this.#reconcileQueued(false);
+  }
+
+  /** `periodic`: the supervisor's own run, which rejects on failure (counted and backed off there). */
+  #reconcileQueued(periodic: boolean): Promise<void> {
     if (this.#stopped) return Promise.resolve();
     this.#again = true;
+    let failure: unknown;
     this.#reconciling = this.#reconciling.then(async () => {
       while (this.#again && !this.#stopped) {
         this.#again = false;
-        await this.#reconcileOnce().catch((err: unknown) => this.#o.log(`watch: reconcile failed: ${(err as Error).message}`));
+        try {
+          await this.#reconcileOnce();
+          failure = undefined;
+        } catch (err) {
+          failure = err;
+        }
       }
     });
-    return this.#reconciling;
+    return this.#reconciling.then(() => {
+      if (failure === undefined) return;
+      if (periodic) throw failure;
+      this.#supervisor.failed(RECONCILE_TASK, failure);
+    });
   }
 
   async #reconcileOnce(): Promise<void> {
@@ -116,7 +142,7 @@ export class AddressWatch {
       const chain = chainFor(env);
       const scanner = new Scanner({
         store, registry: this.registry, env, chain, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
-        onRecorded: () => this.worker.kick(), owner: this.instanceId, leaseMs: this.#o.leaseMs,
+        onRecorded: () => this.worker.kick(), owner: this.instanceId, leaseMs: this.#o.leaseMs, supervisor: this.#supervisor,
       });
       this.#scanners.set(envId, scanner);
       starting.push(scanner.start());
@@ -157,6 +183,7 @@ export class AddressWatch {
     this.#stopping ??= (async () => {
       this.#stopped = true;
       this.#unsubscribe();
+      await this.#supervisor.cancel(RECONCILE_TASK);
       await this.#reconciling;
       await Promise.all([...this.#scanners.values()].map((s) => s.stop()));
       this.#scanners.clear();

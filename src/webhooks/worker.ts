@@ -9,8 +9,16 @@ import { claimDue } from './claim.js';
 import { REORG_CANCELLED } from './outbox.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
 import { blockedReason, guardedLookup } from './ssrf.js';
+import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+
+/** The delivery worker's claim loop under the supervisor. */
+export const DELIVERIES_TASK = 'deliveries';
+/** Retries of a failing claim: at most every 5 s, so deliveries resume within 5 s of the store. */
+const CLAIM_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
 
 export interface DeliveryWorkerOptions {
+  /** Runs the claim loop: a failed claim is logged at error as `deliveries`, counted and retried with back-off. */
+  supervisor?: Supervisor;
   store: Store;
   config: Config;
   log: (line: string) => void;
@@ -71,7 +79,8 @@ const TARGET_TTL_MS = 2000;
  */
 export class DeliveryWorker {
   readonly id = randomUUID();
-  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule' | 'onAttempt'>> & Pick<DeliveryWorkerOptions, 'onAttempt'> & { schedule: readonly number[] };
+  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule' | 'onAttempt' | 'supervisor'>> & Pick<DeliveryWorkerOptions, 'onAttempt'> & { schedule: readonly number[] };
+  readonly #supervisor: Supervisor;
   readonly #agent: Agent;
   readonly #inflight = new Map<number, Promise<void>>();
   readonly #perAccount = new Map<number, number>();
@@ -88,10 +97,11 @@ export class DeliveryWorker {
   #kicked = false;
   #stopping: Promise<void> | undefined;
   #unlisten: () => void = () => {};
-  #lastError = '';
 
   constructor(o: DeliveryWorkerOptions) {
-    this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...o };
+    const { supervisor, ...rest } = o;
+    this.#o = { concurrency: 64, perAccount: 4, pollMs: 500, schedule: RETRY_SCHEDULE_MS, ...rest };
+    this.#supervisor = supervisor ?? new Supervisor({ log: o.log });
     const allowPrivate = o.config.webhooks.allow_private_urls;
     this.#agent = new Agent({
       connect: { lookup: guardedLookup(allowPrivate) as never },
@@ -134,18 +144,11 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       let more = false;
-      try {
-        more = (await this.#claimAndStart()).more;
-        this.#lastError = '';
-      } catch (err) {
-        // One line per distinct failure: a store outage must not flood the log.
-        const msg = (err as Error).message;
-        if (msg !== this.#lastError) this.#o.log(`webhooks: claiming deliveries failed: ${msg}`);
-        this.#lastError = msg;
-      }
+      const ok = await this.#supervisor.run(DELIVERIES_TASK, async () => { more = (await this.#claimAndStart()).more; });
       if (!this.#running) break;
       // Claimed what was due (or all slots are taken): wait for a finished batch, new work or the poll.
-      if (!more) await this.#sleep(this.#o.pollMs);
+      if (!ok) await this.#sleep(this.#supervisor.delay(DELIVERIES_TASK, this.#o.pollMs, CLAIM_BACKOFF));
+      else if (!more) await this.#sleep(this.#o.pollMs);
     }
   }
 
@@ -165,7 +168,8 @@ export class DeliveryWorker {
     for (const row of rows) {
       this.#perAccount.set(row.account_id, (this.#perAccount.get(row.account_id) ?? 0) + 1);
       const p = this.#deliver(row)
-        .catch((err: unknown) => this.#o.log(`webhooks: delivery ${row.webhook_id} failed unexpectedly: ${(err as Error).message}`))
+        // Recording the attempt failed (the store away): the claim's lease runs out and it is tried again.
+        .catch((err: unknown) => this.#supervisor.failed(DELIVERIES_TASK, new Error(`delivery ${row.webhook_id}: ${(err as Error).message}`)))
         .finally(() => {
           this.#inflight.delete(row.id);
           const n = (this.#perAccount.get(row.account_id) ?? 1) - 1;
