@@ -79,6 +79,9 @@ const WS_DEFAULTS = {
   ping_interval_ms: 30_000,
   poll_interval_ms: 2000,
   upstream_retry_ms: 10_000,
+  max_queued_bytes_per_socket: 8 * 1024 * 1024,
+  max_queued_bytes_per_endpoint: 64 * 1024 * 1024,
+  max_queued_bytes: 256 * 1024 * 1024,
 };
 
 /** WebSocket limits of the gateway (docs/gateway.md, "WebSocket"). */
@@ -92,6 +95,13 @@ const wsSchema = z.strictObject({
   poll_interval_ms: z.number().int().min(50).default(WS_DEFAULTS.poll_interval_ms),
   /** How long subscriptions wait for any WebSocket upstream to come back before their sockets are closed. */
   upstream_retry_ms: z.number().int().min(0).default(WS_DEFAULTS.upstream_retry_ms),
+  /**
+   * Frames (answers, notifications) written to clients and not yet taken by the kernel: a client
+   * that does not read is closed (1008) over these, so that it cannot grow the gateway's memory.
+   */
+  max_queued_bytes_per_socket: z.number().int().min(64 * 1024).max(1024 ** 3).default(WS_DEFAULTS.max_queued_bytes_per_socket),
+  max_queued_bytes_per_endpoint: z.number().int().min(64 * 1024).max(16 * 1024 ** 3).default(WS_DEFAULTS.max_queued_bytes_per_endpoint),
+  max_queued_bytes: z.number().int().min(64 * 1024).max(64 * 1024 ** 3).default(WS_DEFAULTS.max_queued_bytes),
 });
 
 export const configSchema = z.strictObject({

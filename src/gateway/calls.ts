@@ -1,7 +1,7 @@
 import type { Environment } from '../store/index.js';
 import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
-import type { ParsedRpc, RpcCall } from './jsonrpc.js';
+import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 
@@ -136,7 +136,7 @@ export class CallHandler {
     const ok = res.status >= 200 && res.status < 300;
     let list: unknown;
     try {
-      list = text === undefined ? undefined : JSON.parse(text.toString('utf8'));
+      list = text === undefined ? undefined : parseJson(text.toString('utf8'));
     } catch { /* not JSON */ }
     if (!Array.isArray(list)) {
       // Not a batch answer (a node refusing batches, an error page): pass it on as the upstream said it.

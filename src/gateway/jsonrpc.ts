@@ -1,3 +1,78 @@
+/**
+ * JSON with source text (Node >= 21, V8's "JSON.parse source text access"): a reviver sees each
+ * value's text, and a `JSON.rawJSON` value is written back by JSON.stringify as that text.
+ */
+const JSON_SOURCE = JSON as unknown as {
+  parse(text: string, reviver: (key: string, value: unknown, context: { source?: string }) => unknown): unknown;
+  rawJSON(text: string): unknown;
+  isRawJSON(value: unknown): boolean;
+};
+
+/** A number written as JavaScript writes it back, and exact: anything else must keep its text. */
+const CANONICAL_SAFE_INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
+
+/**
+ * JSON.parse, but every numeric `id` whose text JavaScript would not write back the same (over
+ * 2^53, `1.0`, `1e2`, `-0`) stays as that text (a `JSON.rawJSON` value), so an answer carries
+ * the client's id byte for byte. The reviver costs a call per value, so it runs only when such
+ * an id is there: a scan for `"id":` finds the ids' text, and ids like `1` or `42` take the
+ * plain parse. An escaped key (`"\u0069d"`) is not found by the scan: any `\u` takes the
+ * reviver too.
+ */
+export function parseJson(text: string): unknown {
+  return idsNeedTheirText(text) ? JSON_SOURCE.parse(text, keepIdText) : JSON.parse(text);
+}
+
+function keepIdText(key: string, value: unknown, context: { source?: string }): unknown {
+  return key === 'id' && typeof value === 'number' && context.source !== undefined && !CANONICAL_SAFE_INTEGER.test(context.source)
+    ? JSON_SOURCE.rawJSON(context.source) : value;
+}
+
+/** A JSON-RPC id kept as its text by parseJson. */
+export function isRawId(id: unknown): boolean {
+  return typeof id === 'object' && id !== null && JSON_SOURCE.isRawJSON(id);
+}
+
+function idsNeedTheirText(text: string): boolean {
+  if (text.includes('\\u')) return true;
+  for (let at = text.indexOf('"id"'); at !== -1; at = text.indexOf('"id"', at + 4)) {
+    let i = skipSpace(text, at + 4);
+    if (text.charCodeAt(i) !== 58 /* : */) continue;
+    if (!writtenBackTheSame(text, skipSpace(text, i + 1))) return true;
+  }
+  return false;
+}
+
+function skipSpace(text: string, i: number): number {
+  for (let c = text.charCodeAt(i); c === 32 || c === 9 || c === 10 || c === 13; c = text.charCodeAt(++i));
+  return i;
+}
+
+/**
+ * Whether the value at `i` is no number, or one JavaScript writes back as the same text
+ * (CANONICAL_SAFE_INTEGER), read in place: this runs on every request.
+ */
+function writtenBackTheSame(text: string, i: number): boolean {
+  let c = text.charCodeAt(i);
+  const negative = c === 45; /* - */
+  if (negative) c = text.charCodeAt(++i);
+  if (!isDigit(c)) return !negative;
+  const start = i;
+  if (c === 48 /* 0 */) {
+    if (negative) return false;
+    i++;
+  } else {
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i - start > 15) return false;
+  }
+  const next = text.charCodeAt(i);
+  return next !== 46 /* . */ && next !== 101 /* e */ && next !== 69 /* E */ && !isDigit(next);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
 /** One valid element of a request: what metering needs. */
 export interface RpcCall {
   method: string;
@@ -28,7 +103,7 @@ function isCall(v: unknown): v is { method: string; params?: unknown; id?: unkno
 export function parseRpc(body: Buffer): ParsedRpc {
   let value: unknown;
   try {
-    value = JSON.parse(body.toString('utf8'));
+    value = parseJson(body.toString('utf8'));
   } catch {
     return { kind: 'parse-error' };
   }

@@ -22,6 +22,7 @@ export interface GatewayMetrics {
   wsMessages: FastCounter<'network' | 'env'>;
   wsNotifications: FastCounter<'network' | 'env'>;
   wsResubscribes: Counter<'network' | 'env'>;
+  wsQueuedBytes: Gauge<never>;
 }
 
 export function gatewayMetrics(m: Metrics): GatewayMetrics {
@@ -35,6 +36,7 @@ export function gatewayMetrics(m: Metrics): GatewayMetrics {
     wsSubscriptions: m.gauge('ws_subscriptions', 'Active client subscriptions', { labelNames: ['network', 'env', 'type'] }),
     wsMessages: m.fastCounter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network', 'env']),
     wsNotifications: m.fastCounter('ws_notifications_total', 'Subscription notifications sent to clients', ['network', 'env']),
+    wsQueuedBytes: m.gauge('ws_queued_bytes', 'Bytes of answers and notifications written to client WebSockets and not yet taken by the kernel (capped: gateway.ws.max_queued_bytes*)', { labelNames: [] }),
     wsResubscribes: m.counter('ws_upstream_switches_total', 'Times an environment\'s subscriptions moved to another WebSocket upstream, or to HTTP polling when none was left', ['network', 'env']),
   };
 }

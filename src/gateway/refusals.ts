@@ -1,14 +1,18 @@
+import { isRawId, parseJson } from './jsonrpc.js';
 import { RPC_ERRORS, ERROR_BODIES, rpcError, type RpcErrorKind } from './errors.js';
 
 /** A JSON-RPC id as the request gave it; null when it has none or one JSON-RPC does not allow. */
-export function idOf(value: unknown): string | number | null {
+export function idOf(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   return asId((value as { id?: unknown }).id);
 }
 
-/** An id JSON-RPC allows (string or number), else null: for answers we write ourselves. */
-export function asId(id: unknown): string | number | null {
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+/**
+ * An id JSON-RPC allows (string or number, or a number kept as its text by parseJson), else
+ * null: for answers we write ourselves.
+ */
+export function asId(id: unknown): unknown {
+  return typeof id === 'string' || typeof id === 'number' || isRawId(id) ? id : null;
 }
 
 /**
@@ -20,7 +24,7 @@ export function refusalBody(kind: RpcErrorKind, body: Buffer | undefined): Buffe
   if (!body || body.length === 0) return ERROR_BODIES[kind];
   let value: unknown;
   try {
-    value = JSON.parse(body.toString('utf8'));
+    value = parseJson(body.toString('utf8'));
   } catch {
     return ERROR_BODIES[kind];
   }

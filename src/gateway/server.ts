@@ -7,7 +7,7 @@ import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from './errors.js';
 import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-path.js';
 import { asId, refusalBody } from './refusals.js';
-import { parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
+import { parseJson, parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from './credits.js';
 import type { EndpointLookup, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
@@ -308,7 +308,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     const text = await upstream.body.text();
     let merged: unknown = undefined;
     try {
-      const answer = JSON.parse(text) as unknown;
+      const answer = parseJson(text);
       merged = Array.isArray(answer) ? [...answer, ...rejected] : undefined;
     } catch { /* not JSON: pass it on unchanged */ }
     if (merged === undefined) {

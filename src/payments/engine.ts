@@ -9,6 +9,7 @@ import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow 
 import type { WatchRegistry } from '../watch/registry.js';
 import { TipWatcher } from './tip.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+import { deleteWatchIn, restoreWatchIn } from '../watch/watches.js';
 
 /** What the engine tells the in-memory watch registry after a commit. */
 export interface WatchSync {
@@ -366,7 +367,7 @@ export class PaymentEngine {
       const order = (await this.#order(trx, orderPk))!;
       await trx.updateTable('payment_orders').set({ open: 0 }).where('id', '=', orderPk).where('open', '=', 1).execute();
       if (order.owns_watch !== 1) return undefined;
-      return trx.deleteFrom('watched_addresses').where('watch_id', '=', order.watch_id).returningAll().executeTakeFirst();
+      return deleteWatchIn(trx, order.watch_id);
     });
     if (removed) this.#o.watches.removed(removed);
     return 1;
@@ -374,12 +375,10 @@ export class PaymentEngine {
 
   async #rewatch(trx: Kysely<Database>, order: OrderRow): Promise<WatchedAddressRow | undefined> {
     if (order.owns_watch !== 1) return undefined;
-    const exists = await trx.selectFrom('watched_addresses').select('id').where('watch_id', '=', order.watch_id).executeTakeFirst();
-    if (exists) return undefined;
-    return trx.insertInto('watched_addresses').values({
+    return restoreWatchIn(trx, {
       watch_id: order.watch_id, account_id: order.account_id, network_environment_id: order.network_environment_id,
-      network_slug: order.network, address: order.address, address_key: order.address_key, created_at: new Date().toISOString(),
-    }).returningAll().executeTakeFirstOrThrow();
+      network_slug: order.network, address: order.address, address_key: order.address_key,
+    });
   }
 
   /** Screens due jobs: every funding sender of the order; the worst result decides. */
@@ -433,7 +432,7 @@ export class PaymentEngine {
             : { status: 'paid', txHash: lastTx, reason: null, aml: result, receivedRaw: total, overpaid: total > BigInt(current.amount_raw), close: true });
           await trx.updateTable('aml_jobs').set({ status: 'done', lease_until: null, last_error: null }).where('id', '=', job.id).execute();
           if (current.owns_watch !== 1) return undefined;
-          return trx.deleteFrom('watched_addresses').where('watch_id', '=', current.watch_id).returningAll().executeTakeFirst();
+          return deleteWatchIn(trx, current.watch_id);
         });
         if (removed) this.#o.watches.removed(removed);
         this.#o.onDeliveries();
@@ -452,7 +451,7 @@ export class PaymentEngine {
       if (current.status !== 'pending') return { next: current, removed: undefined };
       const next = await transition(trx, { store, config }, current, { status: 'failed', txHash: null, reason: 'canceled', close: true });
       const removed = current.owns_watch === 1
-        ? await trx.deleteFrom('watched_addresses').where('watch_id', '=', current.watch_id).returningAll().executeTakeFirst() : undefined;
+        ? await deleteWatchIn(trx, current.watch_id) : undefined;
       return { next, removed };
     });
     if (removed) this.#o.watches.removed(removed);

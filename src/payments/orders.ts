@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
-import { countWatches, newWatchId, SlotLimitError } from '../watch/watches.js';
+import { addWatchIn, SlotLimitError } from '../watch/watches.js';
 import { envIdentifier } from '../webhooks/filters.js';
 import { enqueueDelivery, WALLET_HIT_CREDITS } from '../webhooks/outbox.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
@@ -214,22 +214,14 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
       if (clash) throw new PaymentError(409, `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
     }
 
-    let watch = await trx.selectFrom('watched_addresses').selectAll()
-      .where('account_id', '=', ctx.accountId).where('network_environment_id', '=', env.id).where('address_key', '=', address.key).executeTakeFirst();
-    let newWatch: WatchedAddressRow | undefined;
-    if (!watch) {
-      const slots = ctx.plan?.webhook_address_slots ?? 0;
-      if ((await countWatches(trx, ctx.accountId)) >= slots) {
-        throw new SlotLimitError(slots === 0
-          ? `Payments need watched-address slots: the ${ctx.plan?.name ?? 'current'} plan has none (webhook_address_slots is 0); upgrade the plan`
-          : `Watched address limit reached: the ${ctx.plan?.name ?? 'current'} plan allows ${slots} (webhook_address_slots), and every open order holds one`);
-      }
-      newWatch = await trx.insertInto('watched_addresses').values({
-        watch_id: newWatchId(), account_id: ctx.accountId, network_environment_id: env.id, network_slug: input.network_slug,
-        address: address.display, address_key: address.key, created_at: now,
-      }).returningAll().executeTakeFirstOrThrow();
-      watch = newWatch;
-    }
+    // Through Address Watch's writer: the instance holding the scanner lease hears of it.
+    const { row: watch, created: watchCreated } = await addWatchIn(trx, {
+      accountId: ctx.accountId, plan: ctx.plan, env, networkSlug: input.network_slug, address, createdAt: now,
+      slotLimitMessage: (slots, planName) => slots === 0
+        ? `Payments need watched-address slots: the ${planName} plan has none (webhook_address_slots is 0); upgrade the plan`
+        : `Watched address limit reached: the ${planName} plan allows ${slots} (webhook_address_slots), and every open order holds one`,
+    });
+    const newWatch = watchCreated ? watch : undefined;
     const expiresMs = nowMs + expiresIn * 1000;
     const order = await trx.insertInto('payment_orders').values({
       payment_id: `pay_${randomBytes(12).toString('base64url')}`, account_id: ctx.accountId, order_id: input.order_id, request_hash: hash,

@@ -76,19 +76,14 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     // Every provider call is bounded by its timeout; a claim outlives that by a margin, so a
     // process killed mid-screening holds the job only briefly.
     amlLeaseMs: (o.config.payments.aml.http?.timeout_ms ?? 10_000) * 2 + 2000,
-    watches: { added: (row) => watch.registry.add(row), removed: (row) => watch.registry.remove(row) },
+    watches: { added: (row) => void watch.watchAdded(row), removed: (row) => watch.watchRemoved(row) },
     registry: watch.registry,
     onDeliveries: () => watch.worker.kick(),
     supervisor: o.supervisor,
   });
   const routes = paymentRoutes({
     engine,
-    async watchAdded(result) {
-      watch.registry.add(result.newWatch!);
-      // Returns once a scanner for the network knows where it starts: a payment sent right
-      // after the answer is seen.
-      await watch.reconcile();
-    },
+    watchAdded: (result) => watch.watchAdded(result.newWatch!),
   });
   engine.start();
   return { engine, routes, section: paymentsSection, stop: () => engine.stop() };

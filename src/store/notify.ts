@@ -13,6 +13,7 @@ export class Notifications {
   readonly #handlers = new Map<string, Set<Handler>>();
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
+  #subscribing: Promise<unknown> = Promise.resolve();
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
   /** Called after a reconnect: notifications may have been missed, so users should look now. */
@@ -37,12 +38,22 @@ export class Notifications {
     }
     set.add(handler);
     if (onReconnect) this.#onReconnect.add(onReconnect);
-    if (isNew && this.#client) this.#client.query(`LISTEN ${quoteIdent(channel)}`).catch(() => this.#drop());
+    if (isNew && this.#client) this.#subscribing = this.#client.query(`LISTEN ${quoteIdent(channel)}`).catch(() => this.#drop());
     else void this.#connect();
     return () => {
       set.delete(handler);
       if (onReconnect) this.#onReconnect.delete(onReconnect);
     };
+  }
+
+  /**
+   * Resolves once the subscriptions made so far listen (or their connection failed: the
+   * `onReconnect` handlers run when it is back). Read the state a channel announces changes
+   * of only after this, or a change committed in between is neither read nor heard.
+   */
+  async listening(): Promise<void> {
+    await this.#connecting;
+    await this.#subscribing;
   }
 
   async close(): Promise<void> {

@@ -59,18 +59,35 @@ export class AddressWatch {
   }
 
   async start(): Promise<void> {
+    // Watches added or removed through another instance (its API, its payment orders): this
+    // instance's scanners match against this registry too. Listening before the load, so an
+    // add committed meanwhile is heard if not read. A lost LISTEN connection reloads
+    // everything; block subscriptions (webhook settings) are re-read by a periodic reconcile.
+    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
+    await this.#o.store.notifications.listening();
     this.registry.load(await allWatches(this.#o.store));
     this.#unsubscribe = this.registry.onChange(() => void this.reconcile());
-    // Watches added or removed through another instance's API: its scanners match against
-    // this registry too. A lost LISTEN connection reloads everything; block subscriptions
-    // (webhook settings) are re-read by a periodic reconcile.
-    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = () => { unsubscribe(); unlisten(); };
     this.worker.start();
     await this.reconcile();
     // On every store: a reconcile that failed (the store away) is tried again here.
     this.#supervisor.every(RECONCILE_TASK, RECONCILE_MS, () => this.#reconcileQueued(true), { immediate: false });
+  }
+
+  /**
+   * A watch this instance committed (watches.ts writers): matched here at once rather than at
+   * its own notification; resolves once a scanner for its network knows where it starts, so a
+   * payment sent right after is seen.
+   */
+  async watchAdded(row: WatchedAddressRow): Promise<void> {
+    this.registry.add(row);
+    await this.reconcile();
+  }
+
+  /** A watch this instance removed (watches.ts writers). */
+  watchRemoved(row: WatchedAddressRow): void {
+    this.registry.remove(row);
   }
 
   /** Each scanning environment (network and environment slugs) with how many blocks it is behind the head. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
-import { CHANNELS, lockFor, notifyIn, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
+import { sql, type Kysely } from 'kysely';
+import { CHANNELS, lockFor, notifyIn, type Database, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
 import type { ParsedAddress } from './addresses.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 
@@ -16,39 +16,86 @@ export function newWatchId(): string {
   return `w_${randomBytes(12).toString('base64url')}`;
 }
 
+/** What a new watch is: the account's address on one environment. */
+export interface NewWatch {
+  accountId: number;
+  plan: Plan | undefined;
+  env: Environment;
+  /** The identifier the watch was created with; its events carry it. */
+  networkSlug: string;
+  address: ParsedAddress;
+  createdAt?: string;
+  /** The refusal when every slot is taken (payments word it for orders). */
+  slotLimitMessage?: (slots: number, planName: string) => string;
+}
+
 /**
  * Adds a watch, or returns the account's existing watch of the same address on the same
  * environment (`created: false`): a retried POST must not use a second slot. The slot count
  * is checked in the insert's transaction so concurrent adds cannot pass the cap together.
  */
-export async function addWatch(
-  store: Store,
-  input: { accountId: number; plan: Plan | undefined; env: Environment; networkSlug: string; address: ParsedAddress },
-): Promise<{ row: WatchedAddressRow; created: boolean }> {
-  return store.db.transaction().execute(async (trx) => {
-    await lockFor(trx, `watches:${input.accountId}`);
-    const existing = await trx.selectFrom('watched_addresses').selectAll()
-      .where('account_id', '=', input.accountId)
-      .where('network_environment_id', '=', input.env.id)
-      .where('address_key', '=', input.address.key)
-      .executeTakeFirst();
-    if (existing) return { row: existing, created: false };
-    const slots = input.plan?.webhook_address_slots ?? 0;
-    const used = await countWatches(trx, input.accountId);
-    if (used >= slots) {
-      const planName = input.plan?.name ?? 'current';
-      throw new SlotLimitError(slots === 0
-        ? `Watched address limit reached: the ${planName} plan has no webhook address slots (webhook_address_slots is 0); upgrade the plan to watch addresses`
-        : `Watched address limit reached: the ${planName} plan allows ${slots} watched address${slots === 1 ? '' : 'es'} (webhook_address_slots); remove one first`);
-    }
-    const row = await trx.insertInto('watched_addresses').values({
-      watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
-      network_slug: input.networkSlug, address: input.address.display, address_key: input.address.key,
-      created_at: new Date().toISOString(),
-    }).returningAll().executeTakeFirstOrThrow();
-    await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
-    return { row, created: true };
-  });
+export async function addWatch(store: Store, input: NewWatch): Promise<{ row: WatchedAddressRow; created: boolean }> {
+  return store.db.transaction().execute((trx) => addWatchIn(trx, input));
+}
+
+/*
+ * The only writers of `watched_addresses` (Address Watch's API and payment orders alike), each
+ * in the caller's transaction: an add takes the account's lock for its slot check, and every
+ * change is announced to the other instances on commit. Whichever instance holds a network's
+ * scanner lease matches against its own registry, which only these notifications keep in step
+ * with the store. After the commit the writing instance tells its own AddressWatch
+ * (`watchAdded`, which also sets the network's starting block, or `watchRemoved`).
+ */
+
+/** Adds a watch inside `trx` (see addWatch). */
+export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promise<{ row: WatchedAddressRow; created: boolean }> {
+  await lockFor(trx, `watches:${input.accountId}`);
+  const existing = await trx.selectFrom('watched_addresses').selectAll()
+    .where('account_id', '=', input.accountId)
+    .where('network_environment_id', '=', input.env.id)
+    .where('address_key', '=', input.address.key)
+    .executeTakeFirst();
+  if (existing) return { row: existing, created: false };
+  const slots = input.plan?.webhook_address_slots ?? 0;
+  if ((await countWatches(trx, input.accountId)) >= slots) {
+    throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
+  }
+  const row = await trx.insertInto('watched_addresses').values({
+    watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
+    network_slug: input.networkSlug, address: input.address.display, address_key: input.address.key,
+    created_at: input.createdAt ?? new Date().toISOString(),
+  }).returningAll().executeTakeFirstOrThrow();
+  await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
+  return { row, created: true };
+}
+
+function slotLimitMessage(slots: number, planName: string): string {
+  return slots === 0
+    ? `Watched address limit reached: the ${planName} plan has no webhook address slots (webhook_address_slots is 0); upgrade the plan to watch addresses`
+    : `Watched address limit reached: the ${planName} plan allows ${slots} watched address${slots === 1 ? '' : 'es'} (webhook_address_slots); remove one first`;
+}
+
+/**
+ * Puts a removed watch back under its old `watch_id` (a paid order reopened by a reorg takes
+ * its address back; its events keep naming the same watch). undefined when it is still there.
+ */
+export async function restoreWatchIn(trx: Kysely<Database>, watch: Omit<WatchedAddressRow, 'id' | 'created_at'>): Promise<WatchedAddressRow | undefined> {
+  await lockFor(trx, `watches:${watch.account_id}`);
+  const exists = await trx.selectFrom('watched_addresses').select('id').where('watch_id', '=', watch.watch_id).executeTakeFirst();
+  if (exists) return undefined;
+  const row = await trx.insertInto('watched_addresses').values({ ...watch, created_at: new Date().toISOString() })
+    .returningAll().executeTakeFirstOrThrow();
+  await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
+  return row;
+}
+
+/** Removes a watch inside `trx`; undefined when there was none (of that account, when given). */
+export async function deleteWatchIn(trx: Kysely<Database>, watchId: string, accountId?: number): Promise<WatchedAddressRow | undefined> {
+  let q = trx.deleteFrom('watched_addresses').where('watch_id', '=', watchId);
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  const row = await q.returningAll().executeTakeFirst();
+  if (row) await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '-', row }));
+  return row;
 }
 
 export async function countWatches(db: Store['db'], accountId: number): Promise<number> {
@@ -71,12 +118,7 @@ export async function listWatches(
 }
 
 export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
-  return store.db.transaction().execute(async (trx) => {
-    const row = await trx.deleteFrom('watched_addresses').where('account_id', '=', accountId).where('watch_id', '=', watchId)
-      .returningAll().executeTakeFirst();
-    if (row) await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '-', row }));
-    return row;
-  });
+  return store.db.transaction().execute((trx) => deleteWatchIn(trx, watchId, accountId));
 }
 
 export async function allWatches(store: Store): Promise<WatchedAddressRow[]> {

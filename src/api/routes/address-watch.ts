@@ -1,7 +1,6 @@
-import type { Environment } from '../../store/index.js';
+import type { Environment, WatchedAddressRow } from '../../store/index.js';
 import { InvalidAddressError, parseAddress } from '../../watch/addresses.js';
 import { latestEventId, listEvents } from '../../watch/events.js';
-import type { WatchRegistry } from '../../watch/registry.js';
 import { addWatch, countWatches, deleteWatch, listWatches, presentWatch, SlotLimitError } from '../../watch/watches.js';
 import { getWebhook, presentWebhook, putWebhook } from '../../webhooks/config.js';
 import { enqueueTestDelivery, listDeliveries, redeliver, RedeliverError } from '../../webhooks/deliveries.js';
@@ -20,9 +19,10 @@ import { z } from 'zod';
 
 /** What the routes need from the running Address Watch. */
 export interface AddressWatchDeps {
-  registry: WatchRegistry;
   worker: DeliveryWorker;
   reconcile(): Promise<void>;
+  watchAdded(row: WatchedAddressRow): Promise<void>;
+  watchRemoved(row: WatchedAddressRow): void;
 }
 
 const TAG = 'Address Watch';
@@ -99,12 +99,9 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
           const { row, created } = await addWatch(app.store, {
             accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address,
           });
-          if (created) {
-            deps.registry.add(row);
-            // Returns once a scanner for the network knows where it starts, so a payment sent
-            // right after this answer is seen.
-            await deps.reconcile();
-          }
+          // Returns once a scanner for the network knows where it starts, so a payment sent
+          // right after this answer is seen.
+          if (created) await deps.watchAdded(row);
           const watch = presentWatch(row);
           return { ok: true, ...watch, watch, created };
         } catch (err) {
@@ -124,7 +121,7 @@ export function addressWatchRoutes(deps: AddressWatchDeps): RouteDef[] {
         if (order) throw new HttpError(409, `Watched address backs open payment order ${order.order_id} (${order.payment_id}); it is released when the order ends`);
         const row = await deleteWatch(app.store, account.id, body.watch_id);
         if (!row) throw notFound('Watched address not found');
-        deps.registry.remove(row);
+        deps.watchRemoved(row);
         return { ok: true, watch_id: row.watch_id };
       },
     }),

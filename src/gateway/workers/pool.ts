@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { createServer, type Server as NetServer } from 'node:net';
+import type { Server as NetServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CacheStats } from '../cache.js';
 import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointWire } from '../registry.js';
+import { claimFreePort, claimPort, type PortClaim } from './port-claim.js';
 import type { FromWorker, ProbedWire, ToWorker, UsageWire, WorkerStart } from './protocol.js';
 
 /** A worker that could not listen (the port is taken...). */
@@ -56,8 +57,9 @@ interface Slot {
 
 /**
  * The gateway's worker threads, all listening on one port (SO_REUSEPORT: the kernel spreads
- * connections). A worker that dies is started again and the event logged; every request to
- * the workers is answered even by one that died meanwhile (with nothing).
+ * connections), which no other process may share (port-claim.ts). A worker that dies is started
+ * again and the event logged; every request to the workers is answered even by one that died
+ * meanwhile (with nothing).
  */
 export class GatewayWorkers {
   readonly #o: PoolOptions;
@@ -66,6 +68,8 @@ export class GatewayWorkers {
   #port = 0;
   #host = '127.0.0.1';
   #stopping = false;
+  /** This service's hold on the port, for as long as it runs (workers started again bind under it). */
+  #claim: PortClaim | undefined;
   #liveInstances = 1;
   /** Workers started again after they died, since start. */
   restarts = 0;
@@ -82,19 +86,23 @@ export class GatewayWorkers {
     return this.#slots.map((s) => s.worker.threadId);
   }
 
-  /** Starts the workers on `port` (0: one the kernel picks) and resolves once all listen. */
+  /**
+   * Starts the workers on `port` (0: one the kernel picks) and resolves once all listen. The
+   * port is claimed for this service first (port-claim.ts): a port another process holds, a
+   * running rpcctl gateway's included, fails with EADDRINUSE rather than being shared with it.
+   */
   async listen(port: number, host: string): Promise<number> {
     this.#host = host;
-    // Port 0: bind once here to learn the port, keep it until every worker holds it too.
     let holder: NetServer | undefined;
-    if (port === 0) {
-      holder = createServer();
-      await new Promise<void>((ok, fail) => {
-        holder!.once('error', fail);
-        holder!.listen({ port: 0, host, reusePort: true } as Parameters<NetServer['listen']>[0], () => ok());
-      });
-      port = (holder.address() as { port: number }).port;
+    try {
+      if (port === 0) ({ claim: this.#claim, holder } = await claimFreePort(host));
+      else this.#claim = await claimPort(port, host);
+    } catch (err) {
+      // As a worker's failed listen is reported: EADDRINUSE, EACCES... with the system's words.
+      const { code, message } = err as NodeJS.ErrnoException;
+      throw new GatewayListenError(code, message);
     }
+    port = this.#claim.port;
     this.#port = port;
     try {
       await Promise.all(Array.from({ length: this.#o.count }, (_, i) => this.#spawn(i)));
@@ -281,5 +289,7 @@ export class GatewayWorkers {
     for (const rows of finals) if (rows) this.#o.onUsage(rows);
     // Every answer is in: what is left of a thread holds nothing worth waiting for.
     await Promise.all(this.#slots.map((s) => s.worker.terminate()));
+    await this.#claim?.release();
+    this.#claim = undefined;
   }
 }

@@ -149,6 +149,7 @@ async function main(): Promise<void> {
   const accessLog = start.accessLog ? workerLogger() : undefined;
   if (accessLog) sampleAccessLog(server, registry, accessLog, g.access_log_sample, new IpAllowlist(g.trusted_proxies));
   const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps, localRps, socketPlaces, calls, log, accessLog: accessLog?.child({ component: 'gateway' }),
+    workers: start.workers,
     // The main thread's count of subscriptions is read by tests right after a subscribe: sent at once.
     onSubscriptions: () => pushState(),
   });

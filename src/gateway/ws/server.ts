@@ -16,7 +16,8 @@ import type { WindowLimiter } from '../../limits/index.js';
 import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels } from '../metrics.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
 import { routeHints, type CallHandler } from '../calls.js';
-import type { ParsedRpc } from '../jsonrpc.js';
+import { parseJson, type ParsedRpc } from '../jsonrpc.js';
+import { SendQueues } from './queues.js';
 import { Feed, FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
 import { PollSource, WsSource } from './sources.js';
@@ -29,11 +30,15 @@ export const CLOSE = {
   notFound: [4001, 'endpoint not found'],
   paused: [4002, 'endpoint paused'],
   ipNotAllowed: [4003, 'ip address not allowed'],
-  tooSlow: [4008, 'client too slow: notifications backed up'],
+  /** 1008 (policy violation): a client that does not read what it asked for. */
+  tooSlow: [1008, 'client not reading: too many bytes queued'],
 } as const satisfies Record<string, readonly [number, string]>;
 
-/** Notifications a client has not read yet beyond this close its socket rather than grow our memory. */
-const MAX_BUFFERED = 8 * 1024 * 1024;
+/**
+ * Messages of one socket being answered at once; past this its reads pause (TCP pushes back on
+ * the client) so that the answers in flight, not yet queued, stay bounded too.
+ */
+const MAX_CALLS_IN_FLIGHT = 64;
 /** A paused endpoint or an allowlist change closes sockets within this long. */
 const SWEEP_MS = 250;
 /** Price of one notification where the network's `credits.methods` has no `eth_subscription`. */
@@ -62,6 +67,8 @@ export interface WsGatewayDeps {
   onSubscriptions?: () => void;
   /** The finality cache, null retries and eth_getLogs guards, as over HTTP (calls.ts). */
   calls?: CallHandler;
+  /** Gateway workers sharing the `max_queued_bytes*` caps of endpoints and in total (each gets its share). */
+  workers?: number;
 }
 
 interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
@@ -85,16 +92,29 @@ class Connection {
   readonly opened = performance.now();
   calls = 0;
   notifications = 0;
-  constructor(ws: WebSocket, ep: EndpointState, env: Environment, ip: string) {
+  /** Messages being answered (MAX_CALLS_IN_FLIGHT). */
+  inFlight = 0;
+  /** Bytes sent and not yet written to the kernel (SendQueues). */
+  queued = 0;
+  overCap = false;
+  released = false;
+  readonly queues: SendQueues<Connection>;
+  constructor(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, queues: SendQueues<Connection>) {
     this.ws = ws;
     this.ep = ep;
     this.env = env;
     this.ip = ip;
     this.network = `${env.network.slug}-${env.slug}`;
     this.labels = networkLabels(env);
+    this.queues = queues;
   }
+  /** Sends a frame, or closes the socket (1008) when its bytes would go over a cap. */
   send(text: string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    const bytes = Buffer.byteLength(text);
+    if (!this.queues.admit(this, bytes)) return;
+    this.queues.add(this, bytes);
+    this.ws.send(text, () => this.queues.add(this, -bytes));
   }
   close([code, reason]: readonly [number, string]): void {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
@@ -119,6 +139,7 @@ export class WebSocketGateway {
   readonly #sweep: NodeJS.Timeout;
   readonly #ping: NodeJS.Timeout;
   readonly #takeRps: (ep: EndpointState, cost: number) => number | Promise<number>;
+  readonly #queues: SendQueues<Connection>;
 
   constructor(deps: WsGatewayDeps) {
     this.#d = deps;
@@ -132,6 +153,21 @@ export class WebSocketGateway {
     this.#sweep.unref();
     this.#ping = setInterval(() => this.#heartbeat(), g.ws.ping_interval_ms);
     this.#ping.unref();
+    // The endpoint and total caps are the machine's: each worker holds its share, as with the cache.
+    const workers = Math.max(1, deps.workers ?? 1);
+    this.#queues = new SendQueues<Connection>({
+      perSocket: g.ws.max_queued_bytes_per_socket,
+      perEndpoint: Math.ceil(g.ws.max_queued_bytes_per_endpoint / workers),
+      total: Math.ceil(g.ws.max_queued_bytes / workers),
+    }, (conn) => {
+      deps.metrics.rejections.inc({ ...conn.labels, reason: 'too_slow', transport: 'ws' });
+      conn.close(CLOSE.tooSlow);
+    }, (total) => deps.metrics.wsQueuedBytes.set(total));
+  }
+
+  /** Bytes queued for client sockets in this worker (see SendQueues). */
+  get queuedBytes(): number {
+    return this.#queues.total;
   }
 
   attach(server: Server): void {
@@ -238,14 +274,18 @@ export class WebSocketGateway {
   }
 
   #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string): void {
-    const conn = new Connection(ws, ep, env, ip);
+    const conn = new Connection(ws, ep, env, ip, this.#queues);
     this.#conns.add(conn);
+    this.#queues.open(conn);
     this.#d.metrics.wsSockets.inc(conn.labels);
     ws.on('pong', () => { conn.alive = true; });
     ws.on('message', (data, isBinary) => {
+      if (++conn.inFlight >= MAX_CALLS_IN_FLIGHT) ws.pause();
       this.#onMessage(conn, isBinary ? Buffer.from(data as Buffer).toString('utf8') : (data as Buffer).toString('utf8')).catch((err: unknown) => {
         this.#d.log(`gateway: websocket message failed: ${(err as Error)?.stack ?? String(err)}`);
         conn.close([1011, 'internal error']);
+      }).finally(() => {
+        if (--conn.inFlight < MAX_CALLS_IN_FLIGHT && ws.isPaused && ws.readyState === WebSocket.OPEN) ws.resume();
       });
     });
     ws.on('error', () => ws.terminate());
@@ -264,6 +304,7 @@ export class WebSocketGateway {
       }, 'websocket closed');
     }
     this.#conns.delete(conn);
+    this.#queues.release(conn);
     this.#releaseSlot(conn.ep);
     this.#d.metrics.wsSockets.dec(conn.labels);
     const hub = this.#hubs.get(conn.env.id);
@@ -278,7 +319,7 @@ export class WebSocketGateway {
     if (jsonDeeperThan(text)) return conn.send(ERROR_BODIES.tooDeep.toString());
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch {
       return conn.send(ERROR_BODIES.parse.toString());
     }
@@ -321,7 +362,7 @@ export class WebSocketGateway {
     if (remote.length > 0) {
       const text = await this.#forward(conn, remote, true);
       try {
-        const got = JSON.parse(text) as unknown;
+        const got = parseJson(text);
         if (Array.isArray(got)) answers.push(...got);
         else answers.push(got);
       } catch {
@@ -348,8 +389,8 @@ export class WebSocketGateway {
         id: subId,
         deliver: (json) => {
           if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
-          if (conn.ws.bufferedAmount > MAX_BUFFERED) return conn.close(CLOSE.tooSlow);
-          conn.ws.send(`${head}${json}}}`);
+          conn.send(`${head}${json}}}`);
+          if (conn.ws.readyState !== WebSocket.OPEN) return;
           notifications.inc();
           conn.notifications++;
           meter.record(conn.ep.id, conn.ep.accountId, 'eth_subscription', price);
@@ -428,7 +469,7 @@ export class WebSocketGateway {
       if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
       if (refused.length === 0) return text;
       try {
-        const got = JSON.parse(text) as unknown;
+        const got = parseJson(text);
         if (Array.isArray(got)) return JSON.stringify([...got, ...refused]);
       } catch { /* not JSON: the caller answers upstream failed */ }
       return text;
