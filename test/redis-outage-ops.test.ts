@@ -86,4 +86,16 @@ describe.skipIf(why)('a Redis outage, as operators watch it', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(redisLines().map((l) => l.level)).toEqual(['warn', 'info']);
   });
+
+  it('the heartbeat task runs under the supervisor: a failure is logged at error, counted, and the next run succeeds', async () => {
+    const { supervisor, metrics } = service;
+    const valueOf = async (name: string) => (await metrics.registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.task === 'heartbeat')?.value ?? 0;
+    expect(supervisor.tasks()).toContain('heartbeat');
+    const errors = await valueOf('rpcctl_background_errors_total');
+    supervisor.inject('heartbeat', new Error('injected fault in heartbeat'));
+    const injectedAt = Date.now() / 1000;
+    await until('the failure counted', async () => await valueOf('rpcctl_background_errors_total') === errors + 1);
+    expect(lines.some((l) => l.level === 'error' && l.msg.includes('injected fault in heartbeat'))).toBe(true);
+    await until('the next heartbeat', async () => await valueOf('rpcctl_background_last_success_timestamp_seconds') > injectedAt);
+  });
 });
