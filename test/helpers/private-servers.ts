@@ -40,6 +40,10 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers (a hung server, a long GC pause, a VM freeze). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -58,8 +62,14 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     await new Promise<void>((r) => { p.once('exit', () => r()); p.kill('SIGKILL'); });
   };
   await start();
+  const signal = (sig: NodeJS.Signals) => {
+    if (!proc || proc.exitCode !== null) throw new Error('the private Redis is not running');
+    proc.kill(sig);
+  };
   return {
     url: `redis://127.0.0.1:${port}`, port, kill, start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
