@@ -59,15 +59,30 @@ export function parseListen(value: string): { host: string; port: number } {
  * The metrics listener: `GET /metrics` and nothing else, apart from the public listeners, so
  * scrapers reach it on a private address and the gateway's clients never do.
  */
-export function createMetricsServer(metrics: Metrics, token: string | undefined): Server {
+/** What `/ready` reports: 200 only when every part named is true. */
+export type Readiness = () => Promise<Record<string, boolean>>;
+
+export function createMetricsServer(metrics: Metrics, token: string | undefined, readiness?: Readiness): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
       return serveMetrics(res, metrics, clientIp(req, undefined), { token, authorization: req.headers.authorization });
     }
-    const body = JSON.stringify({ ok: false, error: 'Not found: this listener serves GET /metrics only' });
-    res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    // Load balancers that probe on the operators' network ask here rather than on the public API listener.
+    if (path === '/ready' && req.method === 'GET' && readiness) {
+      void readiness().then((parts) => {
+        const ok = Object.values(parts).every(Boolean);
+        sendJson(res, ok ? 200 : 503, ok ? { ok: true } : { ok: false, error: 'Service unavailable', ...parts });
+      }, () => sendJson(res, 503, { ok: false, error: 'Service unavailable' }));
+      return;
+    }
+    sendJson(res, 404, { ok: false, error: `Not found: this listener serves GET /metrics${readiness ? ' and GET /ready' : ''} only` });
   });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }

@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
-import { Store, storeUrl } from '../store/index.js';
+import { Store, storeHealth, storeUrl } from '../store/index.js';
 import { openLimits, redisUrl, RedisLimits, RedisOutage, type Limits } from '../limits/index.js';
 import { outageReporter } from '../limits/outage.js';
 import { shareLimitsByHeartbeat } from '../limits/instances.js';
-import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen } from '../metrics/http.js';
+import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen, type Readiness } from '../metrics/http.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
@@ -129,7 +129,11 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
     });
     gatewayListening = true;
-    metricsServer = await listenMetrics(metrics, config.metrics, log);
+    const storeUp = storeHealth(() => store.ping());
+    const apiListener = apiServer;
+    metricsServer = await listenMetrics(metrics, config.metrics, log, async () => ({
+      api: apiListener.listening && !stopping, gateway: gatewayListening && !stopping, store: await storeUp(),
+    }));
   } catch (err) {
     await Promise.all([closeServer(apiServer), gateway?.close(), closeServer(metricsServer)]);
     await keyUse?.stop();
@@ -193,11 +197,11 @@ async function waitingFor<T>(log: (line: string) => void, what: string, work: Pr
  * (another instance on the machine), the service runs on with a warning; an address the
  * operator chose must be had.
  */
-async function listenMetrics(metrics: Metrics, o: Config['metrics'], log: (line: string) => void): Promise<Server | undefined> {
+async function listenMetrics(metrics: Metrics, o: Config['metrics'], log: (line: string) => void, readiness: Readiness): Promise<Server | undefined> {
   if (!o.enabled || o.listen === false) return undefined;
   const { host, port } = parseListen(o.listen ?? DEFAULT_METRICS_LISTEN);
   try {
-    return await listen(createMetricsServer(metrics, o.token), port, host, 'metrics');
+    return await listen(createMetricsServer(metrics, o.token, readiness), port, host, 'metrics');
   } catch (err) {
     if (o.listen !== undefined || !(err instanceof AddressInUseError)) throw err;
     log(`metrics: cannot listen on ${host}:${port}, the address is already in use: no metrics listener (set metrics.listen)`);
