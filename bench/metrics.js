@@ -32,7 +32,7 @@ async function hookCostUs() {
   const registry = { get: () => ep };
   const server = new EventEmitter();
   observeRequests(server, registry, gm);
-  const latency = gm.upstreamLatency.labels({ network: 'eth-mainnet', upstream: 'http://127.0.0.1:1' });
+  const latency = gm.upstreamLatency.labels({ network: 'eth', env: 'mainnet', upstream: 'http://127.0.0.1:1' });
   const req = { url: '/00000000-0000-4000-8000-000000000000' };
   const once = () => {
     const res = new EventEmitter();
@@ -56,12 +56,14 @@ async function hookCostUs() {
   return median(with_) - median(without);
 }
 
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const upstream = await startFixture('upstream.js');
 const config = (enabled) => ({
   api: { host: '127.0.0.1', port: 0 },
   gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
   limits: { api_rps_per_ip: 1_000_000, api_rpm_per_account: 1_000_000 },
-  metrics: { enabled },
+  // Scraped on the API listener with a token: no metrics listener port to find or share.
+  metrics: { enabled, listen: false, token: METRICS_TOKEN },
   networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [upstream.url] }],
     credits: { default: 20, methods: { eth_getBalance: 15 } } }],
   plans: [{ id: 1, slug: 'bench', name: 'Bench', included_credits: 1e12, rps_limit: 1_000_000_000, endpoints_limit: 10 }],
@@ -113,7 +115,7 @@ try {
   console.log(`  p99 on/off: ${(a.p99 / b.p99).toFixed(2)}x`);
   const hook = await hookCostUs();
   console.log(`  metrics work per request in isolation: ${hook.toFixed(2)} us, ${(hook / b.cpuUs * 100).toFixed(2)} % of the gateway's CPU per request with metrics off`);
-  const scrape = await fetch(`${on.gateway}/metrics`).then((r) => r.text());
+  const scrape = await fetch(`${on.api}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
   const requests = scrape.split('\n').filter((l) => l.startsWith('rpcctl_gateway_requests_total'));
   console.log(`  /metrics after the run: ${requests.join('; ')}`);
 } finally {

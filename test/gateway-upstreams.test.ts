@@ -90,6 +90,8 @@ describe('upstream selection by health, latency and lag', () => {
     expect(text).toContain(`rpcctl_upstream_up{network="eth",env="anvil",upstream="${pFast.url}"} 1`);
     expect(text).toContain(`rpcctl_chain_head{network="eth",env="anvil"} ${HEAD}`);
     expect(text).toMatch(/rpcctl_cache_entries \d+/);
+    expect(text).toMatch(/rpcctl_cache_hits_total \d+/);
+    expect(text).toContain(`rpcctl_upstream_latency_ewma_seconds{network="eth",env="anvil",upstream="${pFast.url}"} 0.`);
   });
 
   it('sends head reads to the fast up-to-date node, not the lagging or the slow one', async () => {

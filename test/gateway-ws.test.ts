@@ -302,11 +302,11 @@ describe('WebSocket through the gateway', () => {
     expect(by.eth_blockNumber).toEqual({ method: 'eth_blockNumber', requests: 2, credits: 20 });
     expect(by.eth_subscription).toEqual({ method: 'eth_subscription', requests: got, credits: 3 * got });
 
-    const metrics = await rawCall(t.gatewayUrl, 'GET', '/metrics');
+    const metrics = await rawCall(t.metricsUrl!, 'GET', '/metrics');
     expect(metrics.status).toBe(200);
-    expect(metrics.body).toMatch(/rpcctl_ws_notifications_total\{network="anvil-local"\} \d+/);
-    expect(metrics.body).toMatch(/rpcctl_ws_upstream_switches_total\{network="anvil-local"\} [1-9]/);
-    expect(metrics.body).toMatch(/rpcctl_gateway_rejections_total\{network="anvil-local",reason="paused",transport="ws"\} 1/);
+    expect(metrics.body).toMatch(/rpcctl_ws_notifications_total\{network="anvil",env="local"\} \d+/);
+    expect(metrics.body).toMatch(/rpcctl_ws_upstream_switches_total\{network="anvil",env="local"\} [1-9]/);
+    expect(metrics.body).toMatch(/rpcctl_gateway_rejections_total\{network="anvil",env="local",reason="paused",transport="ws"\} 1/);
     expect(metrics.body).not.toContain(proxy.url.split('//')[1]!.split(':')[1]! + '/');
   });
 

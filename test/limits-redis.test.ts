@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisLimits } from '../src/limits/index.js';
+import { connectRedis, RedisLimits } from '../src/limits/index.js';
 import { Metrics } from '../src/metrics/index.js';
 import { observeRedis } from '../src/serve/metrics.js';
 import { freshRedisPrefix } from './helpers/shared-stores.js';
@@ -80,11 +80,16 @@ describe.skipIf(why)('RPS windows in Redis', () => {
       // The fallback is never silent: a warning (below) and the metric.
       const scraped = await metrics.registry.metrics();
       expect(scraped).toContain('rpcctl_redis_shared{part="limits"} 0');
-      expect(Number(/rpcctl_redis_fallbacks\{part="limits"\} (\d+)/.exec(scraped)?.[1])).toBeGreaterThanOrEqual(10);
+      expect(Number(/rpcctl_redis_fallbacks_total\{part="limits"\} (\d+)/.exec(scraped)?.[1])).toBeGreaterThanOrEqual(10);
       // Never an error, never unlimited: the instance's own window of 4.
       expect(during.filter((d) => d === 0)).toHaveLength(4);
       expect(l!.fallbacks).toBeGreaterThanOrEqual(10);
       expect(log.filter((x) => x.includes('Redis unavailable'))).toHaveLength(1);
+      // With the heartbeats counting two live instances, this one takes its share: 4 / 2.
+      l!.liveInstances = 2;
+      const shared = await Promise.all(Array.from({ length: 10 }, () => w.take('ep4', 4, 1, NOW)));
+      expect(shared.filter((d) => d === 0)).toHaveLength(2);
+      l!.liveInstances = 1;
 
       await redis.start();
       const until = Date.now() + 10_000;
@@ -95,6 +100,41 @@ describe.skipIf(why)('RPS windows in Redis', () => {
       expect(l!.fallbacks).toBe(before);
       expect(log.some((x) => x.includes('Redis is back'))).toBe(true);
     } finally {
+      await l!.close();
+    }
+  });
+
+  it('Redis frozen (SIGSTOP): after one decision found it silent, the next go to memory without asking it; one asks again a second later', async () => {
+    const prefix = freshRedisPrefix();
+    const [l] = await instances(1, prefix);
+    const reader = connectRedis(redis.url);
+    reader.on('error', () => {});
+    try {
+      const w = l!.window('rps', 1000);
+      expect(await w.take('warm', 100, 1, NOW)).toBe(0);
+      redis.pause();
+      try {
+        expect(await w.take('first', 100, 1, NOW)).toBe(0); // asked Redis, no answer in 250 ms: memory
+        expect(l!.shared).toBe(false);
+        const during = await Promise.all(Array.from({ length: 20 }, () => w.take('next', 100, 1, NOW)));
+        expect(during.every((d) => d === 0)).toBe(true);
+      } finally {
+        redis.resume();
+      }
+      // What a frozen Redis was sent, it runs once thawed: the 20 went to memory only.
+      await reader.connect();
+      const window = Math.floor(NOW / 1000);
+      expect(await reader.get(`${prefix}rps:first:${window}`)).toBe('1');
+      expect(Number(await reader.get(`${prefix}rps:next:${window}`) ?? 0)).toBeLessThanOrEqual(1);
+      // A second on, one decision asks again, finds it back, and the rest follow.
+      const until = Date.now() + 10_000;
+      while (!l!.shared && Date.now() < until) {
+        await w.take('again', 100, 1, NOW);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(l!.shared).toBe(true);
+    } finally {
+      await reader.close().catch(() => reader.destroy());
       await l!.close();
     }
   });

@@ -27,7 +27,7 @@ export interface ApiServerOptions {
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
   log?: (line: string) => void;
-  /** Serves every path outside /v1, /metrics and /health (the web cabinet). */
+  /** Serves every path outside /v1, /metrics, /health and /ready (the web cabinet). */
   pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** How often key last-use times are written (default 15 s). */
   keyUseFlushMs?: number;
@@ -38,6 +38,11 @@ export interface ApiServerOptions {
   logger?: Logger;
   /** Where the per-IP and per-account windows count: memory (default) or Redis, shared by instances. */
   limits?: Limits;
+  /**
+   * Whether the rest of the instance takes traffic (the gateway listens, the service is not
+   * stopping), for `/ready`; the store is checked here. Omitted: the API alone is the instance.
+   */
+  ready?: () => boolean;
 }
 
 /** What the access log needs of a request, filled in as it is handled. */
@@ -92,19 +97,26 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       return sendError(res, 400, 'More than one Host header');
     }
 
-    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health')) {
+    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health' || path === '/ready')) {
       rl.route = '(cabinet)';
       return opts.pages(req, res);
     }
 
     if (path === '/metrics' && routeMethod === 'GET') {
       rl.route = '/metrics';
-      return serveMetrics(res, opts.metrics, ip);
+      return serveMetrics(res, opts.metrics, ip, { token: config.metrics.token, authorization: req.headers.authorization, required: true });
     }
     if (path === '/health' && routeMethod === 'GET') {
       rl.route = '/health';
       const ok = await health();
       return sendJson(res, ok ? 200 : 503, ok ? { ok: true, store: store.kind } : { ok: false, error: SERVICE_UNAVAILABLE });
+    }
+    if (path === '/ready' && routeMethod === 'GET') {
+      rl.route = '/ready';
+      // One answer for a load balancer: this listener answers, so the question is the gateway's and the store's.
+      const [storeOk, gateway] = [await health(), opts.ready ? opts.ready() : true];
+      const ok = storeOk && gateway;
+      return sendJson(res, ok ? 200 : 503, ok ? { ok: true } : { ok: false, error: SERVICE_UNAVAILABLE, store: storeOk, gateway });
     }
     if (path === '/v1/openapi.json' && routeMethod === 'GET') {
       rl.route = path;

@@ -1,5 +1,5 @@
 import { AddressInUseError, startService } from '../serve/service.js';
-import { listAccounts } from '../store/index.js';
+import { listAccounts, storeUrl } from '../store/index.js';
 import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
 import { CliError, usageError, type CliIO } from './io.js';
 import type { ServeOptions } from './serve.js';
@@ -10,6 +10,54 @@ function portOption(flag: string, value: string | undefined): number | undefined
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw usageError(`${flag} must be a port number 0-65535, got "${value}"`);
   return n;
+}
+
+/**
+ * What to run next on a service without accounts. The commands must reach the store this
+ * service uses: in PostgreSQL mode `admin` gets its `--database` (without it, admin would
+ * write a local SQLite file no instance reads), and the plan named is one the config has.
+ */
+export function firstSteps(service: { apiUrl: string; store: { kind: string; catalog: { plans: Array<{ slug: string }> } } }, opts: Pick<ServeOptions, 'dataDir' | 'config'>, databaseUrl: string | undefined): string[] {
+  const shared = service.store.kind === 'postgres' && databaseUrl !== undefined;
+  const where = [
+    opts.dataDir && !shared ? ` --data-dir ${opts.dataDir}` : '',
+    opts.config ? ` --config ${opts.config}` : '',
+    shared ? ` --database ${shellQuote(withoutPassword(databaseUrl))}` : '',
+  ].join('');
+  const plans = service.store.catalog.plans;
+  const plan = (plans.find((p) => p.slug === 'free') ?? plans[0])?.slug;
+  const base = service.apiUrl === 'http://127.0.0.1:8080' ? '' : ` --base-url ${service.apiUrl}`;
+  const out = ['No accounts yet.'];
+  if (!shared) {
+    out.push('To try everything on this machine (an account, a key and a saved profile in one step):', `  rpcctl init --local${where}${base}`);
+  }
+  if (plan === undefined) {
+    out.push('The config has no plans: add one (plans: in the config file) before creating accounts.');
+    return out;
+  }
+  out.push(
+    `${shared ? 'Create' : 'Or, as an operator, create'} an account and an API key for it (the secret is shown once):`,
+    `  rpcctl admin accounts create --plan ${plan}${where}`,
+    `  rpcctl admin keys create --account 1${where}`,
+  );
+  if (shared && databaseUrl !== withoutPassword(databaseUrl)) out.push('  (put the database password in place of ****)');
+  return out;
+}
+
+/** A database URL fit to print: the password never reaches a terminal or a log. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '****';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Runs until SIGINT/SIGTERM, then shuts down cleanly. */
@@ -34,6 +82,7 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
     configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger, overrides,
   }).catch((err: unknown) => {
     if (err instanceof AddressInUseError) {
+      if (err.part === 'metrics') throw new CliError(`port ${err.port} (metrics) on ${err.host} is already in use: stop what holds it, or choose another with metrics.listen in the config`);
       const flag = err.part === 'api' ? '--port' : '--gateway-port';
       throw new CliError(`port ${err.port} (${err.part === 'api' ? 'Public API' : 'gateway'}) on ${err.host} is already in use: stop what holds it, or choose another with ${flag} N`);
     }
@@ -50,21 +99,8 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
     `  endpoint URLs look like ${g.scheme}://${g.host_prefix}-{network}-{env}.${g.rpc_domain}/{endpoint_uuid}`,
   ];
   if (opts.dev) lines.push('  webhooks may go to loopback and private addresses: do not expose this service');
-  if ((await listAccounts(service.store)).length === 0) {
-    const where = [
-      opts.dataDir ? ` --data-dir ${opts.dataDir}` : '',
-      opts.config ? ` --config ${opts.config}` : '',
-    ].join('');
-    const base = service.apiUrl === 'http://127.0.0.1:8080' ? '' : ` --base-url ${service.apiUrl}`;
-    lines.push(
-      '',
-      'No accounts yet. To try everything on this machine (an account, a key and a saved profile in one step):',
-      `  rpcctl init --local${where}${base}`,
-      'Or, as an operator, create an account and an API key for it (the secret is shown once):',
-      `  rpcctl admin accounts create --plan free${where}`,
-      `  rpcctl admin keys create --account 1${where}`,
-    );
-  }
+  if (service.metricsUrl) lines.splice(3, 0, `  metrics   ${service.metricsUrl}/metrics`);
+  if ((await listAccounts(service.store)).length === 0) lines.push('', ...firstSteps(service, opts, storeUrl(opts.database, service.config, io.env)));
   // Handlers first, then the banner: whoever reads "ready" may signal at once, and a signal
   // that arrived before the handlers would kill the process instead of stopping it cleanly.
   let releaseLastResort = () => {};

@@ -171,10 +171,18 @@ export const configSchema = z.strictObject({
   }).default({ egress_ips: [], timeout_ms: 5000, allow_private_urls: false }),
   payments: paymentsConfigSchema,
   metrics: z.strictObject({
-    /** `GET /metrics` on both listeners and the gateway's per-request counting. */
+    /** `GET /metrics` and the gateway's per-request counting. */
     enabled: z.boolean().default(true),
-    /** Addresses that may read `/metrics` on either listener; empty: anyone who reaches it. */
+    /** Addresses that may read `/metrics`; empty: anyone who reaches it. */
     allowed_ips: z.array(address).default([]),
+    /**
+     * The metrics listener, `host:port` (port 0: any; `[::1]:9464` for IPv6); `false`: none.
+     * Omitted: 127.0.0.1:9464, and a port already taken there only costs a warning.
+     */
+    listen: z.union([z.literal(false), z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(\d{1,5})$/, 'must be host:port (e.g. 127.0.0.1:9464, [::1]:9464), or false for no metrics listener')
+      .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'the port must be 0-65535')]).optional(),
+    /** Serves `/metrics` on the API listener too, to `Authorization: Bearer <token>` (and requires it on the metrics listener). */
+    token: z.string().min(16, 'must be at least 16 characters').optional(),
   }).default({ enabled: true, allowed_ips: [] }),
   /** Multi-instance mode: a shared PostgreSQL (`postgres://...`); omitted, SQLite in the data dir. */
   store: z.strictObject({

@@ -49,6 +49,8 @@ export interface RedisCacheOptions {
   url: string;
   keyPrefix: string;
   log: (line: string) => void;
+  /** Told when Redis stops or starts answering; given, it replaces the log lines (limits/outage.ts). */
+  onOutage?: (down: boolean, reason: string) => void;
   /** How long a shared answer lives (final answers do not change; this bounds Redis memory). */
   ttlMs?: number;
   /** Answers larger than this stay in the instance's memory only. */
@@ -71,6 +73,7 @@ export class RedisCacheTier implements SharedCacheTier {
   readonly #prefix: string;
   readonly #channel: string;
   readonly #log: (line: string) => void;
+  readonly #onOutage: ((down: boolean, reason: string) => void) | undefined;
   readonly #ttlMs: number;
   readonly #maxValueBytes: number;
   /** Tells this instance's own drops apart from the others' on the channel. */
@@ -87,6 +90,7 @@ export class RedisCacheTier implements SharedCacheTier {
     this.#prefix = `${o.keyPrefix}cache:`;
     this.#channel = `${o.keyPrefix}cache-drops`;
     this.#log = o.log;
+    this.#onOutage = o.onOutage;
     this.#ttlMs = o.ttlMs ?? 3_600_000;
     this.#maxValueBytes = o.maxValueBytes ?? 1024 * 1024;
   }
@@ -201,7 +205,10 @@ export class RedisCacheTier implements SharedCacheTier {
   }
 
   #recovered(): void {
-    if (this.#degraded) this.#log('gateway cache: Redis is back; cached answers are shared again');
+    if (this.#degraded) {
+      if (this.#onOutage) this.#onOutage(false, '');
+      else this.#log('gateway cache: Redis is back; cached answers are shared again');
+    }
     this.#degraded = false;
     this.#skipReadsUntil = 0;
   }
@@ -209,6 +216,7 @@ export class RedisCacheTier implements SharedCacheTier {
   #degrade(reason: string): void {
     if (this.#degraded) return;
     this.#degraded = true;
-    this.#log(`gateway cache: Redis unavailable (${reason}); each instance serves from its own memory cache until it is back`);
+    if (this.#onOutage) this.#onOutage(true, reason);
+    else this.#log(`gateway cache: Redis unavailable (${reason}); each instance serves from its own memory cache until it is back`);
   }
 }

@@ -13,6 +13,7 @@ import type { UpstreamSnapshot } from './health.js';
 import { SharedWindows } from './rps-shared.js';
 import { GatewayWorkers } from './workers/pool.js';
 import type { ProbedWire } from './workers/protocol.js';
+import type { RedisOutage } from '../limits/outage.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
 export { priceRpc, priceRest } from './credits.js';
@@ -70,7 +71,7 @@ export interface Gateway {
  */
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; supervisor?: Supervisor } = {},
+  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; supervisor?: Supervisor; redisOutage?: RedisOutage } = {},
 ): Promise<Gateway> {
   const g = config.gateway;
   // The registry check, usage flush and probe: a failure (the store away) is logged, counted and retried.
@@ -102,6 +103,7 @@ export async function createGateway(
     log,
     onExit: (index) => {
       windows.releaseWorker(index);
+      opts.redisOutage?.forget(`worker ${index} `);
       releaseBodyBudgetThread(bodyBudget, index);
     },
     onUsage: (rows) => {
@@ -110,7 +112,7 @@ export async function createGateway(
     },
     onAccess: (obj, msg) => access?.info(obj, msg),
     health,
-    metricsText: () => metrics.text(),
+    onRedis: (index, part, down, reason) => opts.redisOutage?.report(`worker ${index} ${part}`, down, reason),
   });
   workers = pool;
   if (metrics.enabled) metrics.addThreads(() => pool.metrics());

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { requestId, type Logger } from '../log/index.js';
 import { clientIp, type IpAllowlist } from '../util/ip.js';
-import type { GatewayMetrics } from './metrics.js';
+import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels, type GatewayMetrics } from './metrics.js';
 import type { EndpointLookup } from './registry.js';
 
 /** The gateway's own refusals by HTTP status (403 is told apart by the endpoint's state). */
@@ -26,15 +26,15 @@ interface Child { inc(): void }
 export function observeRequests(server: Server, registry: EndpointLookup, m: GatewayMetrics): void {
   const children = new Map<number, { request: Child; rejection: Child | undefined }>();
 
-  function childFor(envId: number, network: string, status: number, paused: boolean): { request: Child; rejection: Child | undefined } {
+  function childFor(envId: number, labels: NetworkLabels, status: number, paused: boolean): { request: Child; rejection: Child | undefined } {
     // 403 splits by reason, the rest by status alone.
     const key = envId * 2000 + status * 2 + (paused ? 1 : 0);
     let c = children.get(key);
     if (!c) {
       const reason = status === 403 ? (paused ? 'paused' : 'ip_not_allowed') : REASONS[status];
       c = {
-        request: m.requests.labels({ network, status: String(status) }),
-        rejection: reason ? m.rejections.labels({ network, reason, transport: 'http' }) : undefined,
+        request: m.requests.labels({ ...labels, status: String(status) }),
+        rejection: reason ? m.rejections.labels({ ...labels, reason, transport: 'http' }) : undefined,
       };
       children.set(key, c);
     }
@@ -44,11 +44,11 @@ export function observeRequests(server: Server, registry: EndpointLookup, m: Gat
   function onFinish(this: ServerResponse): void {
     const req = (this as ServerResponse & { req: IncomingMessage }).req;
     const url = req.url ?? '/';
-    if (url === '/metrics' || url === '/health') return;
+    if (url === '/health') return;
     const ep = registry.get(url.slice(1, 37));
     const env = ep?.env;
     const status = this.statusCode;
-    const c = env ? childFor(env.id, `${env.network.slug}-${env.slug}`, status, ep.paused) : childFor(0, 'unknown', status, false);
+    const c = env ? childFor(env.id, networkLabels(env), status, ep.paused) : childFor(0, UNKNOWN_NETWORK, status, false);
     c.request.inc();
     if (!passedOn.has(this)) c.rejection?.inc();
   }
@@ -74,7 +74,7 @@ export function sampleAccessLog(server: Server, registry: EndpointLookup, logger
       const url = req.url ?? '/';
       const ep = registry.get(url.slice(1, 37));
       log.info({
-        req_id: id, method: req.method, route: ep ? '/{endpoint_uuid}' : url === '/health' || url === '/metrics' ? url : '(unmatched)',
+        req_id: id, method: req.method, route: ep ? '/{endpoint_uuid}' : url === '/health' ? url : '(unmatched)',
         network: ep?.env ? `${ep.env.network.slug}-${ep.env.slug}` : undefined, status: res.writableFinished ? res.statusCode : 499,
         duration_ms: Math.round((performance.now() - started) * 10) / 10, endpoint_id: ep?.id, account_id: ep?.accountId, ip: clientIp(req, trusted),
       }, 'request');

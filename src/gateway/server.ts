@@ -14,7 +14,6 @@ import type { UsageMeter } from './meter.js';
 import { passedOn } from './observe.js';
 import { relay as relayBody } from './relay.js';
 import type { Metrics } from '../metrics/index.js';
-import { serveMetrics } from '../metrics/http.js';
 import type { WindowLimiter } from '../limits/index.js';
 import { UpstreamError, type RouteHints, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
 import { routeHints, type CallHandler } from './calls.js';
@@ -100,7 +99,6 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       req.resume();
       return send(res, 400, 'badHost');
     }
-    if (url === '/metrics' && method === 'GET') return serveMetrics(res, deps.metrics, clientIp(req, trusted));
 
     const afterUuid = url.length > UUID_LENGTH ? url.charCodeAt(UUID_LENGTH + 1) : NaN;
     const uuid = url.slice(1, UUID_LENGTH + 1);

@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { rank, UpstreamHealth, type UpstreamSnapshot } from './health.js';
 import { upstreamLabel } from '../metrics/index.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics, NetworkLabels } from './metrics.js';
 
 export class UpstreamError extends Error {
   readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
@@ -83,8 +83,8 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 /** Where an upstream set reports latency and failures; labels are fixed per upstream. */
 export interface UpstreamObserver {
   metrics: GatewayMetrics;
-  /** `{network}-{env}` of an environment id. */
-  nameOf(envId: number): string;
+  /** The `network` and `env` labels of an environment id. */
+  labelsOf(envId: number): NetworkLabels;
 }
 
 type FailureReason = 'timeout' | 'connect' | 'http_5xx' | 'http_429';
@@ -97,10 +97,10 @@ export class Upstream extends UpstreamHealth {
   readonly authorization: string | undefined;
   readonly latency: { observe(seconds: number): void } | undefined;
   readonly #failed: ((reason: FailureReason) => void) | undefined;
-  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: string) {
+  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels) {
     super(url);
     if (metrics && network) {
-      const labels = { network, upstream: upstreamLabel(url) };
+      const labels = { ...network, upstream: upstreamLabel(url) };
       this.latency = metrics.upstreamLatency.labels(labels);
       this.#failed = (reason) => metrics.upstreamFailures.inc({ ...labels, reason });
     }
@@ -155,7 +155,7 @@ export class UpstreamSet {
   readonly upstreams: Upstream[];
   readonly #opts: UpstreamSetOptions;
 
-  constructor(urls: readonly string[], opts: UpstreamSetOptions, metrics?: GatewayMetrics, network?: string) {
+  constructor(urls: readonly string[], opts: UpstreamSetOptions, metrics?: GatewayMetrics, network?: NetworkLabels) {
     this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs, metrics, network));
     this.#opts = opts;
   }
@@ -285,7 +285,7 @@ export class UpstreamDirectory {
     if (!set) {
       const o = this.#observer;
       set = new UpstreamSet(urls, { ...this.#opts, maxLagBlocks: this.#maxLagFor(envId) ?? this.#opts.maxLagBlocks },
-        o?.metrics.enabled ? o.metrics : undefined, o?.nameOf(envId));
+        o?.metrics.enabled ? o.metrics : undefined, o?.labelsOf(envId));
       this.#sets.set(envId, set);
     }
     return set;

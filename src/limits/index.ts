@@ -1,4 +1,6 @@
 export { MemoryWindowLimiter, memoryLimits, type Limits, type WindowLimiter } from './window.js';
+export { LiveInstances, HEARTBEAT_MS, shareOf } from './instances.js';
+export { RedisOutage } from './outage.js';
 export { RedisLimits, openLimits, connectRedis, boundedCall, type RedisClient, type RedisLimitsOptions } from './redis.js';
 
 /** The Redis URL: `--redis`, else `$RPCCTL_REDIS_URL`, else config `redis.url`; none keeps limits in memory. */

@@ -1,6 +1,7 @@
 import { createClient } from 'redis';
 import { MemoryReplayCache, type ReplayCache } from '../api/replay.js';
 import { MemoryWindowLimiter, type Limits, type WindowLimiter } from './window.js';
+import { shareOf } from './instances.js';
 
 /**
  * Counts and decides in one atomic round trip. ARGV: cost, limit, ttl ms, and `partial` ('1':
@@ -23,6 +24,11 @@ return {cost, c}
 
 /** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
 const DECISION_TIMEOUT_MS = 250;
+/**
+ * After Redis failed or did not answer, decisions go straight to memory for this long and then
+ * one decision asks Redis again: a frozen Redis costs one request 250 ms a second, not each.
+ */
+const RETRY_AFTER_MS = 1000;
 const TIMED_OUT = Symbol('timed out');
 
 /**
@@ -60,46 +66,60 @@ export interface RedisLimitsOptions {
   url: string;
   keyPrefix: string;
   log: (line: string) => void;
+  /**
+   * Told when Redis stops or starts answering this client. Given, it replaces the log lines:
+   * the process reports one outage however many clients (threads, parts) saw it (outage.ts).
+   */
+  onOutage?: (down: boolean, reason: string) => void;
   /** How long start-up waits for the first connection before it serves on memory limits. */
   connectWaitMs?: number;
 }
 
 /**
  * Limits shared through Redis (proxyd/eRPC style fixed windows). Redis unreachable, slow or
- * failing: each decision falls back to this instance's memory windows — never an error to the
- * client and never unlimited — with one warning per outage and a counter (`fallbacks`) for
- * metrics; shared counting resumes by itself once Redis answers again.
+ * failing: each decision falls back to this instance's memory windows at its share of the
+ * limit (limit / live instances, see instances.ts) — never an error to the client and never
+ * unlimited — with one warning per outage and a counter (`fallbacks`) for metrics; shared
+ * counting resumes by itself once Redis answers again.
  */
 export class RedisLimits implements Limits {
   readonly kind = 'redis' as const;
   readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #log: (line: string) => void;
+  readonly #onOutage: ((down: boolean, reason: string) => void) | undefined;
   #sha: string | undefined;
   #degraded = false;
+  #retryAt = 0;
+  #retrying = false;
   /** Decisions taken from memory because Redis did not answer. */
   fallbacks = 0;
+  /** Instances of the fleet alive now (heartbeats); each decides its share while Redis is away. */
+  liveInstances = 1;
 
   private constructor(client: RedisClient, o: RedisLimitsOptions) {
     this.#client = client;
     this.#prefix = o.keyPrefix;
     this.#log = o.log;
+    this.#onOutage = o.onOutage;
   }
 
   static async open(o: RedisLimitsOptions): Promise<RedisLimits> {
     const client = connectRedis(o.url);
     const limits = new RedisLimits(client, o);
     client.on('error', (err: Error) => limits.#degrade(err.message));
-    client.on('ready', () => {
-      if (limits.#degraded) o.log('limits: Redis is back; rate limits are shared again');
-      limits.#degraded = false;
-    });
+    client.on('ready', () => limits.#recover());
     let timer: NodeJS.Timeout | undefined;
     const connected = client.connect().then(() => true, () => false);
     const ok = await Promise.race([connected, new Promise<false>((r) => { timer = setTimeout(() => r(false), o.connectWaitMs ?? 2000); })]);
     clearTimeout(timer);
     if (!ok) limits.#degrade('no connection at start-up');
     return limits;
+  }
+
+  /** What this instance may admit of a fleet-wide `limit` while Redis cannot count for the fleet. */
+  share(limit: number): number {
+    return shareOf(limit, this.liveInstances);
   }
 
   /** True while decisions are shared (Redis answering). */
@@ -121,11 +141,7 @@ export class RedisLimits implements Limits {
    * was there; undefined when Redis could not say (the caller falls back to its memory).
    */
   async setOnce(key: string, ttlMs: number): Promise<boolean | undefined> {
-    if (!this.#client.isReady) {
-      this.fallbacks++;
-      return undefined;
-    }
-    const reply = await this.#bounded(this.#client.set(key, '1', { NX: true, PX: ttlMs }));
+    const reply = await this.#ask(() => this.#client.set(key, '1', { NX: true, PX: ttlMs }));
     return reply === undefined ? undefined : reply === 'OK';
   }
 
@@ -139,27 +155,35 @@ export class RedisLimits implements Limits {
 
   /** @internal One atomic decision; undefined when Redis could not decide (the caller falls back). */
   async decide(key: string, cost: number, limit: number, ttlMs: number, partial = false): Promise<[taken: number, count: number] | undefined> {
-    if (!this.#client.isReady) {
+    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
+    const reply = await this.#ask(() => this.#eval(key, args));
+    return reply === undefined ? undefined : [Number(reply[0]), Number(reply[1])];
+  }
+
+  /**
+   * The command's reply, or undefined when Redis is not asked (disconnected, or failing and not
+   * yet due for a retry) or failed or did not answer in time: counted as a fallback.
+   */
+  async #ask<T>(command: () => Promise<T>): Promise<T | undefined> {
+    const retry = this.#degraded && this.#client.isReady;
+    if (!this.#client.isReady || (retry && (this.#retrying || Date.now() < this.#retryAt))) {
       this.fallbacks++;
       return undefined;
     }
-    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
-    const reply = await this.#bounded(this.#eval(key, args));
-    if (reply === undefined) return undefined;
-    if (this.#degraded && this.#client.isReady) {
-      this.#degraded = false;
-      this.#log('limits: Redis is back; rate limits are shared again');
+    if (retry) this.#retrying = true;
+    try {
+      const r = await boundedCall(command(), DECISION_TIMEOUT_MS);
+      if ('reply' in r) {
+        if (this.#degraded && this.#client.isReady) this.#recover();
+        return r.reply;
+      }
+      this.fallbacks++;
+      this.#retryAt = Date.now() + RETRY_AFTER_MS;
+      this.#degrade(r.failed);
+      return undefined;
+    } finally {
+      if (retry) this.#retrying = false;
     }
-    return [Number(reply[0]), Number(reply[1])];
-  }
-
-  /** The command's reply, or undefined when Redis failed or did not answer in time (counted as a fallback). */
-  async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
-    const r = await boundedCall(call, DECISION_TIMEOUT_MS);
-    if ('reply' in r) return r.reply;
-    this.fallbacks++;
-    this.#degrade(r.failed);
-    return undefined;
   }
 
   async #eval(key: string, args: string[]): Promise<[number, number]> {
@@ -177,7 +201,15 @@ export class RedisLimits implements Limits {
   #degrade(reason: string): void {
     if (this.#degraded) return;
     this.#degraded = true;
-    this.#log(`limits: Redis unavailable (${reason}); each instance enforces its own in-memory limits until it is back`);
+    if (this.#onOutage) this.#onOutage(true, reason);
+    else this.#log(`limits: Redis unavailable (${reason}); each instance enforces its share of the limits in memory until it is back`);
+  }
+
+  #recover(): void {
+    if (!this.#degraded) return;
+    this.#degraded = false;
+    if (this.#onOutage) this.#onOutage(false, '');
+    else this.#log('limits: Redis is back; rate limits are shared again');
   }
 }
 
@@ -202,7 +234,7 @@ class RedisWindow implements WindowLimiter {
     const wait = Math.max(1, Math.ceil(((window + 1) * this.#windowMs - now) / 1000));
     if (this.#full.get(key) === window) return wait;
     return this.#decide(key, window, limit, cost, false).then((taken) => {
-      if (taken === undefined) return this.#fallback.take(key, limit, cost, now);
+      if (taken === undefined) return this.#fallback.take(key, this.#limits.share(limit), cost, now);
       return taken > 0 ? 0 : wait;
     });
   }
@@ -210,7 +242,7 @@ class RedisWindow implements WindowLimiter {
   admit(key: string, limit: number, cost: number, now = Date.now()): number | Promise<number> {
     const window = Math.floor(now / this.#windowMs);
     if (this.#full.get(key) === window) return 0;
-    return this.#decide(key, window, limit, cost, true).then((taken) => taken ?? this.#fallback.admit(key, limit, cost, now));
+    return this.#decide(key, window, limit, cost, true).then((taken) => taken ?? this.#fallback.admit(key, this.#limits.share(limit), cost, now));
   }
 
   /** How much Redis took (undefined: it could not decide); remembers a window it saw full. */

@@ -53,12 +53,12 @@ export function createLogger(o: LoggerOptions): Logger {
  * structured logger: `part: message` becomes `{component: part, msg: message}`, and lines that
  * report a failure are warnings. New code logs through the Logger with fields instead.
  */
-export function lineLogger(logger: Logger): (line: string) => void {
+export function lineLogger(logger: Logger, fixedLevel?: 'info' | 'warn'): (line: string) => void {
   return (line: string) => {
     const m = /^([a-z][a-z-]*): ([\s\S]*)$/.exec(line);
     const component = m?.[1];
     const msg = m ? m[2]! : line;
-    const level = /\b(fail(ed|ure)?|error|crash(ed)?|cannot|lost|refused)\b/i.test(msg) ? 'warn' : 'info';
+    const level = fixedLevel ?? (/\b(fail(ed|ure)?|error|crash(ed)?|cannot|lost|refused)\b/i.test(msg) ? 'warn' : 'info');
     if (component) logger[level]({ component }, msg);
     else logger[level](msg);
   };

@@ -39,11 +39,17 @@ export class Metrics {
   constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
     this.enabled = opts.enabled ?? true;
     this.#scrapers = new IpAllowlist(opts.allowedIps ?? []);
-    if (this.enabled && opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    if (this.enabled && opts.processMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+      // Gauges named like counters (OpenMetrics would read them as counters); each is the sum
+      // over `type` of its namesake without `_total`, which stays.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(PREFIX + name);
+    }
   }
 
-  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
-    return this.#once(name, () => new Counter<L>({ name: PREFIX + name, help, labelNames, registers: [this.registry] }));
+  /** `collect`: sets the count at scrape from where it already lives (a running total kept elsewhere). */
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], collect?: (this: Counter<L>) => void): Counter<L> {
+    return this.#once(name, () => new Counter<L>({ name: PREFIX + name, help, labelNames, registers: [this.registry], ...(collect ? { collect } : {}) }));
   }
 
   gauge<L extends string = never>(name: string, help: string, opts: GaugeOptions<L> = {}): Gauge<L> {

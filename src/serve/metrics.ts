@@ -37,10 +37,10 @@ export function observeService(metrics: Metrics, store: Store, watch: AddressWat
     },
   });
   metrics.gauge('scanner_lag_blocks', 'Blocks between a network\'s head and the next block its Address Watch scanner records', {
-    labelNames: ['network'],
+    labelNames: ['network', 'env'],
     collect: (g) => {
       g.reset();
-      for (const { network, lag } of watch.scannerLags()) if (lag !== undefined) g.set({ network }, lag);
+      for (const { network, env, lag } of watch.scannerLags()) if (lag !== undefined) g.set({ network, env }, lag);
     },
   });
 }
@@ -59,8 +59,17 @@ export function observeRedis(metrics: Metrics, limits: Limits, cache: RedisCache
     labelNames: ['part'],
     collect: (g) => { for (const { part, source } of parts) g.set({ part }, source.shared ? 1 : 0); },
   });
-  metrics.gauge('redis_fallbacks', 'Decisions and reads this instance answered from memory because Redis did not, since start', {
-    labelNames: ['part'],
-    collect: (g) => { for (const { part, source } of parts) g.set({ part }, source.fallbacks); },
+  observeRedisFallbacks(metrics, parts);
+}
+
+/**
+ * The decisions and reads that memory answered because Redis did not. Every thread with a
+ * Redis client registers its own (the gateway workers decide most RPS windows); the scrape
+ * sums them into one count per part.
+ */
+export function observeRedisFallbacks(metrics: Metrics, parts: Array<{ part: string; source: { fallbacks: number } }>): void {
+  metrics.counter('redis_fallbacks_total', 'Decisions and reads this instance answered from memory because Redis did not', ['part'], function collect() {
+    this.reset();
+    for (const { part, source } of parts) this.inc({ part }, source.fallbacks);
   });
 }

@@ -1,8 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
-import { Store, storeUrl } from '../store/index.js';
-import { openLimits, redisUrl, type Limits } from '../limits/index.js';
+import { Store, storeHealth, storeUrl } from '../store/index.js';
+import { openLimits, redisUrl, RedisLimits, RedisOutage, type Limits } from '../limits/index.js';
+import { outageReporter } from '../limits/outage.js';
+import { shareLimitsByHeartbeat } from '../limits/instances.js';
+import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen, type Readiness } from '../metrics/http.js';
 import { createApiServer } from '../api/index.js';
 import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
@@ -48,9 +51,13 @@ export interface RunningService {
   keyUse: KeyUseRecorder;
   payments: Payments;
   metrics: Metrics;
+  /** `http://host:port` of the metrics listener (`/metrics`); undefined when there is none. */
+  metricsUrl: string | undefined;
   limits: Limits;
   /** Runs every background task (names in docs/operations.md); `inject` is the fault tests' hook. */
   supervisor: Supervisor;
+  /** `/ready`: the gateway listens, the service is not stopping (the store is asked by the API). */
+  ready(): boolean;
   stop(): Promise<void>;
 }
 
@@ -66,10 +73,12 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const supervisor = new Supervisor({ logger, log, metrics });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
-  const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log } : undefined);
+  // One warning per Redis outage for the process, however many of its clients notice it.
+  const outage = redis ? new RedisOutage({ warn: logger ? lineLogger(logger, 'warn') : log, info: logger ? lineLogger(logger, 'info') : log }) : undefined;
+  const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'limits') } : undefined);
   // Final answers one instance fetched serve the others; a reorg seen by one drops them everywhere.
   const sharedCache = redis && config.redis.cache_ttl_ms > 0 && config.gateway.cache_max_bytes > 0
-    ? await RedisCacheTier.open({ url: redis, keyPrefix: config.redis.key_prefix, log, ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes })
+    ? await RedisCacheTier.open({ url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes })
     : undefined;
 
   let gateway: Gateway | undefined;
@@ -79,17 +88,23 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   let gatewayPort: number | undefined;
   let keyUse: KeyUseRecorder | undefined;
   let retention: RetentionJob | undefined;
+  let metricsServer: Server | undefined;
+  let gatewayListening = false;
+  let stopping: Promise<void> | undefined;
+  let leave: (() => Promise<void>) | undefined;
   try {
     // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
     gateway = await createGateway(store, config, log, metrics, logger, {
       redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: sharedCache !== undefined } : undefined,
       supervisor,
+      redisOutage: outage,
     });
     addressWatch = await startAddressWatch({
       store, config, log, supervisor, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
     });
     observeService(metrics, store, addressWatch);
     observeRedis(metrics, limits, sharedCache);
+    if (limits instanceof RedisLimits) leave = shareLimitsByHeartbeat({ supervisor, db: store.db, instanceId: addressWatch.instanceId, limits, workers: gateway.workers });
     payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
     observePayments(metrics, store);
     const gw = gateway;
@@ -100,6 +115,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
       pages: (req, res) => cabinet!.handle(req, res),
+      ready: () => gatewayListening && !stopping,
     });
     cabinet = createCabinet({
       store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, ...opts.cabinet,
@@ -112,8 +128,14 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
       throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
     });
+    gatewayListening = true;
+    const storeUp = storeHealth(() => store.ping());
+    const apiListener = apiServer;
+    metricsServer = await listenMetrics(metrics, config.metrics, log, async () => ({
+      api: apiListener.listening && !stopping, gateway: gatewayListening && !stopping, store: await storeUp(),
+    }));
   } catch (err) {
-    await Promise.all([closeServer(apiServer), gateway?.close()]);
+    await Promise.all([closeServer(apiServer), gateway?.close(), closeServer(metricsServer)]);
     await keyUse?.stop();
     await retention?.stop();
     await payments?.stop();
@@ -130,9 +152,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const keys = keyUse!;
   const pay = payments;
 
-  let stopping: Promise<void> | undefined;
   return {
     config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits, supervisor,
+    ready: () => gatewayListening && !stopping,
+    metricsUrl: metricsServer ? urlOf(metricsServer, (metricsServer.address() as AddressInfo).address) : undefined,
     apiUrl: urlOf(apiServer, config.api.host),
     gatewayUrl: urlOfPort(gatewayPort!, config.gateway.host),
     stop() {
@@ -140,7 +163,9 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
-        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.close()]));
+        // The others stop counting this instance at once: their share grows while it drains.
+        await leave?.().catch(() => {});
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.close(), closeServer(metricsServer)]));
         await keyUse?.stop();
         await retention?.stop();
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
@@ -167,13 +192,30 @@ async function waitingFor<T>(log: (line: string) => void, what: string, work: Pr
   }
 }
 
+/**
+ * The metrics listener (`metrics.listen`). The default address is a convenience: taken there
+ * (another instance on the machine), the service runs on with a warning; an address the
+ * operator chose must be had.
+ */
+async function listenMetrics(metrics: Metrics, o: Config['metrics'], log: (line: string) => void, readiness: Readiness): Promise<Server | undefined> {
+  if (!o.enabled || o.listen === false) return undefined;
+  const { host, port } = parseListen(o.listen ?? DEFAULT_METRICS_LISTEN);
+  try {
+    return await listen(createMetricsServer(metrics, o.token, readiness), port, host, 'metrics');
+  } catch (err) {
+    if (o.listen !== undefined || !(err instanceof AddressInUseError)) throw err;
+    log(`metrics: cannot listen on ${host}:${port}, the address is already in use: no metrics listener (set metrics.listen)`);
+    return undefined;
+  }
+}
+
 /** A port another process holds; `part` says which listener wanted it, so the CLI can name its flag. */
 export class AddressInUseError extends Error {
   readonly code = 'E_ADDRESS_IN_USE';
-  readonly part: 'api' | 'gateway';
+  readonly part: 'api' | 'gateway' | 'metrics';
   readonly host: string;
   readonly port: number;
-  constructor(part: 'api' | 'gateway', host: string, port: number) {
+  constructor(part: 'api' | 'gateway' | 'metrics', host: string, port: number) {
     super(`cannot listen on ${host}:${port}: the address is already in use`);
     this.name = 'AddressInUseError';
     this.part = part;
@@ -182,7 +224,7 @@ export class AddressInUseError extends Error {
   }
 }
 
-function listen(server: Server, port: number, host: string, part: 'api' | 'gateway'): Promise<Server> {
+function listen(server: Server, port: number, host: string, part: 'api' | 'gateway' | 'metrics'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       reject(err.code === 'EADDRINUSE' ? new AddressInUseError(part, host, port) : err);

@@ -339,7 +339,21 @@ export const migrations11: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18);
+/**
+ * One row per running instance, refreshed every second: how many instances are alive, so each
+ * enforces its share of a limit while Redis cannot count for the fleet (src/limits/instances.ts).
+ */
+export const migrationsOps: Record<string, Migration> = {
+  '0021_ops_instance_heartbeats': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('instance_heartbeats')
+        .addColumn('instance_id', 'text', (c) => c.primaryKey())
+        .addColumn('seen_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

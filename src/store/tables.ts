@@ -30,6 +30,13 @@ export interface Database {
   aml_sanctions: AmlSanctionsTable;
   scanner_leases: ScannerLeasesTable;
   store_meta: StoreMetaTable;
+  instance_heartbeats: InstanceHeartbeatsTable;
+}
+
+/** An instance's last sign of life (Unix ms, its own clock): live instances share limits while Redis is away. */
+export interface InstanceHeartbeatsTable {
+  instance_id: string;
+  seen_at: number;
 }
 
 export interface StoreMetaTable {

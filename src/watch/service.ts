@@ -90,9 +90,9 @@ export class AddressWatch {
     this.registry.remove(row);
   }
 
-  /** Each scanning environment (`{network}-{env}`) with how many blocks it is behind the head. */
-  scannerLags(): Array<{ network: string; lag: number | undefined }> {
-    return [...this.#scanners.values()].map((s) => ({ network: `${s.env.network.slug}-${s.env.slug}`, lag: s.lag }));
+  /** Each scanning environment (network and environment slugs) with how many blocks it is behind the head. */
+  scannerLags(): Array<{ network: string; env: string; lag: number | undefined }> {
+    return [...this.#scanners.values()].map((s) => ({ network: s.env.network.slug, env: s.env.slug, lag: s.lag }));
   }
 
   /**

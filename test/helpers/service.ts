@@ -15,6 +15,8 @@ export interface TestService {
   store: Store;
   baseUrl: string;
   gatewayUrl: string;
+  /** The metrics listener's base URL (GET /metrics); undefined when it is off. */
+  metricsUrl: string | undefined;
   dataDir: string;
   /** Creates an account on `plan` with one key; returns a signed client for it. */
   merchant(opts?: { plan?: string; allowedIps?: string[] }): Promise<Merchant>;
@@ -38,6 +40,8 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
     // More than one gateway worker everywhere, so every behaviour test runs across workers.
     gateway: { host: '127.0.0.1', port: 0, workers: Number(process.env.RPCCTL_TEST_GATEWAY_WORKERS ?? 2), ...overrides.gateway },
     limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, webhook_tests_per_minute: 100_000, ...overrides.limits },
+    // Tests run side by side: the metrics listener takes any free port, never the default's.
+    metrics: { listen: '127.0.0.1:0', ...overrides.metrics },
   };
 }
 
@@ -72,7 +76,7 @@ export async function startTestService(
   const baseUrl = service.apiUrl;
   const clients: ApiClient[] = [];
   return {
-    service, store: service.store, baseUrl, gatewayUrl: service.gatewayUrl, dataDir,
+    service, store: service.store, baseUrl, gatewayUrl: service.gatewayUrl, metricsUrl: service.metricsUrl, dataDir,
     async merchant(opts = {}) {
       const plan = service.store.catalog.planBySlug(opts.plan ?? 'pro');
       if (!plan) throw new Error(`no plan ${opts.plan}`);

@@ -35,14 +35,15 @@ export function workerScript(): string {
 export interface PoolOptions {
   count: number;
   /** Everything of WorkerStart but what differs per worker and per start. */
-  start: () => Omit<WorkerStart, 'index' | 'workers' | 'port' | 'host'>;
+  start: () => Omit<WorkerStart, 'index' | 'workers' | 'port' | 'host' | 'liveInstances'>;
   log: (line: string) => void;
   /** A worker ended: what it held in shared memory is given back before its successor starts. */
   onExit: (index: number) => void;
   onUsage: (rows: UsageWire[]) => void;
   onAccess: (obj: Record<string, unknown>, msg: string) => void;
   health: () => Promise<boolean>;
-  metricsText: () => Promise<string>;
+  /** A worker's Redis client for `part` lost Redis (`down`) or has it back. */
+  onRedis?: (index: number, part: string, down: boolean, reason: string) => void;
 }
 
 interface Slot {
@@ -69,6 +70,7 @@ export class GatewayWorkers {
   #stopping = false;
   /** This service's hold on the port, for as long as it runs (workers started again bind under it). */
   #claim: PortClaim | undefined;
+  #liveInstances = 1;
   /** Workers started again after they died, since start. */
   restarts = 0;
 
@@ -114,7 +116,7 @@ export class GatewayWorkers {
   }
 
   #spawn(index: number): Promise<void> {
-    const start: WorkerStart = { ...this.#o.start(), index, workers: this.#o.count, port: this.#port, host: this.#host };
+    const start: WorkerStart = { ...this.#o.start(), index, workers: this.#o.count, port: this.#port, host: this.#host, liveInstances: this.#liveInstances };
     const worker = new Worker(workerScript(), { workerData: start, name: `gateway-${index}` });
     const slot: Slot = { index, worker, pending: new Map(), state: undefined, listening: false, exited: false };
     this.#slots[index] = slot;
@@ -142,14 +144,15 @@ export class GatewayWorkers {
             return this.#o.onUsage(m.rows);
           case 'log':
             return this.#o.log(m.line);
+          case 'redis':
+            return this.#o.onRedis?.(index, m.part, m.down, m.reason);
           case 'access':
             return this.#o.onAccess(m.obj, m.msg);
           case 'state':
             slot.state = m;
             return;
           case 'ask': {
-            const answer = m.what === 'health' ? this.#o.health() : this.#o.metricsText();
-            answer.catch(() => (m.what === 'health' ? false : '')).then((value) => {
+            this.#o.health().catch(() => false).then((value) => {
               this.#post(slot, { t: 'answer', seq: m.seq, value });
             });
             return;
@@ -200,6 +203,12 @@ export class GatewayWorkers {
 
   chain(views: Array<[number, { head: number; finalized: number }]>): void {
     for (const s of this.#slots) this.#post(s, { t: 'chain', views });
+  }
+
+  /** Live instances of the fleet, for the workers' share of each RPS limit while Redis is away. */
+  instances(live: number): void {
+    this.#liveInstances = live;
+    for (const s of this.#slots) this.#post(s, { t: 'instances', live });
   }
 
   probed(envs: Array<[number, ProbedWire[]]>): void {

@@ -24,6 +24,8 @@ export interface WorkerStart {
   metricsEnabled: boolean;
   /** Redis for RPS windows and the cache's shared tier, when the service has one. */
   redis: { url: string; keyPrefix: string; sharedCache: boolean } | undefined;
+  /** Live instances of the fleet (heartbeats): the RPS windows' share while Redis is away. */
+  liveInstances: number;
   accessLog: boolean;
 }
 
@@ -45,6 +47,7 @@ export type ToWorker =
   | CacheSet
   | UpstreamFailed
   | { t: 'close-sockets'; seq: number }
+  | { t: 'instances'; live: number }
   | { t: 'stop'; seq: number }
   | { t: 'answer'; seq: number; value: unknown };
 
@@ -56,10 +59,12 @@ export type FromWorker =
   | CacheSet
   | UpstreamFailed
   | { t: 'log'; line: string }
+  /** This worker's Redis client for `part` (limits, cache) lost Redis or has it back. */
+  | { t: 'redis'; part: string; down: boolean; reason: string }
   | { t: 'access'; obj: Record<string, unknown>; msg: string }
   | { t: 'state'; subscriptions: number; upstreams: Array<[number, UpstreamSnapshot[]]>; cache: CacheStats | undefined }
-  /** A question to the main thread ('health', 'metrics-text'); answered with 'answer'. */
-  | { t: 'ask'; seq: number; what: 'health' | 'metrics-text' };
+  /** A question to the main thread ('health'); answered with 'answer'. */
+  | { t: 'ask'; seq: number; what: 'health' };
 
 /** A final answer one worker cached, for the others. */
 export interface CacheSet { t: 'cache-set'; key: string; text: string; envId: number; height: number | null; hash: string | null }

@@ -9,17 +9,18 @@ import { Catalog } from '../../store/catalog.js';
 import { EndpointTable } from '../registry.js';
 import { SharedWindows } from '../rps-shared.js';
 import { UpstreamDirectory } from '../upstreams.js';
-import { ResponseCache, type ChainView, type SharedCacheTier } from '../cache.js';
+import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
 import { logsPolicies } from '../logs.js';
 import { createGatewayServer } from '../server.js';
 import { Metrics } from '../../metrics/index.js';
-import { gatewayMetrics } from '../metrics.js';
+import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK } from '../metrics.js';
 import { observeRequests, sampleAccessLog } from '../observe.js';
 import { IpAllowlist } from '../../util/ip.js';
 import { WebSocketGateway } from '../ws/server.js';
-import { openLimits, type Limits, type WindowLimiter } from '../../limits/index.js';
+import { RedisLimits, type WindowLimiter } from '../../limits/index.js';
+import { observeRedisFallbacks } from '../../serve/metrics.js';
 import type { Logger } from '../../log/index.js';
 import type { FromWorker, ToWorker, UsageWire, WorkerStart } from './protocol.js';
 
@@ -79,7 +80,7 @@ class WorkerMeter {
 
 const pendingAsks = new Map<number, (value: unknown) => void>();
 let askSeq = 0;
-function ask<T>(what: 'health' | 'metrics-text'): Promise<T> {
+function ask<T>(what: 'health'): Promise<T> {
   const seq = ++askSeq;
   return new Promise<T>((resolve) => {
     pendingAsks.set(seq, resolve as (v: unknown) => void);
@@ -102,25 +103,26 @@ async function main(): Promise<void> {
   };
   const meter = new WorkerMeter();
   const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
-  // The gateway listener's /metrics shows the whole service's, as the API listener's does.
-  metrics.text = () => ask<string>('metrics-text');
   const gm = gatewayMetrics(metrics);
-  const nameOf = (envId: number) => {
+  const labelsOf = (envId: number) => {
     const env = catalog.environment(envId);
-    return env ? `${env.network.slug}-${env.slug}` : 'unknown';
+    return env ? networkLabels(env) : UNKNOWN_NETWORK;
   };
   const upstreams = new UpstreamDirectory(
     { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
     (envId) => config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)?.max_lag_blocks,
-    { metrics: gm, nameOf },
+    { metrics: gm, labelsOf },
   );
   shareBackOffs(upstreams);
   const chain = new Map<number, ChainView>(start.chain);
-  let limits: Limits | undefined;
+  let limits: RedisLimits | undefined;
   let sharedRps: WindowLimiter | undefined;
-  let sharedCache: SharedCacheTier & { close(): Promise<void> } | undefined;
+  let sharedCache: RedisCacheTier | undefined;
+  // The main thread reports the outage once for the whole process (limits/outage.ts).
+  const onOutage = (part: string) => (down: boolean, reason: string) => post({ t: 'redis', part, down, reason });
   if (start.redis) {
-    limits = await openLimits({ url: start.redis.url, keyPrefix: start.redis.keyPrefix, log });
+    limits = await RedisLimits.open({ url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, onOutage: onOutage('limits') });
+    limits.liveInstances = start.liveInstances;
     // Redis away or slow: this machine's shared windows decide, exact across its workers.
     const here = (key: string, limit: number, cost: number) => {
       const ep = registry.byId(Number(key));
@@ -129,9 +131,11 @@ async function main(): Promise<void> {
     sharedRps = limits.window('rps', 1000, { admit: here, take: (key, limit, cost = 1) => (here(key, limit, cost) === cost ? 0 : 1) });
     if (start.redis.sharedCache) {
       sharedCache = await RedisCacheTier.open({
-        url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes,
+        url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, onOutage: onOutage('cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes,
       });
     }
+    // The decisions this thread took without Redis, summed with the main thread's at scrape.
+    observeRedisFallbacks(metrics, [{ part: 'limits', source: limits }, ...(sharedCache ? [{ part: 'cache', source: sharedCache }] : [])]);
   }
   // The memory the operator gave the cache is the machine's, split between the workers.
   const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), sharedCache) : undefined;
@@ -217,6 +221,9 @@ async function main(): Promise<void> {
         return;
       case 'cache-get':
         return reply(m.seq, cache?.get(m.key));
+      case 'instances':
+        if (limits) limits.liveInstances = m.live;
+        return;
       case 'close-sockets':
         websockets.close().then(() => reply(m.seq, true), () => reply(m.seq, true));
         return;

@@ -13,6 +13,7 @@ import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
 import { rpsWindow } from '../server.js';
 import type { WindowLimiter } from '../../limits/index.js';
+import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels } from '../metrics.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
 import { routeHints, type CallHandler } from '../calls.js';
 import { parseJson, type ParsedRpc } from '../jsonrpc.js';
@@ -82,6 +83,7 @@ class Connection {
   readonly env: Environment;
   readonly ip: string;
   readonly network: string;
+  readonly labels: NetworkLabels;
   readonly subs = new Map<string, { sub: Subscriber; feed: Feed }>();
   /** eth_subscribe calls waiting on their upstream: they count toward the per-socket limit too. */
   pendingSubs = 0;
@@ -103,6 +105,7 @@ class Connection {
     this.env = env;
     this.ip = ip;
     this.network = `${env.network.slug}-${env.slug}`;
+    this.labels = networkLabels(env);
     this.queues = queues;
   }
   /** Sends a frame, or closes the socket (1008) when its bytes would go over a cap. */
@@ -157,7 +160,7 @@ export class WebSocketGateway {
       perEndpoint: Math.ceil(g.ws.max_queued_bytes_per_endpoint / workers),
       total: Math.ceil(g.ws.max_queued_bytes / workers),
     }, (conn) => {
-      deps.metrics.rejections.inc({ network: conn.network, reason: 'too_slow', transport: 'ws' });
+      deps.metrics.rejections.inc({ ...conn.labels, reason: 'too_slow', transport: 'ws' });
       conn.close(CLOSE.tooSlow);
     }, (total) => deps.metrics.wsQueuedBytes.set(total));
   }
@@ -208,30 +211,30 @@ export class WebSocketGateway {
     const env = ep?.env;
     const m = this.#d.metrics;
     if (!ep || !env || !this.#hostMatches(req.headers.host, ep)) {
-      m.rejections.inc({ network: 'unknown', reason: 'not_found', transport: 'ws' });
+      m.rejections.inc({ ...UNKNOWN_NETWORK, reason: 'not_found', transport: 'ws' });
       return refuse(socket, 404, 'notFound');
     }
-    const network = `${env.network.slug}-${env.slug}`;
+    const labels = networkLabels(env);
     const rest = url.slice(37);
     if (!(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
-      m.rejections.inc({ network, reason: 'not_found', transport: 'ws' });
+      m.rejections.inc({ ...labels, reason: 'not_found', transport: 'ws' });
       return refuse(socket, 404, 'notFound');
     }
     if (ep.paused) {
-      m.rejections.inc({ network, reason: 'paused', transport: 'ws' });
+      m.rejections.inc({ ...labels, reason: 'paused', transport: 'ws' });
       return refuse(socket, 403, 'paused');
     }
     const ip = clientIp(req, this.#trusted);
     if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) {
-      m.rejections.inc({ network, reason: 'ip_not_allowed', transport: 'ws' });
+      m.rejections.inc({ ...labels, reason: 'ip_not_allowed', transport: 'ws' });
       return refuse(socket, 403, 'ipNotAllowed');
     }
     if (env.network.family !== 'evm') {
-      m.rejections.inc({ network, reason: 'invalid_request', transport: 'ws' });
+      m.rejections.inc({ ...labels, reason: 'invalid_request', transport: 'ws' });
       return refuse(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }
     if (!this.#acquireSlot(ep)) {
-      m.rejections.inc({ network, reason: 'too_many_sockets', transport: 'ws' });
+      m.rejections.inc({ ...labels, reason: 'too_many_sockets', transport: 'ws' });
       return refuse(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
     }
     const id = requestId(req);
@@ -274,7 +277,7 @@ export class WebSocketGateway {
     const conn = new Connection(ws, ep, env, ip, this.#queues);
     this.#conns.add(conn);
     this.#queues.open(conn);
-    this.#d.metrics.wsSockets.inc({ network: conn.network });
+    this.#d.metrics.wsSockets.inc(conn.labels);
     ws.on('pong', () => { conn.alive = true; });
     ws.on('message', (data, isBinary) => {
       if (++conn.inFlight >= MAX_CALLS_IN_FLIGHT) ws.pause();
@@ -303,7 +306,7 @@ export class WebSocketGateway {
     this.#conns.delete(conn);
     this.#queues.release(conn);
     this.#releaseSlot(conn.ep);
-    this.#d.metrics.wsSockets.dec({ network: conn.network });
+    this.#d.metrics.wsSockets.dec(conn.labels);
     const hub = this.#hubs.get(conn.env.id);
     for (const { sub, feed } of conn.subs.values()) hub?.unsubscribe(sub, feed);
     const had = conn.subs.size;
@@ -326,10 +329,10 @@ export class WebSocketGateway {
         const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
         return conn.send(JSON.stringify(rpcError(-32600, 'invalid request', id)));
       }
-      m.wsMessages.inc({ network: conn.network });
+      m.wsMessages.inc(conn.labels);
       conn.calls++;
       if (await this.#takeRps(conn.ep, 1) === 0) {
-        m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' });
+        m.rejections.inc({ ...conn.labels, reason: 'rps', transport: 'ws' });
         return conn.send(JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
       }
       const local = await this.#local(conn, value);
@@ -340,14 +343,14 @@ export class WebSocketGateway {
     if (value.length > this.#d.config.gateway.max_batch) return conn.send(ERROR_BODIES.batchTooLarge.toString());
     const calls = value.filter(isCall);
     const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, 'invalid request', typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
-    m.wsMessages.inc({ network: conn.network }, calls.length);
+    m.wsMessages.inc(conn.labels, calls.length);
     conn.calls += calls.length;
     // As over HTTP (docs/gateway.md): a batch is admitted as far as the window allows, and the
     // rest are answered in place, each with its own id.
     const admitted = calls.length > 0 ? await this.#takeRps(conn.ep, calls.length) : 0;
     const answers: unknown[] = [...rejected];
     if (admitted < calls.length) {
-      m.rejections.inc({ network: conn.network, reason: 'rps', transport: 'ws' }, calls.length - admitted);
+      m.rejections.inc({ ...conn.labels, reason: 'rps', transport: 'ws' }, calls.length - admitted);
       for (const call of calls.slice(admitted)) answers.push(rpcError(-32005, 'rps limit exceeded', call.id ?? null));
     }
     const remote: Call[] = [];
@@ -380,7 +383,7 @@ export class WebSocketGateway {
       const network = conn.env.network;
       const price = notificationPrice(network);
       const meter = this.#d.meter;
-      const notifications = this.#d.metrics.wsNotifications.labels({ network: conn.network });
+      const notifications = this.#d.metrics.wsNotifications.labels(conn.labels);
       const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${subId}","result":`;
       const sub: Subscriber = {
         id: subId,
@@ -491,7 +494,8 @@ export class WebSocketGateway {
     const urls = this.#wsUrls.get(name) ?? [];
     const g = this.#d.config.gateway;
     const m = this.#d.metrics;
-    const subscriptions = (type: string, delta: number) => m.wsSubscriptions.inc({ network: name, type }, delta);
+    const labels = networkLabels(env);
+    const subscriptions = (type: string, delta: number) => m.wsSubscriptions.inc({ ...labels, type }, delta);
     if (urls.length === 0) {
       hub = new SubscriptionHub(new PollSource(http, g.ws.poll_interval_ms), subscriptions);
     } else {
@@ -503,15 +507,15 @@ export class WebSocketGateway {
           created?.lost(feeds, reason);
         },
         upstreamFailed: (url, err) => {
-          m.upstreamFailures.inc({ network: name, upstream: upstreamLabel(url), reason: 'ws' });
+          m.upstreamFailures.inc({ ...labels, upstream: upstreamLabel(url), reason: 'ws' });
           this.#d.log(`gateway: ${name}: WebSocket upstream ${upstreamLabel(url)} failed: ${err}`);
         },
         resubscribed: (url, feeds) => {
-          m.wsResubscribes.inc({ network: name });
+          m.wsResubscribes.inc(labels);
           this.#d.log(`gateway: ${name}: ${feeds} subscription feed(s) moved to ${upstreamLabel(url)}`);
         },
         polling: (feeds) => {
-          m.wsResubscribes.inc({ network: name });
+          m.wsResubscribes.inc(labels);
           this.#d.log(`gateway: ${name}: no WebSocket upstream left; ${feeds} subscription feed(s) lost their upstream and are polled over HTTP until one is back`);
         },
       }, { timeoutMs: g.upstream_timeout_ms, pingMs: g.ws.ping_interval_ms, retryMs: g.ws.upstream_retry_ms });
