@@ -187,11 +187,11 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     return (await r.body.text()).split('\n').includes(line);
   }
 
-  /** Everything a client of either instance uses answers as it normally does. */
+  /** Everything a client of either instance uses answers as it normally does, and each says it is ready. */
   async function serviceUp(): Promise<boolean> {
     const probe = endpoints.get('probe')!.uuid;
     const up = await Promise.all(instances.map(async (i) => i.alive()
-      && await apiCall(i.api) === API_OK && await status(`${i.api}/health`) === 200
+      && await apiCall(i.api) === API_OK && await status(`${i.api}/health`) === 200 && await status(`${i.api}/ready`) === 200
       && await status(`${i.gateway}/health`) === 200 && await gatewayCall(i.gateway, probe) === SERVED));
     return up.every(Boolean);
   }
@@ -363,10 +363,10 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       const stoppedAt = Date.now();
       await pay();
       await payOrders('pg');
-      // As documented: 503 with Retry-After on the API, 503 from /health on both listeners.
+      // As documented: 503 with Retry-After on the API, 503 from /health on both listeners and from /ready.
       apiSaid503 = await msUntil(async () => {
-        const answers = await Promise.all(instances.map(async (i) => [await apiCall(i.api), await status(`${i.api}/health`), await status(`${i.gateway}/health`)]));
-        return answers.every(([api, health, gwHealth]) => api === STORE_AWAY && health === 503 && gwHealth === 503);
+        const answers = await Promise.all(instances.map(async (i) => [await apiCall(i.api), await status(`${i.api}/health`), await status(`${i.gateway}/health`), await status(`${i.api}/ready`)]));
+        return answers.every(([api, ...health]) => api === STORE_AWAY && health.every((h) => h === 503));
       }, 5000) < Infinity;
       await sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
       expectAlive('PostgreSQL stopped (10 s in)');
@@ -379,7 +379,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
         allowed: (a) => !isGateway(a) && a.answer === STORE_AWAY,
       }];
     });
-    expect.soft(apiSaid503, 'PostgreSQL stopped: the API and both /health answer 503 (API with Retry-After: 1)').toBe(true);
+    expect.soft(apiSaid503, 'PostgreSQL stopped: the API, /health on both listeners and /ready answer 503 (the API with Retry-After: 1)').toBe(true);
     await expectBackWithin('PostgreSQL stopped', back);
     expectAlive('PostgreSQL stopped');
     expectOnlyDocumentedAnswers('PostgreSQL stopped', load, windows);
