@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { request } from 'undici';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { parseConfig } from '../src/config/index.js';
 import { createAccount, createApiKey, Store, usageReport } from '../src/store/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { testConfig } from './helpers/service.js';
 import { freshRedisPrefix, freshSchema, reachable, testDatabaseUrl, testRedisUrl, type TestSchema } from './helpers/shared-stores.js';
 
@@ -18,11 +18,10 @@ const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RP
   : !(await reachable(testRedisUrl)) ? `no Redis answers at ${testRedisUrl}` : undefined;
 if (why) console.warn(`multi-instance-cluster: skipped: ${why}`);
 
-const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = 'cd'.repeat(32);
 const RPS = 10;
 
-interface Instance { proc: ResultPromise; api: string; gateway: string; id: string; out: () => string }
+type Instance = ServeProcess;
 
 /** Three real `rpcctl serve` processes on one PostgreSQL schema and one Redis key space. */
 describe.skipIf(why)('three rpcctl serve processes on one PostgreSQL and one Redis', () => {
@@ -34,23 +33,7 @@ describe.skipIf(why)('three rpcctl serve processes on one PostgreSQL and one Red
   let store: Store;
   const instances: Instance[] = [];
 
-  async function startInstance(): Promise<Instance> {
-    const dataDir = mkdtempSync(join(dir, 'i-'));
-    const proc = execa(process.execPath, [bin, 'serve', '--config', configFile, '--data-dir', dataDir, '--database', schema.url, '--redis', testRedisUrl!], {
-      reject: false, all: true, env: { RPCCTL_MASTER_KEY: MASTER_KEY, RPCCTL_DATABASE_URL: '', RPCCTL_REDIS_URL: '' },
-    });
-    let out = '';
-    return new Promise<Instance>((resolve, reject) => {
-      proc.all!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const api = /api\s+(http:\/\/\S+)/.exec(out)?.[1];
-        const gateway = /gateway\s+(http:\/\/\S+)/.exec(out)?.[1];
-        const id = /instance\s+(\S+)/.exec(out)?.[1];
-        if (api && gateway && id) resolve({ proc, api, gateway, id, out: () => out });
-      });
-      proc.once('exit', () => reject(new Error(`serve exited early:\n${out}`)));
-    });
-  }
+  const startInstance = () => startServeProcess({ configFile, dataDir: mkdtempSync(join(dir, 'i-')), database: schema.url, redis: testRedisUrl!, masterKey: MASTER_KEY });
 
   beforeAll(async () => {
     [schema, anvil, rx] = await Promise.all([freshSchema(), startAnvil(), startReceiver()]);

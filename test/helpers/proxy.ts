@@ -9,6 +9,8 @@ export interface LoopbackProxy {
   calls: string[];
   /** Delay before forwarding each request (a slow node). */
   delayMs: number;
+  /** A failing node: `hang` takes the request and never answers, `fail503` answers 503 without forwarding. */
+  fault: 'none' | 'hang' | 'fail503';
   close(): Promise<void>;
 }
 
@@ -18,7 +20,7 @@ export interface LoopbackProxy {
  */
 export async function startProxy(target: string, delayMs = 0): Promise<LoopbackProxy> {
   const t = new URL(target);
-  const state = { count: 0, delayMs, calls: [] as string[] };
+  const state = { count: 0, delayMs, calls: [] as string[], fault: 'none' as LoopbackProxy['fault'] };
   const server: Server = createServer((req, res) => {
     state.count++;
     const chunks: Buffer[] = [];
@@ -29,6 +31,11 @@ export async function startProxy(target: string, delayMs = 0): Promise<LoopbackP
         if (Array.isArray(v)) for (const e of v as Array<{ method?: string; params?: unknown }>) state.calls.push(`batch> ${e.method} ${JSON.stringify(e.params)}`);
         else state.calls.push(`${v.method} ${JSON.stringify(v.params)}`);
       } catch { state.calls.push('(not json)'); }
+      if (state.fault === 'hang') return; // the socket stays open until the client gives up or close()
+      if (state.fault === 'fail503') {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream unavailable');
+        return;
+      }
       setTimeout(() => {
         const up = httpRequest({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: { 'content-type': 'application/json' } }, (ur) => {
           res.writeHead(ur.statusCode ?? 502, { 'content-type': ur.headers['content-type'] ?? 'application/json' });
@@ -48,6 +55,8 @@ export async function startProxy(target: string, delayMs = 0): Promise<LoopbackP
     set count(v: number) { state.count = v; },
     get delayMs() { return state.delayMs; },
     set delayMs(v: number) { state.delayMs = v; },
+    get fault() { return state.fault; },
+    set fault(v: LoopbackProxy['fault']) { state.fault = v; },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }
