@@ -207,10 +207,17 @@ describe('deliveries of events orphaned by a reorg', () => {
     await drain();
     const h = await freshHeight();
     const hit = payment();
-    await record(h, [hit]);
-    const { id } = await delivery(hit.txHash);
-    // The worker has not claimed it (nobody kicked): the event leaves the chain, the row stays pending.
-    await t.store.db.updateTable('watch_events').set({ removed: 1 }).where('block_height', '=', h).execute();
+    // The new delivery's notification wakes the worker (on PostgreSQL from the store itself):
+    // held, it cannot claim the row before the event leaves the chain.
+    const release = await t.service.supervisor.hold('deliveries');
+    let id: number;
+    try {
+      await record(h, [hit]);
+      ({ id } = await delivery(hit.txHash));
+      await t.store.db.updateTable('watch_events').set({ removed: 1 }).where('block_height', '=', h).execute();
+    } finally {
+      release();
+    }
     const before = await credits();
     t.service.addressWatch.worker.kick();
     await until('the delivery to be settled', async () => (await delivery(hit.txHash)).status !== 'pending');

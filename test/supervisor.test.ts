@@ -101,3 +101,25 @@ describe('Supervisor', () => {
     expect([1, 2, 3, 4, 5, 50].map((n) => backoffMs(b, n))).toEqual([100, 200, 400, 800, 1000, 1000]);
   });
 });
+
+describe('Supervisor.hold', () => {
+  it('waits for the run in progress, keeps the next from starting until released', async () => {
+    const sup = new Supervisor();
+    let finishFirst!: () => void;
+    const events: string[] = [];
+    const first = sup.run('held', () => new Promise<void>((r) => { events.push('first started'); finishFirst = () => { events.push('first done'); r(); }; }));
+    const holding = sup.hold('held').then((release) => { events.push('held'); return release; });
+    await until(() => events.includes('first started'));
+    expect(events).toEqual(['first started']); // the hold waits for the run in progress
+    finishFirst();
+    const release = await holding;
+    const second = sup.run('held', () => { events.push('second'); });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(events).toEqual(['first started', 'first done', 'held']);
+    release();
+    expect(await second).toBe(true);
+    expect(await first).toBe(true);
+    expect(events.at(-1)).toBe('second');
+    await sup.stop();
+  });
+});

@@ -35,6 +35,10 @@ interface Task {
   /** The failure last logged, and when: a repeat of it is counted but logged once a minute. */
   lastMessage: string | undefined;
   lastLoggedAt: number;
+  /** While set, runs wait for it before starting (see `hold`). */
+  gate: Promise<void> | undefined;
+  /** The run in progress, if any. */
+  current: Promise<boolean> | undefined;
 }
 
 /** A failure that repeats itself (an upstream or the store away for hours) is logged again this often. */
@@ -126,6 +130,34 @@ export class Supervisor {
    */
   async run(name: string, step: (signal: AbortSignal) => Promise<void> | void): Promise<boolean> {
     const task = this.#task(name);
+    while (task.gate) await task.gate;
+    const attempt = this.#attempt(task, step);
+    task.current = attempt;
+    try {
+      return await attempt;
+    } finally {
+      if (task.current === attempt) task.current = undefined;
+    }
+  }
+
+  /**
+   * Holds `name`: resolves once its run in progress (if any) has finished, and no run starts
+   * until the returned release is called. The tests' hook for a state no run may see half-made.
+   */
+  async hold(name: string): Promise<() => void> {
+    const task = this.#task(name);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    task.gate = gate;
+    await task.current;
+    return () => {
+      if (task.gate === gate) task.gate = undefined;
+      release();
+    };
+  }
+
+  async #attempt(task: Task, step: (signal: AbortSignal) => Promise<void> | void): Promise<boolean> {
+    const name = task.name;
     try {
       const injected = task.injected.shift();
       if (injected) throw injected;
@@ -207,7 +239,7 @@ export class Supervisor {
   #task(name: string): Task {
     let task = this.#tasks.get(name);
     if (!task) {
-      task = { name, timer: undefined, running: undefined, now: undefined, cancelled: false, failures: 0, injected: [], lastMessage: undefined, lastLoggedAt: 0 };
+      task = { name, timer: undefined, running: undefined, now: undefined, cancelled: false, failures: 0, injected: [], lastMessage: undefined, lastLoggedAt: 0, gate: undefined, current: undefined };
       this.#tasks.set(name, task);
     }
     return task;
