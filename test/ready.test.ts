@@ -80,6 +80,8 @@ describe('GET /ready', () => {
     await waitForStatus(t.baseUrl, 503);
     expect(await ready(t.baseUrl)).toEqual({ status: 503, body: { ok: false, error: 'Service unavailable', store: false, gateway: true } });
     await waitForStatus(metricsBase, 503);
+    // The gateway serves from memory meanwhile: its own check keeps it in the gateway pool.
+    expect(await ready(service.gatewayUrl)).toEqual({ status: 200, body: { ok: true } });
     expect(await ready(metricsBase)).toEqual({ status: 503, body: { ok: false, error: 'Service unavailable', api: true, gateway: true, store: false } });
     await pg.start();
     await waitForStatus(t.baseUrl, 200);

@@ -95,6 +95,12 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       sendJson(res, storeOk ? 200 : 503, storeOk ? { ok: true } : { ok: false, error: 'Service unavailable' });
       return;
     }
+    if (url === '/ready') {
+      // The gateway pool's check: this listener takes calls. The store is left out on purpose:
+      // endpoints are in memory, so a store outage must not empty the gateway pool.
+      sendJson(res, 200, { ok: true });
+      return;
+    }
     if (hasDuplicateHost(req)) {
       req.resume();
       return send(res, 400, 'badHost');

@@ -211,7 +211,7 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
       }
     } else {
       const clash = await openOrderAt(trx, env.id, address.key);
-      if (clash) throw new PaymentError(409, `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
+      if (clash) throw addressTaken(address, clash, env);
     }
 
     // Through Address Watch's writer: the instance holding the scanner lease hears of it.
@@ -243,8 +243,16 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
     const existing = await store.db.selectFrom('payment_orders').selectAll()
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
     if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
+    // A concurrent create at the same given address won the open-address index: the same 409
+    // as when it had committed first.
+    const clash = given && await openOrderAt(store.db, env.id, given.key);
+    if (given && clash) throw addressTaken(given, clash, env);
     throw err;
   }
+}
+
+function addressTaken(address: { display: string }, clash: { order_id: string; payment_id: string }, env: Environment): PaymentError {
+  return new PaymentError(409, `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
 }
 
 /** Child index -> address on `env` for the family's key; a key that does not fit the network is the merchant's 400. */
