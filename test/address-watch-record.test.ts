@@ -87,6 +87,31 @@ describe('recording blocks', () => {
     expect(await kept()).toEqual([]);
   });
 
+  it('a lost change feed is made good by a reload that is retried until the store answers', async () => {
+    const other = await t.merchant({ plan: 'pro' });
+    const sep = t.store.catalog.environmentBySlug('eth-sepolia')!;
+    const unheard = '0x4444444444444444444444444444444444444444';
+    // Committed by another instance whose notification never arrived (the LISTEN connection was lost).
+    await t.store.db.insertInto('watched_addresses').values({
+      watch_id: 'w_unheard', account_id: other.userId, network_environment_id: sep.id, network_slug: 'eth-sepolia',
+      address: unheard, address_key: unheard, created_at: new Date().toISOString(),
+    }).execute();
+    const errors = async () => (await t.service.metrics.registry.getSingleMetric('rpcctl_background_errors_total')!.get())
+      .values.find((v) => v.labels.task === 'watch-reload')?.value ?? 0;
+    const before = await errors();
+    try {
+      expect(t.service.addressWatch.registry.lookup(sep.id, unheard)).toBeUndefined();
+      // The first read fails (the store still away): counted, and tried again rather than given up.
+      t.service.supervisor.inject('watch-reload', new Error('store still away'), 2);
+      await t.service.addressWatch.reloadWatches();
+      expect(t.service.addressWatch.registry.lookup(sep.id, unheard)?.map((w) => w.watchId)).toEqual(['w_unheard']);
+      expect(await errors()).toBe(before + 2);
+    } finally {
+      await t.store.db.deleteFrom('watched_addresses').where('watch_id', '=', 'w_unheard').execute();
+      await t.service.addressWatch.reloadWatches();
+    }
+  });
+
   it('but not while another instance has added a watch there that this one has not heard of yet', async () => {
     const other = await t.merchant({ plan: 'pro' });
     const w = (await other.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'eth-sepolia', address: ADDR }))).body;

@@ -16,6 +16,10 @@ import { Supervisor } from '../runtime/supervisor.js';
 
 /** Bringing the scanners in line with what is watched, under the supervisor. */
 export const RECONCILE_TASK = 'watch-reconcile';
+export const RELOAD_TASK = 'watch-reload';
+const RELOAD_BACKOFF = { minMs: 250, maxMs: 5000 };
+
+interface WatchChange { op: '+' | '-'; row: WatchedAddressRow }
 /** The periodic reconcile: webhook block subscriptions changed elsewhere, and a retry of one that failed. */
 const RECONCILE_MS = 5000;
 
@@ -48,6 +52,11 @@ export class AddressWatch {
   #again = false;
   #stopped = false;
   #stopping: Promise<void> | undefined;
+  #reloading: Promise<void> | undefined;
+  #reloadsWanted = 0;
+  #reloadsDone = 0;
+  /** Changes heard while a reload reads: applied again on top of what it read. */
+  #heardDuringReload: WatchChange[] | undefined;
   #unsubscribe: () => void = () => {};
   readonly #supervisor: Supervisor;
 
@@ -63,7 +72,7 @@ export class AddressWatch {
     // instance's scanners match against this registry too. Listening before the load, so an
     // add committed meanwhile is heard if not read. A lost LISTEN connection reloads
     // everything; block subscriptions (webhook settings) are re-read by a periodic reconcile.
-    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.#reloadWatches());
+    const unlisten = this.#o.store.notifications.on(CHANNELS.watches, (payload) => this.#onWatchChange(payload), () => void this.reloadWatches());
     await this.#o.store.notifications.listening();
     this.registry.load(await allWatches(this.#o.store));
     this.#unsubscribe = this.registry.onChange(() => void this.reconcile());
@@ -174,21 +183,53 @@ export class AddressWatch {
   }
 
   #onWatchChange(payload: string): void {
+    let change: WatchChange;
     try {
-      const { op, row } = JSON.parse(payload) as { op: '+' | '-'; row: WatchedAddressRow };
-      if (op === '+') this.registry.add(row);
-      else this.registry.remove(row);
+      change = JSON.parse(payload) as WatchChange;
     } catch {
-      void this.#reloadWatches();
+      void this.reloadWatches();
+      return;
     }
+    this.#apply(change);
+    // A reload's read may predate this change: it is applied again on top of what it read.
+    this.#heardDuringReload?.push(change);
   }
 
-  async #reloadWatches(): Promise<void> {
-    try {
-      this.registry.reset(await allWatches(this.#o.store));
-    } catch (err) {
-      this.#o.log(`watch: reloading watches failed: ${(err as Error).message}`);
-    }
+  #apply({ op, row }: WatchChange): void {
+    if (op === '+') this.registry.add(row);
+    else this.registry.remove(row);
+  }
+
+  /**
+   * Reads every watch again (after a lost change feed), retried under the supervisor until it
+   * succeeds: a failed reload left as it was would miss the watches added meanwhile for good.
+   */
+  reloadWatches(): Promise<void> {
+    this.#reloadsWanted++;
+    return this.#startReload();
+  }
+
+  #startReload(): Promise<void> {
+    this.#reloading ??= this.#supervisor.loop(RELOAD_TASK, async () => {
+      // A feed lost again while a read is under way needs a read that starts after it.
+      while (this.#reloadsDone < this.#reloadsWanted && !this.#stopped) {
+        const wanted = this.#reloadsWanted;
+        const heard: WatchChange[] = [];
+        this.#heardDuringReload = heard;
+        try {
+          const rows = await allWatches(this.#o.store);
+          this.registry.reset(rows);
+          for (const change of heard) this.#apply(change);
+        } finally {
+          if (this.#heardDuringReload === heard) this.#heardDuringReload = undefined;
+        }
+        this.#reloadsDone = wanted;
+      }
+    }, { backoff: RELOAD_BACKOFF }).finally(() => {
+      this.#reloading = undefined;
+      if (this.#reloadsDone < this.#reloadsWanted && !this.#stopped && !this.#supervisor.stopped) void this.#startReload();
+    });
+    return this.#reloading;
   }
 
   scannedEnvIds(): number[] {
