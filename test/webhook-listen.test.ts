@@ -31,6 +31,11 @@ describe('webhook listen core', () => {
       await m.call('PUT', '/v1/address-watch/webhook', JSON.stringify({ url: listen.url, enabled: true }));
       const id = (await m.call('POST', '/v1/address-watch/webhook/test', JSON.stringify({ type: 'block', network: 'eth' }))).body.webhook_id;
       await app.waitFor((all) => all.length === 1);
+      // The app has the request; the listener records the forward when the app's answer is back.
+      for (const end = Date.now() + 10_000; forwarded.length === 0;) {
+        expect(Date.now(), 'the forward to be recorded').toBeLessThan(end);
+        await new Promise((r) => setTimeout(r, 10));
+      }
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ webhookId: id, attempt: 1, event: { type: 'block', network: 'eth', test: true } });
       expect(forwarded).toEqual([expect.objectContaining({ webhookId: id, status: 200 })]);
