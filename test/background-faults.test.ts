@@ -106,3 +106,42 @@ describe('the gateway probe with its store gone', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('the gateway probe while its store is away', () => {
+  it('probes on the environments it last knew: the upstreams\' heads keep moving, only the store writes fail (and the round is counted)', async () => {
+    const { Store, createAccount } = await import('../src/store/index.js');
+    const { insertEndpointChecked } = await import('../src/store/endpoints.js');
+    const { parseConfig } = await import('../src/config/index.js');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const upstream = await startFakeEvmChain();
+    const dir = mkdtempSync(join(tmpdir(), 'rpcctl-probe-'));
+    const store = await Store.open({
+      dataDir: dir, syncCatalog: 'always', env: {},
+      config: parseConfig({
+        networks: [{ id: 1, slug: 'fake', name: 'Fake', family: 'evm', environments: [{ id: 1, slug: 'local', upstreams: [upstream.url] }] }],
+        plans: [{ id: 1, slug: 'p', name: 'P', included_credits: 1000, rps_limit: 10, endpoints_limit: 5 }],
+      }),
+    });
+    try {
+      const account = await createAccount(store, { planId: 1 });
+      await insertEndpointChecked(store, { accountId: account.id, name: 'e', environmentId: 1 }, () => {});
+      const views = new Map<number, { head: number; finalized: number }>();
+      const probe = new NodeProbe(store, new UpstreamDirectory({ timeoutMs: 1000, maxLagBlocks: 5, hedgeQuantile: undefined }), () => {}, { views });
+      await probe.probeAll();
+      const before = views.get(1)?.head;
+      expect(before).toBeTypeOf('number');
+
+      await store.close(); // the store goes away; the upstream's chain moves on
+      upstream.mine();
+      upstream.mine();
+      await expect(probe.probeAll()).rejects.toThrow();
+      expect(views.get(1)?.head).toBe(before! + 2);
+    } finally {
+      await store.close().catch(() => {});
+      await upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -84,7 +84,13 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
   /** Payment orders, one created through each instance before each fault and paid while it lasts. */
   const orders: Array<{ id: string; phase: string; via: string; address: Address; amountRaw: bigint }> = [];
 
-  const start = (n: number) => startServeProcess({ configFile, dataDir: dataDirs[n]!, database: pg.url, redis: redis.url, masterKey: MASTER_KEY });
+  /** Every process started, killed ones included: the output of each is searched for the last resort's lines. */
+  const started: ServeProcess[] = [];
+  const start = async (n: number) => {
+    const p = await startServeProcess({ configFile, dataDir: dataDirs[n]!, database: pg.url, redis: redis.url, masterKey: MASTER_KEY });
+    started.push(p);
+    return p;
+  };
 
   beforeAll(async () => {
     [pg, redis, anvil, rx] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), startAnvil(), startReceiver()]);
@@ -180,6 +186,12 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     const r = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
     await r.body.dump();
     return r.statusCode;
+  }
+
+  /** `/metrics` of the instance, as `<status> <body>`; the scrape may wait up to 1 s for each store-read gauge. */
+  async function scrape(i: ServeProcess): Promise<{ status: number; text: string }> {
+    const r = await request(`${i.metrics}/metrics`, { headersTimeout: 10_000, bodyTimeout: 10_000 });
+    return { status: r.statusCode, text: await r.body.text() };
   }
 
   async function metric(i: ServeProcess, line: string): Promise<boolean> {
@@ -324,6 +336,21 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     }
   }
 
+  /**
+   * src/runtime/last-resort.ts logs and serves through a stray rejection, so "alive" alone no
+   * longer proves there was none: no instance counted one, and no process ever wrote the line.
+   */
+  async function expectNothingUnhandled(phase: string): Promise<void> {
+    for (const [n, i] of instances.entries()) {
+      if (!i.alive()) continue;
+      const { status, text } = await scrape(i).catch((err: Error) => ({ status: 0, text: err.message }));
+      const counted = text.split('\n').filter((l) => l.startsWith('rpcctl_unhandled_errors_total') && !l.endsWith(' 0'));
+      expect.soft(status === 200 ? counted : [`/metrics answered ${status}: ${text.slice(0, 200)}`], `${phase}: rpcctl serve ${names[n]} counted no unhandled failure`).toEqual([]);
+    }
+    const lines = started.flatMap((p) => p.out().split('\n').filter((l) => /unhandled promise rejection|uncaught exception/.test(l)));
+    expect.soft(lines, `${phase}: no process logged an unhandled rejection or an uncaught exception`).toEqual([]);
+  }
+
   function expectOnlyDocumentedAnswers(phase: string, load: SteadyLoad, windows: FaultWindow[]): void {
     expect.soft(unexpectedAnswers(load.answers, normal, windows), `${phase}: only documented answers while it lasts, the normal ones before and after`).toEqual([]);
   }
@@ -357,6 +384,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     let returned = 0;
     let back = Infinity;
     let apiSaid503 = false;
+    let scrapedDuringOutage: string[] = [];
     const { load, windows } = await underLoad('pg', async () => {
       const from = Date.now();
       await pg.kill();
@@ -368,6 +396,11 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
         const answers = await Promise.all(instances.map(async (i) => [await apiCall(i.api), await status(`${i.api}/health`), await status(`${i.gateway}/health`), await status(`${i.api}/ready`)]));
         return answers.every(([api, ...health]) => api === STORE_AWAY && health.every((h) => h === 503));
       }, 5000) < Infinity;
+      // What operators watch must not go dark with the store: /metrics answers, usage kept in memory included.
+      scrapedDuringOutage = await Promise.all(instances.map(async (i) => {
+        const { status, text } = await scrape(i).catch((err: Error) => ({ status: 0, text: err.message }));
+        return `${status} ${text.split('\n').some((l) => l.startsWith('rpcctl_usage_pending_rows ')) ? 'with' : 'without'} rpcctl_usage_pending_rows${status === 200 ? '' : `: ${text.slice(0, 200)}`}`;
+      }));
       await sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
       expectAlive('PostgreSQL stopped (10 s in)');
       await pg.start();
@@ -380,8 +413,10 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
       }];
     });
     expect.soft(apiSaid503, 'PostgreSQL stopped: the API, /health on both listeners and /ready answer 503 (the API with Retry-After: 1)').toBe(true);
+    expect.soft(scrapedDuringOutage, 'PostgreSQL stopped: each instance\'s /metrics answers 200 while it lasts, with the usage kept in memory').toEqual(instances.map(() => '200 with rpcctl_usage_pending_rows'));
     await expectBackWithin('PostgreSQL stopped', back);
     expectAlive('PostgreSQL stopped');
+    await expectNothingUnhandled('PostgreSQL stopped');
     expectOnlyDocumentedAnswers('PostgreSQL stopped', load, windows);
     await expectExactUsage('pg', load);
     await expectWebhooksDelivered('PostgreSQL stopped', 'pg');
@@ -415,6 +450,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     });
     await expectBackWithin('Redis stopped (limits shared again)', back);
     expectAlive('Redis stopped');
+    await expectNothingUnhandled('Redis stopped');
     expectOnlyDocumentedAnswers('Redis stopped', load, windows);
     await expectExactUsage('redis-kill', load);
     await expectWebhooksDelivered('Redis stopped', 'redis-kill');
@@ -459,6 +495,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     });
     await expectBackWithin('Redis SIGSTOPped (limits shared again)', back);
     expectAlive('Redis SIGSTOPped');
+    await expectNothingUnhandled('Redis SIGSTOPped');
     expectOnlyDocumentedAnswers('Redis SIGSTOPped', load, windows);
     await expectExactUsage('redis-stop', load);
     await expectWebhooksDelivered('Redis SIGSTOPped', 'redis-stop');
@@ -496,6 +533,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     });
     await expectBackWithin('upstreams failing', back);
     expectAlive('upstreams failing');
+    await expectNothingUnhandled('upstreams failing');
     expectOnlyDocumentedAnswers('upstreams failing', load, windows);
     await expectExactUsage('upstream', load);
     await expectWebhooksDelivered('upstreams failing', 'upstream');
@@ -528,6 +566,7 @@ describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upst
     });
     await expectBackWithin(`instance ${names[victim]} restarted`, back);
     expectAlive('instance killed');
+    await expectNothingUnhandled('instance killed');
     expectOnlyDocumentedAnswers('instance killed', load, windows);
 
     const { id } = endpoints.get('kill')!;

@@ -59,6 +59,8 @@ export class NodeProbe {
   /** Shutdown cancels probes in flight instead of waiting out an upstream's timeout. */
   #abort = new AbortController();
   #stopped = false;
+  /** The environments endpoints use, as the store last said: probed on while the store is away. */
+  #inUse: number[] = [];
 
   constructor(store: Store, upstreams: UpstreamDirectory, log: (line: string) => void = () => {},
     chain: { cache?: ProbeCache; views?: Map<number, ChainView>; onRound?: (roundEnd: boolean) => void; state?: () => Map<number, UpstreamSnapshot[]>; supervisor?: Supervisor } = {}) {
@@ -87,14 +89,32 @@ export class NodeProbe {
     this.#abort = new AbortController();
   }
 
+  /**
+   * One round. The environments in use come from the store, but the store is not needed to
+   * probe them: while it is away the last list known is probed (the workers' health and heads
+   * keep moving), only the heights the API shows go unwritten, and the round fails once it is
+   * over so the supervisor logs and counts the store's failure.
+   */
   async probeAll(): Promise<void> {
     if (this.#abort.signal.aborted) return;
-    const rows = await this.#store.db.selectFrom('endpoints').select('network_environment_id').distinct().execute();
-    await Promise.all(rows.map(async ({ network_environment_id: envId }) => {
+    let storeFailure: unknown;
+    try {
+      const rows = await this.#store.db.selectFrom('endpoints').select('network_environment_id').distinct().execute();
+      this.#inUse = rows.map((r) => r.network_environment_id);
+    } catch (err) {
+      storeFailure = err;
+    }
+    await Promise.all(this.#inUse.map(async (envId) => {
       const env = this.#store.catalog.environment(envId);
       if (!env || env.upstreams.length === 0) return;
+      let result: ProbeResult;
       try {
-        const result = await this.probe(env);
+        result = await this.probe(env);
+      } catch (err) {
+        if (!this.#abort.signal.aborted) this.#log(`gateway: probe of ${env.network.slug}-${env.slug} failed: ${(err as Error).message}`);
+        return;
+      }
+      try {
         await this.#store.db.updateTable('endpoints')
           .set({ version: result.version, block_height: result.blockHeight })
           .where('network_environment_id', '=', envId)
@@ -102,13 +122,13 @@ export class NodeProbe {
         // The API's cached listings show the heights.
         announceChange(this.#store, 'endpoints');
       } catch (err) {
-        if (this.#abort.signal.aborted) return;
-        this.#log(`gateway: probe of ${env.network.slug}-${env.slug} failed: ${(err as Error).message}`);
+        storeFailure ??= err;
       }
     }));
     if (this.#abort.signal.aborted) return;
     this.#onRound(true);
     this.#writeState();
+    if (storeFailure !== undefined) throw storeFailure;
   }
 
   async probe(env: Environment): Promise<ProbeResult> {

@@ -8,6 +8,9 @@ export type { FastCounter, FastHistogram, CounterCell, HistogramCell } from './f
 /** Every metric name starts with this; docs/operations.md lists them all. */
 export const PREFIX = 'rpcctl_';
 
+/** How long a scrape waits for a gauge's `collect` before it publishes the gauge's last values. */
+export const COLLECT_TIMEOUT_MS = 1000;
+
 /** Seconds; from a fast local node (1 ms) to a slow archive query (10 s). */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -16,6 +19,9 @@ export interface GaugeOptions<L extends string> {
   /**
    * Called on every scrape to set the gauge's values: the way to publish what already lives
    * elsewhere (a queue's depth, a cursor's lag). May be async (a store query); keep it cheap.
+   * One that throws or outlasts `collectTimeoutMs` leaves the values it had set (so ask first,
+   * then set) and is counted in `rpcctl_metrics_collect_errors_total{metric}`: a dependency
+   * away must not take the whole scrape with it.
    */
   collect?: (gauge: Gauge<L>) => void | Promise<void>;
 }
@@ -35,10 +41,23 @@ export class Metrics {
   readonly #scrapers: IpAllowlist;
   readonly #made = new Map<string, unknown>();
   #threads: (() => Promise<unknown[][]>) | undefined;
+  readonly #collectTimeoutMs: number;
+  readonly #collectErrors: Counter<'metric'>;
+  /** The gauges' collects of the scrape under way. */
+  readonly #guarding = new Set<Promise<void>>();
 
-  constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[] } = {}) {
+  constructor(opts: { enabled?: boolean; processMetrics?: boolean; allowedIps?: readonly string[]; collectTimeoutMs?: number } = {}) {
     this.enabled = opts.enabled ?? true;
     this.#scrapers = new IpAllowlist(opts.allowedIps ?? []);
+    this.#collectTimeoutMs = opts.collectTimeoutMs ?? COLLECT_TIMEOUT_MS;
+    const guarding = this.#guarding;
+    this.#collectErrors = this.counter('metrics_collect_errors_total', 'Scrapes at which a gauge could not be read (its source failed or was slower than 1 s); the gauge kept its last values', ['metric'],
+      // The scrape reads every metric at once: this count waits for the gauges of the same scrape
+      // (started in the same turn, so begun once a macrotask has passed) to include their failures.
+      async function collect() {
+        await new Promise((r) => setImmediate(r));
+        await Promise.all(guarding);
+      });
     if (this.enabled && opts.processMetrics !== false) {
       collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
       // Gauges named like counters (OpenMetrics would read them as counters); each is the sum
@@ -48,16 +67,44 @@ export class Metrics {
   }
 
   /** `collect`: sets the count at scrape from where it already lives (a running total kept elsewhere). */
-  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], collect?: (this: Counter<L>) => void): Counter<L> {
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], collect?: (this: Counter<L>) => void | Promise<void>): Counter<L> {
     return this.#once(name, () => new Counter<L>({ name: PREFIX + name, help, labelNames, registers: [this.registry], ...(collect ? { collect } : {}) }));
   }
 
   gauge<L extends string = never>(name: string, help: string, opts: GaugeOptions<L> = {}): Gauge<L> {
     const collect = opts.collect;
-    return this.#once(name, () => new Gauge<L>({
-      name: PREFIX + name, help, labelNames: opts.labelNames ?? [], registers: [this.registry],
-      ...(collect ? { async collect(this: Gauge<L>) { await collect(this); } } : {}),
-    }));
+    return this.#once(name, () => {
+      const gauge: Gauge<L> = new Gauge<L>({
+        name: PREFIX + name, help, labelNames: opts.labelNames ?? [], registers: [this.registry],
+        ...(collect ? { collect: this.#guarded(PREFIX + name, () => collect(gauge)) } : {}),
+      });
+      return gauge;
+    });
+  }
+
+  /**
+   * A gauge's `collect` as the scrape calls it: it never rejects and never waits more than
+   * `collectTimeoutMs`. A run still going when the next scrape comes is waited on again rather
+   * than joined by another, so a hung store holds at most one query per gauge.
+   */
+  #guarded(metric: string, collect: () => void | Promise<void>): () => Promise<void> {
+    let running: Promise<boolean> | undefined;
+    const guarded = async () => {
+      // Settles to whether it worked: a run that fails after its scrape gave up on it rejects nothing.
+      running ??= (async () => { await collect(); })().then(() => true, () => false).finally(() => { running = undefined; });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => { timer = setTimeout(resolve, this.#collectTimeoutMs, false); });
+      try {
+        if (!await Promise.race([running, late])) this.#collectErrors.inc({ metric });
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    return () => {
+      const done = guarded();
+      this.#guarding.add(done);
+      return done.finally(() => this.#guarding.delete(done));
+    };
   }
 
   histogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets = LATENCY_BUCKETS): Histogram<L> {
