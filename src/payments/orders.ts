@@ -6,7 +6,8 @@ import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../s
 import { parseAddress } from '../watch/addresses.js';
 import { addWatchIn, SlotLimitError } from '../watch/watches.js';
 import { envIdentifier } from '../webhooks/filters.js';
-import { enqueueDelivery, WALLET_HIT_CREDITS } from '../webhooks/outbox.js';
+import { enqueueDelivery } from '../webhooks/outbox.js';
+import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
