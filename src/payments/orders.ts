@@ -12,7 +12,7 @@ import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
 import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from './derive.js';
-import type { PaymentOrdersTable, PaymentSettingsTable } from './tables.js';
+import type { PaymentOrdersTable, PaymentSettingsTable } from '../store/payment-tables.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
 export type SettingsRow = Selectable<PaymentSettingsTable>;
