@@ -4,15 +4,12 @@ import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
 import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, PlanRow } from './tables.js';
+import type { UtxoAddressFormat } from '../chains/utxo/address.js';
 
 export type NetworkFamily = 'evm' | 'stellar' | 'utxo' | 'tron';
 
-/** A UTXO chain's address prefixes (Bitcoin Core's chainparams). */
-export interface UtxoAddressFormat {
-  bech32: string | null;
-  pub_key_hash: number;
-  script_hash: number;
-}
+// Defined beside the codec that reads it (chains/ sits below the store).
+export type { UtxoAddressFormat } from '../chains/utxo/address.js';
 
 export interface Network {
   id: number;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { CHANNELS, lockFor, notifyIn, type Database, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
-import type { ParsedAddress } from './addresses.js';
+import type { ParsedAddress } from '../chains/address.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 
 export class SlotLimitError extends Error {

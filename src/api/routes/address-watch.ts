@@ -1,5 +1,6 @@
 import type { Environment, WatchedAddressRow } from '../../store/index.js';
-import { InvalidAddressError, parseAddress } from '../../watch/addresses.js';
+import { InvalidAddressError } from '../../chains/address.js';
+import { parseAddress } from '../../watch/addresses.js';
 import { latestEventId, listEvents } from '../../watch/events.js';
 import { addWatch, countWatches, deleteWatch, listWatches, presentWatch, SlotLimitError } from '../../watch/watches.js';
 import { getWebhook, presentWebhook, putWebhook } from '../../webhooks/config.js';
