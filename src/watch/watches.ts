@@ -117,6 +117,12 @@ export async function listWatches(
   return { rows, total: Number(total?.n ?? 0) };
 }
 
+/** One watched address of the account on the network: the sample of a webhook test delivery. */
+export async function sampleWatch(store: Store, accountId: number, envId: number): Promise<{ watchId: string; network: string; address: string } | undefined> {
+  const { rows } = await listWatches(store, { accountId, envId, page: 1, perPage: 1 });
+  return rows[0] && { watchId: rows[0].watch_id, network: rows[0].network_slug, address: rows[0].address };
+}
+
 export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
   return store.db.transaction().execute((trx) => deleteWatchIn(trx, watchId, accountId));
 }
