@@ -5,7 +5,7 @@ import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
 import { addWatchIn, SlotLimitError } from '../watch/watches.js';
-import { envIdentifier } from '../webhooks/filters.js';
+import { envIdentifier } from '../store/index.js';
 import { enqueueDelivery } from '../webhooks/outbox.js';
 import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';

@@ -11,6 +11,7 @@ import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from 
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
 import { watchRoutes } from '../watch/routes.js';
 import { sampleWatch } from '../watch/watches.js';
+import { recentEvents } from '../watch/events.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
@@ -127,7 +128,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       ready: () => gatewayListening && !stopping,
     });
     cabinet = createCabinet({
-      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, ...opts.cabinet,
+      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, recentEvents, ...opts.cabinet,
       sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
     });
     keyUse = api.keyUse;

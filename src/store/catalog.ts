@@ -149,3 +149,8 @@ export async function loadCatalog(db: Kysely<Database>): Promise<Catalog> {
     plans.map((p) => ({ ...p, allowed_network_slugs: JSON.parse(p.allowed_network_slugs) as string[] })),
   );
 }
+
+/** `eth` for a network's default environment, `eth-sepolia` for the others. */
+export function envIdentifier(env: Environment): string {
+  return env.network.environments[0]?.id === env.id ? env.network.slug : `${env.network.slug}-${env.slug}`;
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { keptFor, resolveEnv, retentionDays } from '../api/kit.js';
 import { badRequest, HttpError, notFound } from '../api/http.js';
-import { FixedWindowLimiter } from '../api/rate-limit.js';
+import { FixedWindowLimiter } from '../limits/rate-limit.js';
 import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
 import type { Store } from '../store/index.js';
