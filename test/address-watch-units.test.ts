@@ -1,6 +1,7 @@
 import { getAddress } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { parseEvmAddress, parseStellarAddress, toChecksumAddress } from '../src/watch/addresses.js';
+import { parseEvmAddress, toChecksumAddress } from '../src/chains/evm/address.js';
+import { parseStellarAddress } from '../src/chains/stellar/address.js';
 import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from '../src/watch/match.js';
 import { WatchRegistry } from '../src/watch/registry.js';
 import { blockedReason } from '../src/webhooks/ssrf.js';

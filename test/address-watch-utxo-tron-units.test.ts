@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
-import { InvalidAddressError } from '../src/watch/addresses.js';
+import { InvalidAddressError } from '../src/chains/address.js';
 import { WatchRegistry } from '../src/watch/registry.js';
-import { parseTronAddress } from '../src/watch/tron/address.js';
+import { parseTronAddress } from '../src/chains/tron/address.js';
 import { parseTronJson } from '../src/watch/tron/chain.js';
 import { matchTronBlock, type TronTx, type TronTxInfo } from '../src/watch/tron/match.js';
-import { parseUtxoAddress } from '../src/watch/utxo/address.js';
+import { parseUtxoAddress } from '../src/chains/utxo/address.js';
 import { parseAmounts } from '../src/watch/utxo/chain.js';
 import { matchUtxoBlock, satoshis, type UtxoTx } from '../src/watch/utxo/match.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryReplayCache } from '../src/api/replay.js';
+import { MemoryReplayCache } from '../src/limits/replay.js';
 import { InvalidPathError, normaliseRestPath } from '../src/gateway/rest-path.js';
 import { blockedReason } from '../src/webhooks/ssrf.js';
 

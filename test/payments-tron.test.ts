@@ -2,7 +2,7 @@ import { mnemonicToSeedSync } from '@scure/bip39';
 import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
-import { parseTronAddress } from '../src/watch/tron/address.js';
+import { parseTronAddress } from '../src/chains/tron/address.js';
 import { FakeTron, tronAccount, USDT } from './helpers/fake-tron.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { paymentOrders } from './helpers/payments.js';

@@ -9,7 +9,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { bitcoinAddressFormat } from '../src/config/defaults.js';
 import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from '../src/payments/derive.js';
 import type { Environment } from '../src/store/index.js';
-import { parseTronAddress } from '../src/watch/tron/address.js';
+import { parseTronAddress } from '../src/chains/tron/address.js';
 
 describe('amounts in base units, never floating point', () => {
   it('converts decimal strings exactly, including what a double gets wrong', () => {

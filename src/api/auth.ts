@@ -3,7 +3,7 @@ import { safeEqualHex } from '../client/signing.js';
 import { ChangeWatch, findActiveKey, getAccount, type AccountRow, type ActiveKey, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
 import { HttpError } from './http.js';
-import { MemoryReplayCache, type ReplayCache } from './replay.js';
+import { MemoryReplayCache, type ReplayCache } from '../limits/replay.js';
 
 export const AUTH_ERRORS = {
   missingKey: 'Missing X-Api-Key',

@@ -31,6 +31,14 @@ export interface PageContext {
   flash: string | undefined;
 }
 
+/**
+ * Address Watch's event feed, newest first (watch/events.ts `recentEvents`). Handed in by serve/
+ * so that the cabinet, below the features, imports none of them.
+ */
+export type RecentEvents = (
+  store: Store, q: { accountId: number; limit: number; before?: number },
+) => Promise<{ events: Array<Record<string, unknown>>; next_before: string | null }>;
+
 export interface CabinetCore {
   store: Store;
   config: Config;
@@ -41,6 +49,7 @@ export interface CabinetCore {
   sessions: Sessions;
   /** Counts a password check against `key` (per-minute limit); seconds to wait, or 0. */
   throttlePassword(key: string): Promise<number>;
+  recentEvents: RecentEvents;
 }
 
 export type PageHandler = (ctx: PageContext) => Promise<void>;

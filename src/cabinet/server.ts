@@ -10,7 +10,7 @@ import { getAccount, type Store } from '../store/index.js';
 import { BodyTooLargeError, readBody } from '../util/body.js';
 import { clientIp, IpAllowlist, normalizeIp, rateLimitKey } from '../util/ip.js';
 import { Assets } from './assets.js';
-import type { CabinetCore, CabinetSection, PageContext, PageRoute } from './context.js';
+import type { CabinetCore, CabinetSection, PageContext, PageRoute, RecentEvents } from './context.js';
 import { checkLogin, consumeLoginLink, loginLinkValid, loginOf } from './credentials.js';
 import { html, type Html } from './html.js';
 import { bare, BUILTIN_NAV, layout, type NavItem } from './layout.js';
@@ -33,6 +33,8 @@ export interface CabinetOptions {
   keyUse: KeyUseRecorder;
   log?: (line: string) => void;
   sessions?: Partial<SessionLimits>;
+  /** The watch page's event list, from Address Watch. */
+  recentEvents: RecentEvents;
   /** Pages added by other parts of the product (Payments). */
   sections?: CabinetSection[];
   /** Sign-in attempts per minute per client address (default 30) and per e-mail (default 10). */
@@ -126,6 +128,7 @@ export function createCabinet(opts: CabinetOptions): Cabinet {
   const core: CabinetCore = {
     store: opts.store, config: opts.config, router: opts.router, app: opts.app, assets, keyUse: opts.keyUse, sessions,
     throttlePassword: async (key) => signInLimiter.take(`pw:${key}`, perEmailLimit),
+    recentEvents: opts.recentEvents,
   };
   /** Served over https: TLS here, or a trusted proxy that says so. */
   const isSecure = (req: IncomingMessage): boolean => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from './io.js';
-import { optionsOf, type GlobalOptions } from './program.js';
+import { optionsOf, type GlobalOptions } from './globals.js';
 
 /** What every command implementation receives: streams, merged options, positional arguments. */
 export type CommandImpl<O = Record<string, unknown>> = (io: CliIO, opts: O & GlobalOptions, args: string[]) => Promise<void>;

@@ -14,7 +14,14 @@ import {
 import { readSecret } from './prompts.js';
 import { Output } from './output.js';
 import { confirmOrYes } from './prompts.js';
-import type { AdminOptions } from './admin.js';
+
+// Here rather than in admin.ts: admin.ts loads this file, so this file must not import it.
+export interface AdminOptions {
+  config?: string;
+  dataDir?: string;
+  database?: string;
+  redis?: string;
+}
 
 type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & Record<string, unknown>;
 

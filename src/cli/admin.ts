@@ -1,13 +1,8 @@
 import { Option, type Command } from 'commander';
 import type { CliIO } from './io.js';
-import { optionsOf } from './program.js';
-
-export interface AdminOptions {
-  config?: string;
-  dataDir?: string;
-  database?: string;
-  redis?: string;
-}
+import { optionsOf } from './globals.js';
+// Type-only: erased, so the run file still loads only when the command runs.
+import type { AdminOptions } from './admin-run.js';
 
 type AdminAction = (io: CliIO, opts: Record<string, unknown> & AdminOptions & { json?: boolean; color?: boolean }, args: string[]) => Promise<void>;
 

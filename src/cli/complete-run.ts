@@ -3,7 +3,7 @@ import { AddressWatchClient } from '../client/address-watch.js';
 import { clientFor, resolveCredentials } from './context.js';
 import type { CliIO } from './io.js';
 import { ProfileStore } from './profiles.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 import type { DynamicKind } from './completion-run.js';
 
 /** A shell waits for this while the user waits for the prompt: give up quickly. */

@@ -2,7 +2,7 @@ import type { ApiClient } from '../client/api-client.js';
 import { CliError, EXIT, type CliIO } from './io.js';
 import { Output } from './output.js';
 import { ProfileStore } from './profiles.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 import { VERSION } from './version.js';
 import { Spinner } from './spinner.js';
 

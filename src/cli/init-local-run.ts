@@ -6,7 +6,7 @@ import { usageError, type CliIO } from './io.js';
 import type { Output } from './output.js';
 import { checkProfileName, ProfileStore, type Profile } from './profiles.js';
 import { presentProfile } from './profile-run.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 
 export interface InitLocalOptions extends GlobalOptions {
   plan?: string;

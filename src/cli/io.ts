@@ -1,8 +1,21 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Prompter } from './prompts.js';
 
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
 export type InStream = Readable & { isTTY?: boolean };
+
+export interface Choice<T> {
+  name: string;
+  value: T;
+  description?: string;
+}
+
+/** The questions commands may ask. Tests inject scripted answers through `CliIO.prompter`. */
+export interface Prompter {
+  input(q: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
+  password(q: { message: string; validate?: (value: string) => true | string }): Promise<string>;
+  confirm(q: { message: string; default?: boolean }): Promise<boolean>;
+  select<T>(q: { message: string; choices: Array<Choice<T>>; default?: T }): Promise<T>;
+}
 
 /** The streams and environment a command runs against; tests inject their own. */
 export interface CliIO {

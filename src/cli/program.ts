@@ -5,20 +5,6 @@ import { VERSION } from './version.js';
 
 export { VERSION };
 
-/** Options every command accepts. */
-export interface GlobalOptions {
-  json?: boolean;
-  color?: boolean;
-  /** Use this saved profile (see context.ts for the precedence). */
-  profile?: string;
-  /** Public API base URL for this run. */
-  baseUrl?: string;
-  /** jq filter for the JSON output; implies --json. */
-  jq?: string;
-  /** Seconds one Public API call may take, retries included. */
-  timeout?: string;
-}
-
 type Register = (program: Command, io: CliIO) => void;
 
 export interface CommandGroup {
@@ -162,9 +148,4 @@ function exitCodeFor(err: unknown, io: CliIO): number {
   io.stderr.write(`error: ${e?.message ?? String(err)}\n`);
   if (io.env.RPCCTL_DEBUG) io.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   return EXIT.error;
-}
-
-/** The merged global and command options of an action. */
-export function optionsOf<T>(cmd: Command): T & GlobalOptions {
-  return cmd.optsWithGlobals() as T & GlobalOptions;
 }

@@ -1,20 +1,9 @@
 import { Writable } from 'node:stream';
-import { CliError, EXIT, usageError, type CliIO, type InStream } from './io.js';
+import { CliError, EXIT, usageError, type Choice, type CliIO, type InStream, type Prompter } from './io.js';
 import { readAll } from './stdin.js';
 
-export interface Choice<T> {
-  name: string;
-  value: T;
-  description?: string;
-}
-
-/** The questions commands may ask. Tests inject scripted answers through `CliIO.prompter`. */
-export interface Prompter {
-  input(q: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
-  password(q: { message: string; validate?: (value: string) => true | string }): Promise<string>;
-  confirm(q: { message: string; default?: boolean }): Promise<boolean>;
-  select<T>(q: { message: string; choices: Array<Choice<T>>; default?: T }): Promise<T>;
-}
+// The prompt types live in io.ts (CliIO carries a Prompter), so io.ts needs nothing from here.
+export type { Choice, Prompter } from './io.js';
 
 /** Prompts need a person at both ends: stdin to answer and stdout to see the question. */
 export function canPrompt(io: CliIO): boolean {

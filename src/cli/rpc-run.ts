@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import type { CommandImpl } from './action.js';
 import { envValue, withApi } from './context.js';
 import { ProfileStore } from './profiles.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 import { resolveEndpoint } from './endpoint-ref.js';
 import { CliError, EXIT, usageError, type CliIO } from './io.js';
 import { Output } from './output.js';

@@ -2,8 +2,21 @@ import { AddressInUseError, startService } from '../serve/service.js';
 import { listAccounts, storeUrl } from '../store/index.js';
 import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
 import { CliError, usageError, type CliIO } from './io.js';
-import type { ServeOptions } from './serve.js';
 import { lastResort } from '../runtime/last-resort.js';
+
+// Here rather than in serve.ts: serve.ts loads this file, so this file must not import it.
+export interface ServeOptions {
+  config?: string;
+  dataDir?: string;
+  host?: string;
+  port?: string;
+  gatewayPort?: string;
+  dev?: boolean;
+  database?: string;
+  redis?: string;
+  logFormat?: string;
+  logLevel?: string;
+}
 
 function portOption(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

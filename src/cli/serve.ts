@@ -1,19 +1,8 @@
 import type { Command } from 'commander';
 import type { CliIO } from './io.js';
-import { optionsOf } from './program.js';
-
-export interface ServeOptions {
-  config?: string;
-  dataDir?: string;
-  host?: string;
-  port?: string;
-  gatewayPort?: string;
-  dev?: boolean;
-  database?: string;
-  redis?: string;
-  logFormat?: string;
-  logLevel?: string;
-}
+import { optionsOf } from './globals.js';
+// Type-only: erased, so the run file still loads only when the command runs.
+import type { ServeOptions } from './serve-run.js';
 
 export function registerServe(program: Command, io: CliIO): void {
   program.command('serve')

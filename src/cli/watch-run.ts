@@ -4,7 +4,7 @@ import type { CommandImpl } from './action.js';
 import { withApi, type ApiContext } from './context.js';
 import { interruptOf, sleep } from './interrupt.js';
 import { CliError, usageError, type CliIO } from './io.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 import { confirmOrYes, prompterFor } from './prompts.js';
 import { printEvent } from './watch-view.js';
 

@@ -3,7 +3,7 @@ import type { CommandImpl } from './action.js';
 import { envValue } from './context.js';
 import { aborted, interruptOf } from './interrupt.js';
 import { CliError, usageError, type CliIO } from './io.js';
-import type { GlobalOptions } from './program.js';
+import type { GlobalOptions } from './globals.js';
 import { Output } from './output.js';
 import { ProfileStore, secretHint } from './profiles.js';
 import { readSecret } from './prompts.js';

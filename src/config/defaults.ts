@@ -40,7 +40,7 @@ export const bitcoinCredits = {
 export function defaultCredits(family: NetworkConfig['family']): NetworkConfig['credits'] {
   if (family === 'evm') return { default: evmCredits.default, methods: { ...evmCredits.methods } };
   if (family === 'utxo') return { default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } };
-  // REST families (Horizon, the Tron HTTP API): their built-in route tables in gateway/credits.ts.
+  // REST families (Horizon, the Tron HTTP API): their built-in route tables in pricing/credits.ts.
   return { default: 20, methods: {} };
 }
 

@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
 import { bitcoinAddressFormat, defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
-import { parseTronAddress } from '../watch/tron/address.js';
+import { parseTronAddress } from '../chains/tron/address.js';
 
 export class ConfigError extends Error {
   readonly code = 'E_CONFIG';

@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
+import { paymentsConfigSchema, tokenSchema } from './payments.js';
 
 const port = z.number().int().min(0).max(65535);
 const address = z.string().refine(isValidIp, { message: 'must be an IPv4 or IPv6 address (no ranges)' });
-import { paymentsConfigSchema, tokenSchema } from '../payments/config.js';
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'lowercase letters, digits and underscores, starting with a letter or digit').max(40);
 

@@ -16,7 +16,7 @@ import type { ProbedWire } from './workers/protocol.js';
 import type { RedisOutage } from '../limits/outage.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
-export { priceRpc, priceRest } from './credits.js';
+export { priceRpc, priceRest } from '../pricing/credits.js';
 export { RPC_ERRORS } from './errors.js';
 export { RedisCacheTier, type RedisCacheOptions } from './cache-redis.js';
 export type { EndpointRegistry, EndpointState } from './registry.js';

@@ -8,7 +8,7 @@ import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from './errors.
 import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-path.js';
 import { asId, refusalBody } from './refusals.js';
 import { parseJson, parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
-import { priceRest, priceRpc, usageMethodName } from './credits.js';
+import { priceRest, priceRpc, usageMethodName } from '../pricing/credits.js';
 import type { EndpointLookup, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import { passedOn } from './observe.js';

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/tables.js';
 import type { Supervisor } from '../runtime/supervisor.js';
-import type { RedisLimits } from './redis.js';
 
 export interface LiveInstancesOptions {
   db: Kysely<Database>;
@@ -73,7 +72,10 @@ export function shareOf(limit: number, live: number): number {
  * RPS windows (theirs; they never touch the store). Returns what a clean stop calls.
  */
 export function shareLimitsByHeartbeat(o: {
-  supervisor: Supervisor; db: Kysely<Database>; instanceId: string; limits: RedisLimits; workers: { instances(live: number): void };
+  supervisor: Supervisor; db: Kysely<Database>; instanceId: string;
+  /** RedisLimits, named by the one field set here: redis.ts imports this file for shareOf. */
+  limits: { liveInstances: number };
+  workers: { instances(live: number): void };
 }): () => Promise<void> {
   const live = new LiveInstances({
     db: o.db, instanceId: o.instanceId,

@@ -1,5 +1,5 @@
 import { createClient } from 'redis';
-import { MemoryReplayCache, type ReplayCache } from '../api/replay.js';
+import { MemoryReplayCache, type ReplayCache } from './replay.js';
 import { MemoryWindowLimiter, type Limits, type WindowLimiter } from './window.js';
 import { shareOf } from './instances.js';
 

@@ -1,5 +1,5 @@
-import { FixedWindowLimiter } from '../api/rate-limit.js';
-import { MemoryReplayCache, type ReplayCache } from '../api/replay.js';
+import { FixedWindowLimiter } from './rate-limit.js';
+import { MemoryReplayCache, type ReplayCache } from './replay.js';
 
 /**
  * A fixed-window counter: `take` counts `cost` against `key` in the current window (windows

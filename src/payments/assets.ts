@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
-import { toChecksumAddress } from '../watch/addresses.js';
-import { parseTronAddress } from '../watch/tron/address.js';
+import { toChecksumAddress } from '../chains/evm/address.js';
+import { parseTronAddress } from '../chains/tron/address.js';
 
 export interface Asset {
   /** `native`, an EVM contract (EIP-55), a Tron TRC-20 contract (`T…`) or a Stellar `CODE:ISSUER`. */

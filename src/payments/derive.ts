@@ -3,8 +3,8 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { HDKey } from '@scure/bip32';
 import { p2pkh, p2sh, p2wpkh } from '@scure/btc-signer';
 import type { Environment, UtxoAddressFormat } from '../store/index.js';
-import { toChecksumAddress } from '../watch/addresses.js';
-import { parseTronAddress } from '../watch/tron/address.js';
+import { toChecksumAddress } from '../chains/evm/address.js';
+import { parseTronAddress } from '../chains/tron/address.js';
 
 export class XpubError extends Error {
   readonly code = 'E_XPUB';

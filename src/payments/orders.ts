@@ -5,13 +5,14 @@ import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
 import { addWatchIn, SlotLimitError } from '../watch/watches.js';
-import { envIdentifier } from '../webhooks/filters.js';
-import { enqueueDelivery, WALLET_HIT_CREDITS } from '../webhooks/outbox.js';
+import { envIdentifier } from '../store/index.js';
+import { enqueueDelivery } from '../webhooks/outbox.js';
+import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
 import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from './derive.js';
-import type { PaymentOrdersTable, PaymentSettingsTable } from './tables.js';
+import type { PaymentOrdersTable, PaymentSettingsTable } from '../store/payment-tables.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
 export type SettingsRow = Selectable<PaymentSettingsTable>;

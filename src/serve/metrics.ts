@@ -2,6 +2,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
 import { RedisLimits, type Limits } from '../limits/index.js';
+import { observeRedisFallbacks } from '../metrics/redis.js';
 import type { RedisCacheTier } from '../gateway/index.js';
 
 /** Store query time, for `Store.open({ onQuery })`. */
@@ -60,16 +61,4 @@ export function observeRedis(metrics: Metrics, limits: Limits, cache: RedisCache
     collect: (g) => { for (const { part, source } of parts) g.set({ part }, source.shared ? 1 : 0); },
   });
   observeRedisFallbacks(metrics, parts);
-}
-
-/**
- * The decisions and reads that memory answered because Redis did not. Every thread with a
- * Redis client registers its own (the gateway workers decide most RPS windows); the scrape
- * sums them into one count per part.
- */
-export function observeRedisFallbacks(metrics: Metrics, parts: Array<{ part: string; source: { fallbacks: number } }>): void {
-  metrics.counter('redis_fallbacks_total', 'Decisions and reads this instance answered from memory because Redis did not', ['part'], function collect() {
-    this.reset();
-    for (const { part, source } of parts) this.inc({ part }, source.fallbacks);
-  });
 }

@@ -9,6 +9,10 @@ import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen, type Readines
 import { createApiServer } from '../api/index.js';
 import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
+import { watchRoutes } from '../watch/routes.js';
+import { sampleWatch } from '../watch/watches.js';
+import { recentEvents } from '../watch/events.js';
+import { webhookRoutes } from '../webhooks/routes.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
@@ -108,17 +112,23 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
     observePayments(metrics, store);
     const gw = gateway;
+    const watching = addressWatch;
     let cabinet: Cabinet | undefined;
     const api = createApiServer({
       store, config, log, metrics, logger, limits, supervisor,
-      routes: [...addressWatch.routes, ...payments.routes],
+      // Order kept from when Address Watch built its routes: the OpenAPI document lists them so.
+      routes: [
+        ...watchRoutes(watching),
+        ...webhookRoutes({ worker: watching.worker, reconcile: () => watching.reconcile(), sampleWatch }),
+        ...payments.routes,
+      ],
       // Pause and allowlist changes reach the gateway before the API answers.
       onEndpointChanged: (id) => gw.registry.refresh(id),
       pages: (req, res) => cabinet!.handle(req, res),
       ready: () => gatewayListening && !stopping,
     });
     cabinet = createCabinet({
-      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, ...opts.cabinet,
+      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, recentEvents, ...opts.cabinet,
       sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
     });
     keyUse = api.keyUse;

@@ -4,15 +4,12 @@ import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
 import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, PlanRow } from './tables.js';
+import type { UtxoAddressFormat } from '../chains/utxo/address.js';
 
 export type NetworkFamily = 'evm' | 'stellar' | 'utxo' | 'tron';
 
-/** A UTXO chain's address prefixes (Bitcoin Core's chainparams). */
-export interface UtxoAddressFormat {
-  bech32: string | null;
-  pub_key_hash: number;
-  script_hash: number;
-}
+// Defined beside the codec that reads it (chains/ sits below the store).
+export type { UtxoAddressFormat } from '../chains/utxo/address.js';
 
 export interface Network {
   id: number;
@@ -151,4 +148,9 @@ export async function loadCatalog(db: Kysely<Database>): Promise<Catalog> {
     networks.filter((n) => n.environments.length > 0),
     plans.map((p) => ({ ...p, allowed_network_slugs: JSON.parse(p.allowed_network_slugs) as string[] })),
   );
+}
+
+/** `eth` for a network's default environment, `eth-sepolia` for the others. */
+export function envIdentifier(env: Environment): string {
+  return env.network.environments[0]?.id === env.id ? env.network.slug : `${env.network.slug}-${env.slug}`;
 }

@@ -1,6 +1,6 @@
 export { Store, storeUrl } from './store.js';
 export type { OpenStoreOptions } from './store.js';
-export { Catalog, syncCatalog, loadCatalog } from './catalog.js';
+export { Catalog, syncCatalog, loadCatalog, envIdentifier } from './catalog.js';
 export type { Network, Environment, Plan, NetworkFamily, UtxoAddressFormat } from './catalog.js';
 export * from './accounts.js';
 export * from './keys.js';

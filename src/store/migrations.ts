@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import { storeKindOf } from './dialect.js';
-import { paymentsMigration } from '../payments/migration.js';
+import { paymentsMigration } from './payments-migration.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit one that has shipped:

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { WebhookAttempt } from '../client/address-watch.js';
+import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from './payment-tables.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
 export interface Database {
@@ -257,8 +258,8 @@ export interface CabinetLoginLinksTable {
   expires_at: number;
   used_at: number | null;
 }
-export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
-import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from '../payments/tables.js';
+// The payments tables live in their own file of the store (one Database interface, one owner).
+export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from './payment-tables.js';
 
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;

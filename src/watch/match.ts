@@ -1,4 +1,4 @@
-import { toChecksumAddress } from './addresses.js';
+import { toChecksumAddress } from '../chains/evm/address.js';
 import type { WatchRef, WatchRegistry } from './registry.js';
 
 /** keccak256("Transfer(address,address,uint256)") */

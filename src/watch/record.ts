@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Catalog, Database, Environment, Store } from '../store/index.js';
 import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
-import { envIdentifier, filtersSelect } from '../webhooks/filters.js';
+import { envIdentifier } from '../store/index.js';
+import { filtersSelect } from '../webhooks/filters.js';
 import { creditsFor, enqueueDelivery, REORG_CANCELLED } from '../webhooks/outbox.js';
 import type { WatchRegistry } from './registry.js';
 import { fence, type ScannerLease } from './lease.js';

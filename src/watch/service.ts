@@ -1,7 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { RouteDef } from '../api/router.js';
 import type { Store } from '../store/index.js';
-import { addressWatchRoutes } from '../api/routes/address-watch.js';
 import { blockSubscribers } from '../webhooks/config.js';
 import { blockNetworkEnvIds } from '../webhooks/filters.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
@@ -38,14 +36,14 @@ export interface AddressWatchOptions {
 
 /**
  * Address Watch in one object: the in-memory watch sets, a scanner per watched environment,
- * the delivery worker, and the API routes that change them.
+ * and the delivery worker. Its API routes (watch/routes.ts, webhooks/routes.ts) are built by
+ * serve/, which hands them to the API server.
  */
 export class AddressWatch {
   readonly registry = new WatchRegistry();
   /** Names this instance in scanner leases. */
   readonly instanceId = randomUUID();
   readonly worker: DeliveryWorker;
-  readonly routes: RouteDef[];
   readonly #o: AddressWatchOptions;
   readonly #scanners = new Map<number, Scanner>();
   #reconciling: Promise<void> = Promise.resolve();
@@ -64,7 +62,6 @@ export class AddressWatch {
     this.#o = o;
     this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
     this.worker = new DeliveryWorker({ store: o.store, config: o.config, log: o.log, ...o.delivery, supervisor: this.#supervisor });
-    this.routes = addressWatchRoutes(this);
   }
 
   async start(): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { CHANNELS, lockFor, notifyIn, type Database, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
-import type { ParsedAddress } from './addresses.js';
+import type { ParsedAddress } from '../chains/address.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 
 export class SlotLimitError extends Error {
@@ -115,6 +115,12 @@ export async function listWatches(
     base.select(sql<number>`count(*)`.as('n')).executeTakeFirst(),
   ]);
   return { rows, total: Number(total?.n ?? 0) };
+}
+
+/** One watched address of the account on the network: the sample of a webhook test delivery. */
+export async function sampleWatch(store: Store, accountId: number, envId: number): Promise<{ watchId: string; network: string; address: string } | undefined> {
+  const { rows } = await listWatches(store, { accountId, envId, page: 1, perPage: 1 });
+  return rows[0] && { watchId: rows[0].watch_id, network: rows[0].network_slug, address: rows[0].address };
 }
 
 export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {

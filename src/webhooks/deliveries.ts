@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { WebhookAttempt, WebhookDelivery, DeliveryStatus } from '../client/address-watch.js';
 import type { Kysely } from 'kysely';
 import type { Database, Environment, Store, WebhookDeliveryRow } from '../store/index.js';
-import { envIdentifier, type EventKind } from './filters.js';
+import { envIdentifier } from '../store/index.js';
+import type { EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;

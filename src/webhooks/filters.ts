@@ -56,8 +56,3 @@ export function blockNetworkEnvIds(catalog: Catalog, f: WebhookFilters): number[
     return env ? [env.id] : [];
   });
 }
-
-/** `eth` for a network's default environment, `eth-sepolia` for the others. */
-export function envIdentifier(env: Environment): string {
-  return env.network.environments[0]?.id === env.id ? env.network.slug : `${env.network.slug}-${env.slug}`;
-}

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { priceRest } from '../gateway/credits.js';
+import { blockCredits, WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { CHANNELS, notifyIn, type Database, type Network } from '../store/index.js';
 
 export interface NewDelivery {
@@ -32,18 +32,8 @@ export async function enqueueDelivery(db: Kysely<Database>, d: NewDelivery, nowM
   await notifyIn(db, CHANNELS.outbox, '');
 }
 
-export const WALLET_HIT_CREDITS = 30;
-
 /** `last_error` of a delivery whose event's block was orphaned by a reorg. */
 export const REORG_CANCELLED = 'the block left the chain (reorg)';
-
-/** A block webhook costs what fetching the block costs on that network. */
-export function blockCredits(network: Network): number {
-  if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;
-  if (network.family === 'tron') return priceRest(network, 'POST', '/wallet/getblockbynum').credits;
-  if (network.family === 'utxo') return network.credits.methods.getblock ?? network.credits.default;
-  return network.credits.methods.eth_getBlockByNumber ?? network.credits.default;
-}
 
 export function creditsFor(type: string, network: Network): number {
   return type === 'block' ? blockCredits(network) : WALLET_HIT_CREDITS;

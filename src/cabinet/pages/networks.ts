@@ -1,5 +1,4 @@
-import type { Catalog } from '../../store/index.js';
-import { envIdentifier } from '../../webhooks/filters.js';
+import { envIdentifier, type Catalog } from '../../store/index.js';
 
 /** Address Watch identifiers (`eth`, `eth-sepolia`) with readable labels, in catalog order. */
 export function watchNetworks(catalog: Catalog): Array<{ id: string; label: string; family: string }> {

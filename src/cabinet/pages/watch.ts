@@ -1,6 +1,5 @@
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { recentEvents } from '../../watch/events.js';
 import { attempt, badge, csrfField, errorBox, num, pageHeader, time } from './ui.js';
 import { watchNetworks } from './networks.js';
 
@@ -29,7 +28,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number;
   const [slots, list, feed] = await Promise.all([
     ctx.api<Slots>('GET', '/v1/address-watch/account'),
     ctx.api<WatchList>('GET', '/v1/address-watch/addresses', { query: { page: String(page), per_page: String(PER_PAGE) } }),
-    recentEvents(ctx.core.store, { accountId: ctx.account.id, limit: 25, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined }),
+    ctx.core.recentEvents(ctx.core.store, { accountId: ctx.account.id, limit: 25, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined }),
   ]);
   const pages = Math.max(1, Math.ceil(list.total / PER_PAGE));
   const networks = watchNetworks(ctx.core.store.catalog);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSanctionsList, replaceSanctions, SanctionsFileError } from '../../payments/aml/sanctions.js';
-import type { AdminOptions } from '../admin.js';
+import type { AdminOptions } from '../admin-run.js';
 import { withStore } from '../admin-run.js';
 import { CliError, type CliIO } from '../io.js';
 

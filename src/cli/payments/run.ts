@@ -5,7 +5,7 @@ import { withApi, type ApiContext } from '../context.js';
 import { interruptOf, sleep } from '../interrupt.js';
 import { usageError, type CliIO } from '../io.js';
 import type { Output } from '../output.js';
-import type { GlobalOptions } from '../program.js';
+import type { GlobalOptions } from '../globals.js';
 import { confirmOrYes } from '../prompts.js';
 import { positiveInt } from '../watch-run.js';
 

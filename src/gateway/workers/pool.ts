@@ -21,7 +21,8 @@ export class GatewayListenError extends Error {
 
 /**
  * The compiled worker script. Under the TypeScript sources (tests run them through vitest) the
- * worker still loads the build in dist/: a worker thread runs plain JavaScript.
+ * worker still loads the build in dist/: a worker thread runs plain JavaScript. The tests'
+ * global setup (test/global-setup.ts) builds dist/ first, so that build is the current source.
  */
 export function workerScript(): string {
   const here = fileURLToPath(import.meta.url);

@@ -20,7 +20,7 @@ import { observeRequests, sampleAccessLog } from '../observe.js';
 import { IpAllowlist } from '../../util/ip.js';
 import { WebSocketGateway } from '../ws/server.js';
 import { RedisLimits, type WindowLimiter } from '../../limits/index.js';
-import { observeRedisFallbacks } from '../../serve/metrics.js';
+import { observeRedisFallbacks } from '../../metrics/redis.js';
 import type { Logger } from '../../log/index.js';
 import type { FromWorker, ToWorker, UsageWire, WorkerStart } from './protocol.js';
 

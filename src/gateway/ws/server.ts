@@ -7,7 +7,7 @@ import { clientIp, IpAllowlist } from '../../util/ip.js';
 import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
-import { priceRpc, usageMethodName } from '../credits.js';
+import { priceRpc, usageMethodName } from '../../pricing/credits.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import { bitcoinAddressFormat } from '../../config/defaults.js';
 import type { Database, UtxoAddressFormat } from '../../store/index.js';
-import { parseStellarAddress } from '../../watch/addresses.js';
-import { parseTronAddress } from '../../watch/tron/address.js';
-import { parseUtxoAddress } from '../../watch/utxo/address.js';
+import { parseStellarAddress } from '../../chains/stellar/address.js';
+import { parseTronAddress } from '../../chains/tron/address.js';
+import { parseUtxoAddress } from '../../chains/utxo/address.js';
 import type { AmlProvider, AmlResult, AmlSubject } from './types.js';
 
 export class SanctionsFileError extends Error {

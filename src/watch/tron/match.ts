@@ -1,7 +1,7 @@
 import type { Hit } from '../match.js';
 import { TRANSFER_TOPIC } from '../match.js';
 import type { WatchRef, WatchRegistry } from '../registry.js';
-import { tronBase58, tronKey } from './address.js';
+import { tronBase58, tronKey } from '../../chains/tron/address.js';
 
 /** A transaction of `/wallet/getblockbynum` (hex addresses, the API's default). */
 export interface TronTx {

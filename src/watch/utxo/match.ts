@@ -1,6 +1,6 @@
 import type { Hit } from '../match.js';
 import type { WatchRef, WatchRegistry } from '../registry.js';
-import { scriptKey } from './address.js';
+import { scriptKey } from '../../chains/utxo/address.js';
 
 export interface UtxoScript {
   hex: string;

@@ -1,4 +1,12 @@
-import type { Network } from '../store/index.js';
+/**
+ * The fields of a catalog network (store/catalog.ts `Network`) that prices read. pricing/ sits
+ * below store/ (the gateway and the webhooks both price calls), so it names them rather than
+ * import the store's type; a `Network` is one.
+ */
+export interface PricedNetwork {
+  family: string;
+  credits: { default: number; methods: Record<string, number> };
+}
 
 /**
  * Credits of the REST-style families (Horizon, the Tron HTTP API), per route: Horizon's from the contract's table. `{x}` matches one path
@@ -88,7 +96,7 @@ export interface RestPrice {
 }
 
 /** Prices a REST call by its route; `GET /` and `POST /` cost 5 as the contract says. */
-export function priceRest(network: Network, method: string, path: string): RestPrice {
+export function priceRest(network: PricedNetwork, method: string, path: string): RestPrice {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const segments = trimmed === '/' || trimmed === '' ? [] : trimmed.slice(1).split('/');
   for (const r of network.family === 'tron' ? compiledTron : compiledHorizon) {
@@ -108,7 +116,7 @@ export function priceRest(network: Network, method: string, path: string): RestP
 }
 
 /** Credits of one JSON-RPC call: the network's table, else its default. */
-export function priceRpc(network: Network, method: string): number {
+export function priceRpc(network: PricedNetwork, method: string): number {
   // Own keys only: `constructor` or `__proto__` must not price a call with Object.prototype's.
   return Object.hasOwn(network.credits.methods, method) ? network.credits.methods[method]! : network.credits.default;
 }
@@ -138,6 +146,17 @@ const STANDARD_METHODS = new Set([
 export const OTHER_METHOD = 'other';
 
 /** The name usage is recorded under: the method itself when known, else `other`. */
-export function usageMethodName(network: Network, method: string): string {
+export function usageMethodName(network: PricedNetwork, method: string): string {
   return STANDARD_METHODS.has(method) || Object.hasOwn(network.credits.methods, method) ? method : OTHER_METHOD;
+}
+
+/** What a webhook for a watched address's hit costs. */
+export const WALLET_HIT_CREDITS = 30;
+
+/** A block webhook costs what fetching the block costs on that network. */
+export function blockCredits(network: PricedNetwork): number {
+  if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;
+  if (network.family === 'tron') return priceRest(network, 'POST', '/wallet/getblockbynum').credits;
+  if (network.family === 'utxo') return network.credits.methods.getblock ?? network.credits.default;
+  return network.credits.methods.eth_getBlockByNumber ?? network.credits.default;
 }

@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2';
 import { createBase58check, hex } from '@scure/base';
-import { InvalidAddressError, type ParsedAddress } from '../addresses.js';
+import { InvalidAddressError, type ParsedAddress } from '../address.js';
 
 const base58check = createBase58check(sha256);
 /** Every Tron account address: 0x41 followed by the 20-byte account id. */

@@ -1,7 +1,13 @@
 import { Address, OutScript } from '@scure/btc-signer';
 import { hex } from '@scure/base';
-import type { UtxoAddressFormat } from '../../store/index.js';
-import { InvalidAddressError, type ParsedAddress } from '../addresses.js';
+import { InvalidAddressError, type ParsedAddress } from '../address.js';
+
+/** A UTXO chain's address prefixes (Bitcoin Core's chainparams). */
+export interface UtxoAddressFormat {
+  bech32: string | null;
+  pub_key_hash: number;
+  script_hash: number;
+}
 
 type BtcNetwork = Parameters<typeof Address>[0];
 

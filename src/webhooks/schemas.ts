@@ -1,47 +1,13 @@
-import { hasControlChars } from '../../webhooks/ssrf.js';
 import { z } from 'zod';
-import { okSchema } from '../schemas.js';
+import { okSchema } from '../api/schemas.js';
+import { hasControlChars } from './ssrf.js';
 
-// Bounded so every value stays a safe integer once parsed: pages to 9 digits, ids to 15.
-const intString = (what: string) => z.string().regex(/^[1-9]\d{0,8}$/, 'must be a positive integer below 1000000000').meta({ description: what });
+// Bounded so every value stays a safe integer once parsed: ids to 15 digits.
 const idString = (what: string) => z.string().regex(/^[1-9]\d{0,14}$/, 'must be an id (a positive integer)').meta({ description: what });
-const slug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
-
-export const watchSchema = z.object({
-  watch_id: z.string(),
-  network_slug: z.string(),
-  address: z.string(),
-  created_at: z.string(),
-}).meta({ id: 'WatchedAddress' });
-
-export const addWatchBody = z.object({
-  network_slug: slug.meta({ description: '`eth` (default environment) or `eth-sepolia`' }),
-  address: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
-});
-
-export const deleteWatchBody = z.object({
-  watch_id: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
-});
-
-export const listWatchQuery = z.object({
-  network_slug: slug.optional(),
-  address: z.string().max(128).optional(),
-  page: intString('page number, default 1').optional(),
-  per_page: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200')
-    .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional().meta({ description: '1..200, default 50' }),
-});
+/** A network slug as given; the watch routes take the same. */
+export const slug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
 
 export const eventKind = z.enum(['payment', 'payout', 'other', 'block'], { error: 'must be one of payment, payout, other, block' });
-
-export const eventsQuery = z.object({
-  after: z.string().regex(/^(latest|\d{1,15})$/, 'must be an event id or "latest"').optional()
-    .meta({ description: 'return events after this id (the previous next_after); `latest` returns none and the newest id, where a follower starts' }),
-  limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 500')
-    .refine((v) => Number(v) >= 1 && Number(v) <= 500, 'must be an integer from 1 to 500').optional().meta({ description: '1..500, default 100' }),
-  network: slug.optional(),
-  type: eventKind.optional(),
-  watch_id: z.string().max(64).optional(),
-});
 
 const networks = z.array(slug, { error: 'must be an array of network slugs' }).max(100, 'must have at most 100 entries');
 export const filtersInput = z.strictObject({
@@ -111,37 +77,3 @@ export const deliverySchema = z.object({
   last_status_code: z.number().int().nullable(), last_error: z.string().nullable(), created_at: z.string(),
   delivered_at: z.string().nullable(), attempts: z.array(attemptSchema),
 }).meta({ id: 'WebhookDelivery' });
-
-/** A wallet hit on a watched address: payment (in), payout (out) or other. */
-const walletEventSchema = z.looseObject({
-  id: z.string(),
-  type: z.enum(['payment', 'payout', 'other']),
-  watch_id: z.string(),
-  network: z.string().meta({ description: 'network slug' }),
-  address: z.string(),
-  tx_hash: z.string(),
-  direction: z.enum(['in', 'out']).nullable().meta({ description: '`in` or `out` for wallet hits' }),
-  block_height: z.number().int(),
-  block_hash: z.string(),
-  from: z.string().nullable().optional(),
-  to: z.string().nullable().optional(),
-  token: z.string().nullable().optional().meta({ description: 'token contract or asset; null for the native coin' }),
-  amount: z.string().nullable().optional(),
-  log_index: z.number().int().nullable().optional(),
-  created_at: z.string(),
-}).meta({ id: 'WalletEvent' });
-
-/** A new block on a network the account subscribed to. */
-const blockEventSchema = z.looseObject({
-  id: z.string(),
-  type: z.literal('block'),
-  network: z.string(),
-  block_height: z.number().int(),
-  block_hash: z.string(),
-  tx_count: z.number().int(),
-  transactions: z.array(z.string()),
-  created_at: z.string(),
-}).meta({ id: 'BlockEvent' });
-
-/** Feed items and webhook bodies share these fields (open objects: more may be added). */
-export const eventSchema = z.union([walletEventSchema, blockEventSchema]).meta({ id: 'WatchEvent' });
