@@ -7,7 +7,8 @@ import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { freshRedisPrefix, reachable, testRedisUrl } from './helpers/shared-stores.js';
 import { ResponseCache } from '../src/gateway/cache.js';
-import { RedisCacheTier } from '../src/gateway/cache-redis.js';
+import { MAX_COMMANDS_IN_FLIGHT, RedisCacheTier } from '../src/gateway/cache-redis.js';
+import { privateRedisUnavailable, startPrivateRedis } from './helpers/private-servers.js';
 
 // The machine's shared Redis, each test under a key prefix of its own.
 const REDIS_URL = testRedisUrl ?? 'redis://127.0.0.1:6379';
@@ -106,6 +107,65 @@ describe('Redis away', () => {
       expect(log.filter((l) => l.includes('Redis unavailable'))).toHaveLength(1);
     } finally {
       await tier.close();
+    }
+  });
+});
+
+const noPrivateRedis = privateRedisUnavailable();
+
+/** Calls of the cache's write script Redis has executed (its own count, not the client's). */
+async function evalsRun(url: string): Promise<number> {
+  const c = createClient({ url });
+  await c.connect();
+  try {
+    const m = /cmdstat_eval:calls=(\d+)/.exec(await c.info('commandstats'));
+    return m ? Number(m[1]) : 0;
+  } finally {
+    await c.close();
+  }
+}
+
+describe.skipIf(noPrivateRedis)(`a frozen Redis${noPrivateRedis ? ` (skipped: ${noPrivateRedis})` : ''}`, () => {
+  it('SIGSTOP: writes in flight stay bounded (the rest are dropped and counted), and writes resume after SIGCONT', async () => {
+    const redis = await startPrivateRedis();
+    const tier = await RedisCacheTier.open({ url: redis.url, keyPrefix: 'frozen:', log: () => {}, maxValueBytes: 1024 * 1024 });
+    try {
+      const cache = new ResponseCache(1024 * 1024, tier);
+      const value = `"${'a'.repeat(50_000)}"`;
+      cache.set('before', value, 1, 1, '0x1');
+      await until(async () => (await tier.get('before')) !== undefined);
+      const evalsBefore = await evalsRun(redis.url);
+
+      // The connection stays up and nothing answers: the client alone cannot tell.
+      redis.pause();
+      let sent = 0;
+      let maxInFlight = 0;
+      while (sent < 4 * MAX_COMMANDS_IN_FLIGHT) {
+        // As the gateway writes: for every answer it fetched, without waiting for Redis.
+        for (let i = 0; i < 5; i++) cache.set(`frozen-${sent++}`, value, 1, 2, '0x2');
+        maxInFlight = Math.max(maxInFlight, tier.commandsInFlight);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(maxInFlight).toBeLessThanOrEqual(MAX_COMMANDS_IN_FLIGHT);
+      expect(tier.fallbacks).toBeGreaterThan(0);
+      expect(tier.shared).toBe(false);
+
+      redis.resume();
+      // What the client had queued reaches Redis on SIGCONT: Redis's own count says how much it was.
+      await until(() => tier.commandsInFlight === 0);
+      expect(await evalsRun(redis.url) - evalsBefore).toBeLessThanOrEqual(MAX_COMMANDS_IN_FLIGHT);
+
+      // Writes flow again once the back-off is over, without a reconnect.
+      let n = 0;
+      await until(async () => {
+        cache.set(`after-${n}`, '"1"', 1, 3, '0x3');
+        return (await tier.get(`after-${n++}`)) !== undefined;
+      });
+      expect(tier.shared).toBe(true);
+    } finally {
+      try { redis.resume(); } catch { /* not running */ }
+      await tier.close();
+      await redis.stop();
     }
   });
 });

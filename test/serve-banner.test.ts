@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { firstSteps } from '../src/cli/serve-run.js';
+import { firstSteps, withoutPassword } from '../src/cli/serve-run.js';
 import { testConfig } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
 
@@ -22,6 +22,29 @@ describe('rpcctl serve: first steps in the banner', () => {
     // init --local writes a local SQLite store and profile: no use to a shared fleet.
     expect(text).not.toContain('init --local');
     expect(text).not.toContain('--plan free');
+  });
+
+  it('PostgreSQL: a password given as a query parameter (as pg-connection-string accepts it) is masked too', () => {
+    const url = 'postgres://rpcctl@db.internal:5432/rpcctl?password=s3cret&sslmode=require&sslpassword=k3ypass&sslkey=/etc/rpcctl/client.key';
+    const text = firstSteps(service('postgres', ['starter']), {}, url).join('\n');
+    expect(text).not.toContain('s3cret');
+    expect(text).not.toContain('k3ypass');
+    expect(text).toContain("--database 'postgres://rpcctl@db.internal:5432/rpcctl?password=****&sslmode=require&sslpassword=****&sslkey=/etc/rpcctl/client.key'");
+    expect(text).toContain('put the database password in place of ****');
+  });
+
+  it('withoutPassword: every spelling of a password is masked, and a URL without one is printed as given', () => {
+    const cases: Array<[string, string]> = [
+      ['postgres://u:pw@h/db?options=-c%20a', 'postgres://u:****@h/db?options=-c%20a'],
+      ['postgres://u@h/db?pass%77ord=pw', 'postgres://u@h/db?pass%77ord=****'],
+      ['postgres://u@h/db?a=1&password', 'postgres://u@h/db?a=1&password=****'],
+      // pg-connection-string reads `@/` with a host parameter (a Unix socket): WHATWG URL refuses it.
+      ['postgres://u:pw@/db?host=/var/run/postgresql', 'postgres://u:****@/db?host=/var/run/postgresql'],
+      ['postgres://u@h/db?sslmode=require', 'postgres://u@h/db?sslmode=require'],
+      ['/var/run/postgresql rpcctl', '/var/run/postgresql rpcctl'],
+    ];
+    for (const [url, printed] of cases) expect(withoutPassword(url)).toBe(printed);
+    expect(withoutPassword('postgres://u:p w%zz@h:bad/db')).not.toContain('p w');
   });
 
   it('SQLite: the data dir, init --local, and `free` when the config has it', () => {

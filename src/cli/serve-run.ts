@@ -58,14 +58,44 @@ export function firstSteps(service: { apiUrl: string; store: { kind: string; cat
 }
 
 /** A database URL fit to print: the password never reaches a terminal or a log. */
-function withoutPassword(url: string): string {
+export function withoutPassword(url: string): string {
+  // pg-connection-string parses `user:pw@/db?host=/socket` by putting a dummy host in; WHATWG URL refuses an empty host after credentials.
+  const dummyHost = '___rpcctl_dummy_host___';
+  for (const candidate of [url, url.replace('@/', `@${dummyHost}/`)]) {
+    let u: URL;
+    try {
+      u = new URL(candidate);
+    } catch {
+      continue;
+    }
+    const search = maskSecretParams(u.search);
+    if (!u.password && search === u.search) return url;
+    if (u.password) u.password = '****';
+    u.search = search;
+    return u.toString().replace(`@${dummyHost}/`, '@/');
+  }
+  // Not a URL we can take apart (a socket path, say): print none of it if it could hold a password.
+  return /@|pass/i.test(url) ? '<database URL>' : url;
+}
+
+/** Query parameters pg-connection-string takes as secrets (`?password=`, `?sslpassword=`), matched the way it decodes names. */
+const secretParams = new Set(['password', 'sslpassword']);
+
+function maskSecretParams(search: string): string {
+  if (search.length <= 1) return search;
+  const pairs = search.slice(1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    const rawName = eq === -1 ? pair : pair.slice(0, eq);
+    return secretParams.has(decodedParamName(rawName).toLowerCase()) ? `${rawName}=****` : pair;
+  });
+  return `?${pairs.join('&')}`;
+}
+
+function decodedParamName(raw: string): string {
   try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '****';
-    return u.toString();
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
   } catch {
-    return url;
+    return raw;
   }
 }
 

@@ -187,7 +187,9 @@ export const configSchema = z.strictObject({
   /** Multi-instance mode: a shared PostgreSQL (`postgres://...`); omitted, SQLite in the data dir. */
   store: z.strictObject({
     url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
-  }).default({}),
+    /** PostgreSQL: a query unanswered after this many ms fails and is retried (a frozen server answers nothing); migrations have no bound. */
+    query_timeout_ms: z.number().int().min(100).max(3_600_000).default(30_000),
+  }).default({ query_timeout_ms: 30_000 }),
   /** Multi-instance mode: a shared Redis (`redis://...`) for RPS windows and API limits. */
   redis: z.strictObject({
     url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),

@@ -44,6 +44,15 @@ return n
 const READ_TIMEOUT_MS = 250;
 const BACKOFF_MS = 1000;
 
+/**
+ * A frozen Redis (SIGSTOP, a paused VM) keeps its TCP connection, so the client stays "ready"
+ * and queues every command, value included, until Redis answers: nothing else bounds them, as
+ * callers do not wait for writes. Past these, a command is not sent (a write is dropped, a read
+ * misses): it is a cache, and the instance's memory tier still holds the answer.
+ */
+export const MAX_COMMANDS_IN_FLIGHT = 256;
+export const MAX_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+
 
 export interface RedisCacheOptions {
   url: string;
@@ -80,8 +89,11 @@ export class RedisCacheTier implements SharedCacheTier {
   readonly #instance = randomBytes(8).toString('hex');
   readonly #listeners: Array<(envId: number, height: number) => void> = [];
   #degraded = false;
-  #skipReadsUntil = 0;
-  /** Reads, writes and drops that Redis did not serve (for metrics and tests). */
+  /** Until then no command is sent: Redis just failed or did not answer in time. */
+  #backOffUntil = 0;
+  #commandsInFlight = 0;
+  #bytesInFlight = 0;
+  /** Reads, writes and drops that Redis did not serve, writes dropped unsent included (for metrics and tests). */
   fallbacks = 0;
 
   private constructor(client: RedisClient, sub: RedisClient, o: RedisCacheOptions) {
@@ -113,12 +125,10 @@ export class RedisCacheTier implements SharedCacheTier {
   }
 
   async get(key: string): Promise<{ text: string; envId: number; height: number | undefined; hash: string | undefined } | undefined> {
-    if (!this.#client.isReady || Date.now() < this.#skipReadsUntil) return this.#miss();
-    const raw = await this.#bounded(this.#client.get(this.#prefix + key));
-    if (raw === undefined) {
-      this.#skipReadsUntil = Date.now() + BACKOFF_MS;
-      return this.#miss();
-    }
+    const k = this.#prefix + key;
+    if (!this.#maySend(k.length)) return this.#miss();
+    const raw = await this.#bounded(this.#tracked(k.length, this.#client.get(k)));
+    if (raw === undefined) return this.#miss();
     if (raw === null) return undefined;
     // `<envId>\n<height or empty>\n<block hash or empty>\n<answer>`
     const a = raw.indexOf('\n');
@@ -132,27 +142,38 @@ export class RedisCacheTier implements SharedCacheTier {
 
   async set(key: string, text: string, envId: number, height: number | undefined, hash?: string): Promise<void> {
     // JSON answers from nodes are ASCII (hex), so characters count bytes without encoding them.
-    if (!this.#client.isReady || text.length > this.#maxValueBytes) return;
+    if (text.length > this.#maxValueBytes) return;
     const value = `${envId}\n${height ?? ''}\n${hash ?? ''}\n${text}`;
-    await this.#bounded(this.#client.eval(SET, {
+    const bytes = value.length + key.length;
+    if (!this.#maySend(bytes)) {
+      this.fallbacks++;
+      return;
+    }
+    await this.#bounded(this.#tracked(bytes, this.#client.eval(SET, {
       keys: [this.#prefix + key, this.#heightIndex(envId), this.#expiryIndex(envId)],
       arguments: [value, String(this.#ttlMs), height === undefined ? '' : String(height), String(Date.now())],
-    }));
+    })));
   }
 
   async dropFrom(envId: number, height: number): Promise<void> {
-    if (!this.#client.isReady) {
+    if (!this.#maySend(0)) {
       // Another instance may keep serving what this one dropped until Redis is back and the
       // answers expire; each instance's own probe still checks the anchors it cached.
       this.fallbacks++;
       return;
     }
-    await this.#bounded(this.#client.eval(DROP, { keys: [this.#heightIndex(envId), this.#expiryIndex(envId)], arguments: [String(height)] }));
-    await this.#bounded(this.#client.publish(this.#channel, `${this.#instance} ${envId} ${height}`));
+    const dropped = await this.#bounded(this.#tracked(0, this.#client.eval(DROP, { keys: [this.#heightIndex(envId), this.#expiryIndex(envId)], arguments: [String(height)] })));
+    if (dropped === undefined) return;
+    await this.#bounded(this.#tracked(0, this.#client.publish(this.#channel, `${this.#instance} ${envId} ${height}`)));
   }
 
   onDrop(listener: (envId: number, height: number) => void): void {
     this.#listeners.push(listener);
+  }
+
+  /** Commands sent to Redis that it has not answered yet (their replies may come long after the caller gave up on them). */
+  get commandsInFlight(): number {
+    return this.#commandsInFlight;
   }
 
   /** True while answers are shared (Redis answering). */
@@ -192,11 +213,35 @@ export class RedisCacheTier implements SharedCacheTier {
     return undefined;
   }
 
+  /**
+   * Whether a command of about `bytes` may go to Redis now: connected, not backing off, within
+   * the in-flight caps, and, while Redis is known to be failing, only as the one command that
+   * finds out whether it is back (a frozen Redis keeps its connection, so no reconnect says so).
+   */
+  #maySend(bytes: number): boolean {
+    if (!this.#client.isReady || Date.now() < this.#backOffUntil) return false;
+    if (this.#degraded && this.#commandsInFlight > 0) return false;
+    return this.#commandsInFlight < MAX_COMMANDS_IN_FLIGHT && this.#bytesInFlight + bytes <= MAX_BYTES_IN_FLIGHT;
+  }
+
+  /** Counts the command in flight until Redis answers it or the connection fails it, not until the caller stops waiting. */
+  #tracked<T>(bytes: number, call: Promise<T>): Promise<T> {
+    this.#commandsInFlight++;
+    this.#bytesInFlight += bytes;
+    const settled = () => {
+      this.#commandsInFlight--;
+      this.#bytesInFlight -= bytes;
+    };
+    call.then(settled, settled);
+    return call;
+  }
+
   /** The command's reply, or undefined when Redis failed or did not answer in time. */
   async #bounded<T>(call: Promise<T>): Promise<T | undefined> {
     const r = await boundedCall(call, READ_TIMEOUT_MS);
     if ('failed' in r) {
       this.fallbacks++;
+      this.#backOffUntil = Date.now() + BACKOFF_MS;
       this.#degrade(r.failed);
       return undefined;
     }
@@ -210,7 +255,7 @@ export class RedisCacheTier implements SharedCacheTier {
       else this.#log('gateway cache: Redis is back; cached answers are shared again');
     }
     this.#degraded = false;
-    this.#skipReadsUntil = 0;
+    this.#backOffUntil = 0;
   }
 
   #degrade(reason: string): void {

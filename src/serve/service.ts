@@ -76,7 +76,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   // No background failure ends the process: each is logged at error, counted and retried.
   const supervisor = new Supervisor({ logger, log, metrics });
   const redis = redisUrl(opts.redisUrl, config.redis.url, env);
-  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), onQuery: storeQueryObserver(metrics) });
+  const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), queryTimeoutMs: config.store.query_timeout_ms, onQuery: storeQueryObserver(metrics) });
   // One warning per Redis outage for the process, however many of its clients notice it.
   const outage = redis ? new RedisOutage({ warn: logger ? lineLogger(logger, 'warn') : log, info: logger ? lineLogger(logger, 'info') : log }) : undefined;
   const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'limits') } : undefined);

@@ -24,13 +24,31 @@ export function storeKindOf(db: Kysely<any>): StoreKind {
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-export function openPostgres(url: string, max = 10): { dialect: PostgresDialect; pool: pg.Pool } {
+/** No query the running service makes takes near this long; migrations run without it (Store.open). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+export interface PostgresPoolOptions {
+  max?: number;
+  /**
+   * A query that has no answer after this fails (`Query read timeout`) and its caller retries: a
+   * frozen server (SIGSTOP, a paused VM) keeps its connections and answers nothing, so without
+   * it the usage flush, probes and scanners would wait for ever, and a stop with them.
+   * 0: no bound, for migrations, which may legitimately run long.
+   */
+  queryTimeoutMs?: number;
+}
+
+export function openPostgres(url: string, o: PostgresPoolOptions = {}): { dialect: PostgresDialect; pool: pg.Pool } {
+  const queryTimeoutMs = o.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: url,
-    max,
+    max: o.max ?? 10,
     // Fail a query fast when the server is gone instead of queueing it for ever: the API turns
     // that into a 503 and the gateway keeps serving from memory.
     connectionTimeoutMillis: 3000,
+    ...(queryTimeoutMs > 0 ? { query_timeout: queryTimeoutMs } : {}),
+    // A server whose host vanished (no RST ever comes) is found out by the kernel.
+    keepAlive: true,
     idleTimeoutMillis: 30_000,
     // Counts and millisecond timestamps are bigint on PostgreSQL; they stay far below 2^53, and
     // the code reads them as numbers exactly as it does on SQLite.
@@ -115,7 +133,7 @@ export function isStoreUnavailable(err: unknown): boolean {
   // SQLite's disk: full (13), read-only (8), an I/O error (10), the file gone (14). Extended codes keep the primary in the low byte.
   if (code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number' && SQLITE_DISK_ERRORS.has(e.errcode & 0xff)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message)) return true;
+  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED|Query read timeout/i.test(message)) return true;
   return /database is locked/.test(message);
 }
 

@@ -2,6 +2,25 @@ import pg from 'pg';
 
 type Handler = (payload: string) => void;
 
+/** How long a close waits for the server to answer the goodbye. */
+const CLOSE_WAIT_MS = 1000;
+
+/** Ends the connection politely; a frozen server (SIGSTOP, a paused VM) never answers, so after `ms` the socket is cut. */
+async function endOrCut(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const cut = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      client.connection.stream.destroy();
+      resolve();
+    }, ms);
+  });
+  try {
+    await Promise.race([client.end().catch(() => {}), cut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * PostgreSQL LISTEN on one dedicated connection, reconnected after a failure. Notifications
  * only make other instances act sooner: every user also polls, so a notification lost while
@@ -62,7 +81,7 @@ export class Notifications {
     await this.#connecting?.catch(() => {});
     const c = this.#client;
     this.#client = undefined;
-    await c?.end().catch(() => {});
+    if (c) await endOrCut(c, CLOSE_WAIT_MS);
   }
 
   #connect(): Promise<void> {

@@ -24,6 +24,8 @@ export interface OpenStoreOptions {
   onQuery?: (ms: number, ok: boolean) => void;
   /** `postgres://...` for the shared store of multi-instance mode; otherwise SQLite in the data dir. */
   url?: string;
+  /** PostgreSQL: a query unanswered after this fails (config `store.query_timeout_ms`; default 30 s). */
+  queryTimeoutMs?: number;
 }
 
 /** The store's URL: `--database`, else `$RPCCTL_DATABASE_URL`, else config `store.url`; none is SQLite. */
@@ -62,7 +64,7 @@ export class Store {
     const log = onQuery ? (e: LogEvent) => onQuery(e.queryDurationMillis, e.level === 'query') : undefined;
     const secrets = new SecretBox(loadMasterKey(opts.dataDir, opts.env));
     if (isPostgresUrl(opts.url)) {
-      const { dialect } = openPostgres(opts.url);
+      const { dialect } = openPostgres(opts.url, { queryTimeoutMs: opts.queryTimeoutMs });
       db = new Kysely<Database>({ dialect, plugins: [new PostgresSchemaPlugin()], log });
       store = new Store(db, 'postgres', undefined, secrets, opts.dataDir, new Notifications(opts.url));
     } else {
@@ -75,14 +77,21 @@ export class Store {
       if (store.kind === 'postgres') {
         // Instances starting together: one migrates and syncs the catalog, the others wait and
         // then find nothing left to do.
-        await db.connection().execute(async (conn) => {
-          await sql`select pg_advisory_lock(${START_LOCK})`.execute(conn);
-          try {
-            await prepare(conn, opts, secrets);
-          } finally {
-            await sql`select pg_advisory_unlock(${START_LOCK})`.execute(conn);
-          }
-        });
+        // A migration may run long (an index on a big table), and the others wait for it: the
+        // start has its own connection, without the running service's query bound.
+        const startDb = new Kysely<Database>({ dialect: openPostgres(opts.url!, { max: 1, queryTimeoutMs: 0 }).dialect, plugins: [new PostgresSchemaPlugin()] });
+        try {
+          await startDb.connection().execute(async (conn) => {
+            await sql`select pg_advisory_lock(${START_LOCK})`.execute(conn);
+            try {
+              await prepare(conn, opts, secrets);
+            } finally {
+              await sql`select pg_advisory_unlock(${START_LOCK})`.execute(conn);
+            }
+          });
+        } finally {
+          await startDb.destroy();
+        }
       } else {
         // Every process on a fresh data dir migrates in turn, never two at once.
         await withStartupLock(join(opts.dataDir, 'rpcctl.db.lock'), () => prepare(db, opts, secrets));

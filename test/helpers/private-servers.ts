@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,10 @@ export interface PrivatePostgres {
   /** `pg_ctl stop -m immediate`: the server goes away without a goodbye. */
   kill(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP to the postmaster and every backend: connections stay open and nothing answers (a hung server, a paused VM). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -116,13 +120,31 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     if (existsSync(join(data, 'postmaster.pid'))) run(['pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop']);
   };
   await start();
+  const signal = (sig: NodeJS.Signals) => {
+    const pidFile = join(data, 'postmaster.pid');
+    if (!existsSync(pidFile)) throw new Error('the private PostgreSQL is not running');
+    const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    // A stopped postmaster forks no new backend, so its children now are all there is to stop.
+    for (const pid of [postmaster, ...childrenOf(postmaster)]) process.kill(pid, sig);
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, kill, start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     async stop() {
+      try { signal('SIGCONT'); } catch { /* not running */ }
       await kill().catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/)).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 function postgresIds(): { uid: number; gid: number } {
