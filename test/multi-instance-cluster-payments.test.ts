@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { parseEther, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { createAccount, createApiKey, Store } from '../src/store/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { signedCall, testConfig } from './helpers/service.js';
 import { freshRedisPrefix, freshSchema, reachable, testDatabaseUrl, testRedisUrl, type TestSchema } from './helpers/shared-stores.js';
 
@@ -17,11 +17,10 @@ const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RP
   : !(await reachable(testRedisUrl)) ? `no Redis answers at ${testRedisUrl}` : undefined;
 if (why) console.warn(`multi-instance-cluster-payments: skipped: ${why}`);
 
-const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = 'ef'.repeat(32);
 const AMOUNT = '0.001';
 
-interface Instance { proc: ResultPromise; api: string; id: string; out: () => string }
+type Instance = ServeProcess;
 type Order = { payment_id: string; address: string; status: string };
 
 /**
@@ -39,22 +38,7 @@ describe.skipIf(why)('payment orders on three rpcctl serve processes sharing one
   let call: (i: Instance, method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
   const instances: Instance[] = [];
 
-  async function startInstance(): Promise<Instance> {
-    const dataDir = mkdtempSync(join(dir, 'i-'));
-    const proc = execa(process.execPath, [bin, 'serve', '--config', configFile, '--data-dir', dataDir, '--database', schema.url, '--redis', testRedisUrl!], {
-      reject: false, all: true, env: { RPCCTL_MASTER_KEY: MASTER_KEY, RPCCTL_DATABASE_URL: '', RPCCTL_REDIS_URL: '' },
-    });
-    let out = '';
-    return new Promise<Instance>((resolve, reject) => {
-      proc.all!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const api = /api\s+(http:\/\/\S+)/.exec(out)?.[1];
-        const id = /instance\s+(\S+)/.exec(out)?.[1];
-        if (api && id && /gateway\s+http/.test(out)) resolve({ proc, api, id, out: () => out });
-      });
-      proc.once('exit', () => reject(new Error(`serve exited early:\n${out}`)));
-    });
-  }
+  const startInstance = () => startServeProcess({ configFile, dataDir: mkdtempSync(join(dir, 'i-')), database: schema.url, redis: testRedisUrl!, masterKey: MASTER_KEY });
 
   beforeAll(async () => {
     [schema, anvil, rx] = await Promise.all([freshSchema(), startAnvil(), startReceiver()]);

@@ -20,15 +20,11 @@ export interface MetricsAuth {
  */
 export function serveMetrics(res: ServerResponse, metrics: Metrics | undefined, clientIp: string, auth: MetricsAuth): void {
   if (!metrics?.enabled || !metrics.allows(clientIp) || (auth.required && auth.token === undefined)) {
-    const body = JSON.stringify({ ok: false, error: 'Not found' });
-    res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    sendJson(res, 404, { ok: false, error: 'Not found' });
     return;
   }
   if (auth.token !== undefined && !bearerMatches(auth.authorization, auth.token)) {
-    const body = JSON.stringify({ ok: false, error: 'metrics need Authorization: Bearer <metrics.token>' });
-    res.writeHead(401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'www-authenticate': 'Bearer' });
-    res.end(body);
+    sendJson(res, 401, { ok: false, error: 'metrics need Authorization: Bearer <metrics.token>' }, { 'www-authenticate': 'Bearer' });
     return;
   }
   metrics.text().then((text) => {
@@ -81,8 +77,8 @@ export function createMetricsServer(metrics: Metrics, token: string | undefined,
   });
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, { 'content-type': 'application/json', ...headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
