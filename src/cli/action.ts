@@ -9,7 +9,7 @@ export type CommandImpl<O = Record<string, unknown>> = (io: CliIO, opts: O & Glo
  * Binds commander actions to functions of an implementation module that is imported only when
  * the command runs, so `--help`, `--version` and `completion` never load it:
  *
- *   const act = lazyActions(io, () => import('./endpoints-run.js'));
+ *   const act = lazyActions(io, () => import('./endpoints/run.js'));
  *   cmd.command('list').action(act('endpointsList'));
  *
  * Variadic arguments arrive flattened into `args`; absent optional ones are left out.

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSanctionsList, replaceSanctions, SanctionsFileError } from '../../payments/aml/sanctions.js';
-import type { AdminOptions } from '../admin-run.js';
-import { withStore } from '../admin-run.js';
+import type { AdminOptions } from '../admin/run.js';
+import { withStore } from '../admin/run.js';
 import { CliError, type CliIO } from '../io.js';
 
 /** `rpcctl admin aml load FILE`: the sanctions list screening uses, replaced in one transaction (a running serve sees it at once). */

@@ -7,7 +7,7 @@ import { usageError, type CliIO } from '../io.js';
 import type { Output } from '../output.js';
 import type { GlobalOptions } from '../globals.js';
 import { confirmOrYes } from '../prompts.js';
-import { positiveInt } from '../watch-run.js';
+import { positiveInt } from '../watch/run.js';
 
 function withPayments<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext & { payments: PaymentsClient }) => Promise<T>): Promise<T> {
   return withApi(io, opts, (ctx) => fn({ ...ctx, payments: new PaymentsClient(ctx.api) }));

@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
 
 /** `rpcctl api`: any signed Public API request, raw JSON out (like `gh api`). */
 export function registerApi(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./api-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   program.command('api').description('send any signed Public API request and print the JSON answer')
     .argument('<method>', 'GET, POST, PUT, PATCH or DELETE')
     .argument('<path>', 'path under the base URL, e.g. /v1/endpoints?x=1')

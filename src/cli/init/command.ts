@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
 
 /** `rpcctl init`: the first-run wizard, or `--local` for a service on this machine. */
 export function registerInit(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./init-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   program.command('init').description('set up credentials: interactively, or --local for a service on this machine')
     .option('--local', 'create an account and key straight in the local data dir and save them as a profile (no copying secrets)')
     .option('--plan <slug>', 'with --local: the plan of the new account (default: the one with the most room, to try every feature)')

@@ -1,11 +1,11 @@
 import { Option, type Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
-import { eventTypeOption } from './options.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
+import { eventTypeOption } from '../options.js';
 
 /** `rpcctl webhook ...`: the Address Watch webhook, its deliveries, and a local receiver. */
 export function registerWebhook(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./webhook-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   const webhook = program.command('webhook').description('Address Watch webhook: settings, test deliveries, delivery log, local receiver');
   webhook.command('get').description('show the webhook URL, switch, event filters and egress IPs').action(act('get'));
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
 
 /** `rpcctl rpc`: one JSON-RPC call through an endpoint's public URL. */
 export function registerRpc(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./rpc-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   program.command('rpc').description("send a JSON-RPC call to an endpoint's public URL and print the result")
     .argument('<endpoint>', 'endpoint id, uuid, name, or its full URL')
     .argument('<method>', 'JSON-RPC method, e.g. eth_blockNumber')

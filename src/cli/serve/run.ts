@@ -1,8 +1,8 @@
-import { AddressInUseError, startService } from '../serve/service.js';
-import { listAccounts, storeUrl } from '../store/index.js';
-import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../log/index.js';
-import { CliError, usageError, type CliIO } from './io.js';
-import { lastResort } from '../runtime/last-resort.js';
+import { AddressInUseError, startService } from '../../serve/service.js';
+import { listAccounts, storeUrl } from '../../store/index.js';
+import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../../log/index.js';
+import { CliError, usageError, type CliIO } from '../io.js';
+import { lastResort } from '../../runtime/last-resort.js';
 
 // Here rather than in serve.ts: serve.ts loads this file, so this file must not import it.
 export interface ServeOptions {

@@ -1,12 +1,12 @@
-import { createAccount, createApiKey, findActiveKey, getAccount, webhookSecretOf, type Store } from '../store/index.js';
-import type { Config } from '../config/index.js';
-import { withStore } from './admin-run.js';
-import { checkBaseUrl } from './context.js';
-import { usageError, type CliIO } from './io.js';
-import type { Output } from './output.js';
-import { checkProfileName, ProfileStore, type Profile } from './profiles.js';
-import { presentProfile } from './profile-run.js';
-import type { GlobalOptions } from './globals.js';
+import { createAccount, createApiKey, findActiveKey, getAccount, webhookSecretOf, type Store } from '../../store/index.js';
+import type { Config } from '../../config/index.js';
+import { withStore } from '../admin/run.js';
+import { checkBaseUrl } from '../context.js';
+import { usageError, type CliIO } from '../io.js';
+import type { Output } from '../output.js';
+import { checkProfileName, ProfileStore, type Profile } from '../profiles.js';
+import { presentProfile } from '../profile/run.js';
+import type { GlobalOptions } from '../globals.js';
 
 export interface InitLocalOptions extends GlobalOptions {
   plan?: string;

@@ -1,7 +1,7 @@
-import type { CommandImpl } from './action.js';
-import { clientFor, NOT_RUNNING_HINT, resolveCredentials } from './context.js';
-import { CliError, EXIT } from './io.js';
-import { Output } from './output.js';
+import type { CommandImpl } from '../action.js';
+import { clientFor, NOT_RUNNING_HINT, resolveCredentials } from '../context.js';
+import { CliError, EXIT } from '../io.js';
+import { Output } from '../output.js';
 
 export const status: CommandImpl = async (io, opts) => {
   const creds = await resolveCredentials(io, opts);

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
-import { chartOption, daysOption, yesOption } from './options.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
+import { chartOption, daysOption, yesOption } from '../options.js';
 
 /** `rpcctl endpoints ...`: JSON-RPC endpoints, their status and IP allowlists. ID = id, uuid or name. */
 export function registerEndpoints(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./endpoints-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   const endpoints = program.command('endpoints').alias('ep').description('JSON-RPC endpoints: list, create, pause, usage, IP allowlists');
 
   endpoints.command('list').alias('ls').description('list endpoints').action(act('list'));

@@ -1,13 +1,13 @@
-import type { ApiClient } from '../client/api-client.js';
-import type { Account, Endpoint } from '../client/types.js';
-import type { CommandImpl } from './action.js';
-import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
-import { CliError, usageError } from './io.js';
-import type { InitLocalOptions } from './init-local-run.js';
-import { Output } from './output.js';
-import { checkProfileName, ProfileStore, type Profile } from './profiles.js';
-import { prompterFor, type Prompter } from './prompts.js';
-import { presentProfile } from './profile-run.js';
+import type { ApiClient } from '../../client/api-client.js';
+import type { Account, Endpoint } from '../../client/types.js';
+import type { CommandImpl } from '../action.js';
+import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from '../context.js';
+import { CliError, usageError } from '../io.js';
+import type { InitLocalOptions } from './local.js';
+import { Output } from '../output.js';
+import { checkProfileName, ProfileStore, type Profile } from '../profiles.js';
+import { prompterFor, type Prompter } from '../prompts.js';
+import { presentProfile } from '../profile/run.js';
 
 const required = (v: string) => (v.trim() ? true : 'required');
 
@@ -25,7 +25,7 @@ const validName = validator(checkProfileName);
 
 export const init: CommandImpl<InitLocalOptions & { local?: boolean }> = async (io, opts) => {
   if (opts.local) {
-    const { initLocal } = await import('./init-local-run.js');
+    const { initLocal } = await import('./local.js');
     return initLocal(io, opts);
   }
   for (const flag of ['plan', 'dataDir', 'config'] as const) {

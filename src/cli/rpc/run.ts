@@ -1,12 +1,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
-import type { CommandImpl } from './action.js';
-import { envValue, withApi } from './context.js';
-import { ProfileStore } from './profiles.js';
-import type { GlobalOptions } from './globals.js';
-import { resolveEndpoint } from './endpoint-ref.js';
-import { CliError, EXIT, usageError, type CliIO } from './io.js';
-import { Output } from './output.js';
+import type { CommandImpl } from '../action.js';
+import { envValue, withApi } from '../context.js';
+import { ProfileStore } from '../profiles.js';
+import type { GlobalOptions } from '../globals.js';
+import { resolveEndpoint } from '../endpoint-ref.js';
+import { CliError, EXIT, usageError, type CliIO } from '../io.js';
+import { Output } from '../output.js';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 

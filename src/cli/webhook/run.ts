@@ -1,14 +1,14 @@
-import type { DeliveryStatus, WatchEvent, WatchEventType, WebhookEventFilters } from '../client/address-watch.js';
-import type { CommandImpl } from './action.js';
-import { envValue } from './context.js';
-import { aborted, interruptOf } from './interrupt.js';
-import { CliError, usageError, type CliIO } from './io.js';
-import type { GlobalOptions } from './globals.js';
-import { Output } from './output.js';
-import { ProfileStore, secretHint } from './profiles.js';
-import { readSecret } from './prompts.js';
-import { positiveInt, withWatch } from './watch-run.js';
-import { printEvent, renderWebhook } from './watch-view.js';
+import type { DeliveryStatus, WatchEvent, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
+import type { CommandImpl } from '../action.js';
+import { envValue } from '../context.js';
+import { aborted, interruptOf } from '../interrupt.js';
+import { CliError, usageError, type CliIO } from '../io.js';
+import type { GlobalOptions } from '../globals.js';
+import { Output } from '../output.js';
+import { ProfileStore, secretHint } from '../profiles.js';
+import { readSecret } from '../prompts.js';
+import { positiveInt, withWatch } from '../watch/run.js';
+import { printEvent, renderWebhook } from '../watch/view.js';
 
 export const get: CommandImpl = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
   const { ok: _ok, ...w } = await watch.webhook();
@@ -101,7 +101,7 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
   if (opts.forwardTo !== undefined) checkHttpUrl('--forward-to', opts.forwardTo);
   const { secret, source } = await webhookSecret(io, opts);
   const out = new Output(io, opts);
-  const { startWebhookReceiver } = await import('../webhooks/listen.js');
+  const { startWebhookReceiver } = await import('../../webhooks/listen.js');
   const interrupt = interruptOf(io);
   let explained = false;
   try {

@@ -1,7 +1,7 @@
-import type { UsageDays } from '../client/types.js';
-import { withApi } from './context.js';
-import type { CommandImpl } from './action.js';
-import { resolveEndpoint } from './endpoint-ref.js';
+import type { UsageDays } from '../../client/types.js';
+import { withApi } from '../context.js';
+import type { CommandImpl } from '../action.js';
+import { resolveEndpoint } from '../endpoint-ref.js';
 
 /** Drops the envelope: `--json` prints the API object itself. */
 export function withoutOk<T extends { ok?: unknown }>(body: T): Omit<T, 'ok'> {
@@ -35,7 +35,7 @@ export const usage: CommandImpl<{ days: string; endpoint?: string; chart?: boole
     const { usage: u } = endpoint ? await api.endpointUsage(endpoint.id, days) : await api.accountUsage(days);
     if (out.json) return out.printJson(u);
     // The usage view (and its chart library) only for the usage commands, not every one in this file.
-    const { renderUsage } = await import('./usage-view.js');
+    const { renderUsage } = await import('../usage-view.js');
     renderUsage(out, u, { title: endpoint ? `Endpoint ${endpoint.id} (${endpoint.name})` : 'Account', chart: opts.chart });
   });
 

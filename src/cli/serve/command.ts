@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { CliIO } from './io.js';
-import { optionsOf } from './globals.js';
+import type { CliIO } from '../io.js';
+import { optionsOf } from '../globals.js';
 // Type-only: erased, so the run file still loads only when the command runs.
-import type { ServeOptions } from './serve-run.js';
+import type { ServeOptions } from './run.js';
 
 export function registerServe(program: Command, io: CliIO): void {
   program.command('serve')
@@ -23,7 +23,7 @@ Examples:
   rpcctl serve --dev                    # trying it out on this machine (see: rpcctl init --local)
   rpcctl serve --port 9080 --gateway-port 9545 --data-dir ./data`)
     .action(async (_opts, cmd: Command) => {
-      const { runServe } = await import('./serve-run.js');
+      const { runServe } = await import('./run.js');
       await runServe(io, optionsOf<ServeOptions>(cmd));
     });
 }

@@ -1,12 +1,12 @@
-import { AddressWatchClient, type WatchEvent, type WatchEventType } from '../client/address-watch.js';
-import { AbortedError, ApiError, NetworkError, TimeoutError } from '../client/errors.js';
-import type { CommandImpl } from './action.js';
-import { withApi, type ApiContext } from './context.js';
-import { interruptOf, sleep } from './interrupt.js';
-import { CliError, usageError, type CliIO } from './io.js';
-import type { GlobalOptions } from './globals.js';
-import { confirmOrYes, prompterFor } from './prompts.js';
-import { printEvent } from './watch-view.js';
+import { AddressWatchClient, type WatchEvent, type WatchEventType } from '../../client/address-watch.js';
+import { AbortedError, ApiError, NetworkError, TimeoutError } from '../../client/errors.js';
+import type { CommandImpl } from '../action.js';
+import { withApi, type ApiContext } from '../context.js';
+import { interruptOf, sleep } from '../interrupt.js';
+import { CliError, usageError, type CliIO } from '../io.js';
+import type { GlobalOptions } from '../globals.js';
+import { confirmOrYes, prompterFor } from '../prompts.js';
+import { printEvent } from './view.js';
 
 /** `withApi` with the Address Watch client the watch, events and webhook commands use. */
 export function withWatch<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext & { watch: AddressWatchClient }) => Promise<T>): Promise<T> {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { CommandImpl } from './action.js';
-import { withApi } from './context.js';
-import { CliError, EXIT, usageError, type CliIO } from './io.js';
-import { readAll } from './stdin.js';
+import type { CommandImpl } from '../action.js';
+import { withApi } from '../context.js';
+import { CliError, EXIT, usageError, type CliIO } from '../io.js';
+import { readAll } from '../stdin.js';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { CliIO } from './io.js';
-import { optionsOf } from './globals.js';
+import type { CliIO } from '../io.js';
+import { optionsOf } from '../globals.js';
 // Type-only: erased, so the run file still loads only when the command runs.
-import type { AdminOptions } from './admin-run.js';
+import type { AdminOptions } from './run.js';
 
 type AdminAction = (io: CliIO, opts: Record<string, unknown> & AdminOptions & { json?: boolean; color?: boolean }, args: string[]) => Promise<void>;
 
@@ -17,11 +17,11 @@ export function registerAdmin(program: Command, io: CliIO): void {
     // no rate limits, so it needs nothing from Redis.
     .option('--redis <url>', 'accepted as serve takes it (admin shares no limits, so it does not connect)');
 
-  const act = (name: keyof typeof import('./admin-run.js')) =>
+  const act = (name: keyof typeof import('./run.js')) =>
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
       const positional = args.slice(0, -2).filter((a): a is string => typeof a === 'string');
-      const mod = await import('./admin-run.js');
+      const mod = await import('./run.js');
       await (mod[name] as AdminAction)(io, optionsOf(cmd), positional);
     };
 
@@ -76,7 +76,7 @@ export function registerAdmin(program: Command, io: CliIO): void {
   aml.command('load').description('replace the sanctions list (plain list, JSON, or OFAC SDN_ADVANCED.XML)')
     .argument('<file>', 'the list file').action(async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
-      const { amlLoad } = await import('./payments/admin-aml.js');
+      const { amlLoad } = await import('../payments/admin-aml.js');
       await amlLoad(io, optionsOf(cmd), [args[0] as string]);
     });
 }

@@ -1,6 +1,6 @@
 import { Argument, type Command } from 'commander';
-import type { CliIO } from './io.js';
-import type { DynamicKind } from './completion-run.js';
+import type { CliIO } from '../io.js';
+import type { DynamicKind } from './run.js';
 
 /** `rpcctl completion SHELL`: a completion script generated from the command tree itself. */
 export function registerCompletion(program: Command, io: CliIO): void {
@@ -22,14 +22,14 @@ Examples:
     .action(async (shell: 'bash' | 'zsh' | 'fish', _opts: unknown, cmd: Command) => {
       let root = cmd;
       while (root.parent) root = root.parent;
-      const { completionScript } = await import('./completion-run.js');
+      const { completionScript } = await import('./run.js');
       io.stdout.write(completionScript(root, shell));
     });
   // What the scripts call for values only the service knows; not for people, so not listed.
   program.command('__complete', { hidden: true })
     .addArgument(new Argument('<kind>').choices(['endpoints', 'profiles', 'networks', 'watches']))
     .action(async (kind: DynamicKind, _opts: unknown, cmd: Command) => {
-      const { complete } = await import('./complete-run.js');
+      const { complete } = await import('./complete.js');
       await complete(io, cmd.optsWithGlobals(), kind);
     });
 }

@@ -1,9 +1,9 @@
-import type { CommandImpl } from './action.js';
-import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from './context.js';
-import { CliError, usageError } from './io.js';
-import { Output } from './output.js';
-import { checkProfileName, ProfileStore, secretHint, type Profile } from './profiles.js';
-import { confirmOrYes, readSecret } from './prompts.js';
+import type { CommandImpl } from '../action.js';
+import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from '../context.js';
+import { CliError, usageError } from '../io.js';
+import { Output } from '../output.js';
+import { checkProfileName, ProfileStore, secretHint, type Profile } from '../profiles.js';
+import { confirmOrYes, readSecret } from '../prompts.js';
 
 /** What `profile list --json` and friends show: everything but the secret. */
 export function presentProfile(name: string, p: Profile, selected: string | undefined) {

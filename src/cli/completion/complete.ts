@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
-import { AddressWatchClient } from '../client/address-watch.js';
-import { clientFor, resolveCredentials } from './context.js';
-import type { CliIO } from './io.js';
-import { ProfileStore } from './profiles.js';
-import type { GlobalOptions } from './globals.js';
-import type { DynamicKind } from './completion-run.js';
+import { AddressWatchClient } from '../../client/address-watch.js';
+import { clientFor, resolveCredentials } from '../context.js';
+import type { CliIO } from '../io.js';
+import { ProfileStore } from '../profiles.js';
+import type { GlobalOptions } from '../globals.js';
+import type { DynamicKind } from './run.js';
 
 /** A shell waits for this while the user waits for the prompt: give up quickly. */
 const COMPLETION_TIMEOUT_SECONDS = '2';

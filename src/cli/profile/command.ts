@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
-import { yesOption } from './options.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
+import { yesOption } from '../options.js';
 
 /** `rpcctl profile ...`: saved credentials, for scripts (`init` is the interactive way). */
 export function registerProfile(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./profile-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   const profile = program.command('profile').description('saved credentials: add, list, use, remove');
   profile.command('add').description('save a profile; the secret is read from stdin (or asked for on a terminal)')
     .argument('<name>')

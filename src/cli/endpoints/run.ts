@@ -1,12 +1,12 @@
-import type { ApiClient } from '../client/api-client.js';
-import type { CreateEndpointInput, Endpoint, UsageDays } from '../client/types.js';
-import { isValidIp } from '../util/ip.js';
-import type { CommandImpl } from './action.js';
-import { withApi } from './context.js';
-import { resolveEndpoint } from './endpoint-ref.js';
-import { usageError } from './io.js';
-import type { Output } from './output.js';
-import { confirmOrYes } from './prompts.js';
+import type { ApiClient } from '../../client/api-client.js';
+import type { CreateEndpointInput, Endpoint, UsageDays } from '../../client/types.js';
+import { isValidIp } from '../../util/ip.js';
+import type { CommandImpl } from '../action.js';
+import { withApi } from '../context.js';
+import { resolveEndpoint } from '../endpoint-ref.js';
+import { usageError } from '../io.js';
+import type { Output } from '../output.js';
+import { confirmOrYes } from '../prompts.js';
 
 function status(out: Output, e: Endpoint): string {
   return e.status === 'active' ? out.c.green(e.status) : out.c.yellow(e.status);
@@ -94,7 +94,7 @@ export const usage: CommandImpl<{ days: string; chart?: boolean }> = (io, opts, 
   const { usage: u } = await api.endpointUsage(endpoint.id, Number(opts.days) as UsageDays);
   if (out.json) return out.printJson(u);
   // The usage view (and its chart library) only for the usage commands, not every one in this file.
-  const { renderUsage } = await import('./usage-view.js');
+  const { renderUsage } = await import('../usage-view.js');
   renderUsage(out, u, { title: `Endpoint ${endpoint.id} (${endpoint.name})`, chart: opts.chart });
 });
 

@@ -1,19 +1,19 @@
-import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../config/index.js';
+import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../../config/index.js';
 import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
   setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
-} from '../store/index.js';
+} from '../../store/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isValidIp } from '../util/ip.js';
-import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../gateway/probe.js';
-import { CliError, usageError, type CliIO } from './io.js';
+import { isValidIp } from '../../util/ip.js';
+import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../../gateway/probe.js';
+import { CliError, usageError, type CliIO } from '../io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
-} from '../cabinet/credentials.js';
-import { readSecret } from './prompts.js';
-import { Output } from './output.js';
-import { confirmOrYes } from './prompts.js';
+} from '../../cabinet/credentials.js';
+import { readSecret } from '../prompts.js';
+import { Output } from '../output.js';
+import { confirmOrYes } from '../prompts.js';
 
 // Here rather than in admin.ts: admin.ts loads this file, so this file must not import it.
 export interface AdminOptions {

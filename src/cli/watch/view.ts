@@ -1,7 +1,7 @@
-import type { WatchEvent, WebhookEventFilters, WebhookSettings } from '../client/address-watch.js';
+import type { WatchEvent, WebhookEventFilters, WebhookSettings } from '../../client/address-watch.js';
 import { stripVTControlCharacters } from 'node:util';
-import { formatAmount, logTime, shortHex } from './format.js';
-import type { Output } from './output.js';
+import { formatAmount, logTime, shortHex } from '../format.js';
+import type { Output } from '../output.js';
 
 /** The columns of a piped event line, in order (documented in docs/cli.md). */
 const TSV_FIELDS = ['id', 'created_at', 'type', 'network', 'block_height', 'address', 'direction', 'amount', 'token', 'tx_hash', 'block_hash'] as const;

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { lazyActions } from './action.js';
-import type { CliIO } from './io.js';
-import { eventTypeOption, yesOption } from './options.js';
+import { lazyActions } from '../action.js';
+import type { CliIO } from '../io.js';
+import { eventTypeOption, yesOption } from '../options.js';
 
 /** `rpcctl watch ...` (watched addresses) and `rpcctl events` (their feed). */
 export function registerWatch(program: Command, io: CliIO): void {
-  const act = lazyActions(io, () => import('./watch-run.js'));
+  const act = lazyActions(io, () => import('./run.js'));
   const watch = program.command('watch').description('Address Watch: watched addresses and their slots');
   watch.command('add').description('watch an address (idempotent: an address already watched is returned as it is)')
     .requiredOption('--network <slug>', 'network: eth (its default environment) or eth-sepolia')
