@@ -1,10 +1,6 @@
 import { Option, type Command } from 'commander';
+import { lazyActions } from '../action.js';
 import type { CliIO } from '../io.js';
-import { optionsOf } from '../globals.js';
-// Type-only: erased, so the run file still loads only when the command runs.
-import type { AdminOptions } from './run.js';
-
-type AdminAction = (io: CliIO, opts: Record<string, unknown> & AdminOptions & { json?: boolean; color?: boolean }, args: string[]) => Promise<void>;
 
 /** `rpcctl admin`: operator commands on the same data dir as `serve`, safe while it runs. */
 export function registerAdmin(program: Command, io: CliIO): void {
@@ -17,13 +13,9 @@ export function registerAdmin(program: Command, io: CliIO): void {
     // no rate limits, so it needs nothing from Redis.
     .option('--redis <url>', 'accepted as serve takes it (admin shares no limits, so it does not connect)');
 
-  const act = (name: keyof typeof import('./run.js')) =>
-    async (...args: unknown[]) => {
-      const cmd = args[args.length - 1] as Command;
-      const positional = args.slice(0, -2).filter((a): a is string => typeof a === 'string');
-      const mod = await import('./run.js');
-      await (mod[name] as AdminAction)(io, optionsOf(cmd), positional);
-    };
+  const act = lazyActions(io, () => import('./run.js'));
+  // `aml load` is the payments feature's; its work lives with it.
+  const actAml = lazyActions(io, () => import('../payments/admin-aml.js'));
 
   const accounts = admin.command('accounts').description('merchant accounts');
   accounts.command('create').description('create an account')
@@ -33,13 +25,13 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .option('--no-password', 'with --email: no password; sign in with links from rpcctl admin login-link')
     .action(act('accountsCreate'));
   accounts.command('list').alias('ls').description('list accounts').action(act('accountsList'));
-  accounts.command('get').description('show one account').argument('<user_id>').action(act('accountsGet'));
+  accounts.command('get').description('show one account').argument('<user_id>').action(act('accountsGet', ['userId']));
   accounts.command('set-plan').description('move an account to another plan').argument('<user_id>')
-    .requiredOption('--plan <slug>', 'plan slug').action(act('accountsSetPlan'));
+    .requiredOption('--plan <slug>', 'plan slug').action(act('accountsSetPlan', ['userId']));
   accounts.command('set-password').description('set the cabinet sign-in password (from a prompt or stdin); ends the account\'s sessions')
     .argument('<user_id>')
     .option('--email <email>', 'also set (or change) the sign-in e-mail')
-    .action(act('accountsSetPassword'));
+    .action(act('accountsSetPassword', ['userId']));
 
   admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
     .requiredOption('--account <user_id>', 'account id')
@@ -57,7 +49,7 @@ export function registerAdmin(program: Command, io: CliIO): void {
   keys.command('revoke').description('revoke a key by id or prefix (asks first; scripts add --yes)').argument('<key>')
     .addOption(new Option('-y, --yes', 'do not ask for confirmation (needed in scripts)'))
     .addHelpText('after', '\nExample:\n  rpcctl admin keys revoke 3f2a9c1b --yes')
-    .action(act('keysRevoke'));
+    .action(act('keysRevoke', ['key']));
 
   admin.command('webhook-secret').description('show (or rotate) an account\'s webhook signing secret')
     .requiredOption('--account <user_id>', 'account id')
@@ -74,9 +66,5 @@ export function registerAdmin(program: Command, io: CliIO): void {
 
   const aml = admin.command('aml').description('AML screening of payment orders');
   aml.command('load').description('replace the sanctions list (plain list, JSON, or OFAC SDN_ADVANCED.XML)')
-    .argument('<file>', 'the list file').action(async (...args: unknown[]) => {
-      const cmd = args[args.length - 1] as Command;
-      const { amlLoad } = await import('../payments/admin-aml.js');
-      await amlLoad(io, optionsOf(cmd), [args[0] as string]);
-    });
+    .argument('<file>', 'the list file').action(actAml('amlLoad', ['file']));
 }

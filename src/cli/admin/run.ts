@@ -15,7 +15,7 @@ import { readSecret } from '../prompts.js';
 import { Output } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
 
-// Here rather than in admin.ts: admin.ts loads this file, so this file must not import it.
+// Here rather than in command.ts: command.ts loads this file, so this file must not import it.
 export interface AdminOptions {
   config?: string;
   dataDir?: string;
@@ -104,9 +104,9 @@ export async function accountsList(io: CliIO, opts: Opts): Promise<void> {
   });
 }
 
-export async function accountsGet(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
+export async function accountsGet(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
   await withStore(io, opts, async (store, out) => {
-    const account = presentAccount(store, await mustGetAccount(store, accountId(id, 'user_id')));
+    const account = presentAccount(store, await mustGetAccount(store, accountId(opts.userId, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
     const email = (await loginOf(store, account.user_id))?.email ?? null;
     if (out.json) return out.printJson({ ...account, email, keys });
@@ -117,12 +117,12 @@ export async function accountsGet(io: CliIO, opts: Opts, [id]: string[]): Promis
   });
 }
 
-export async function accountsSetPlan(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
+export async function accountsSetPlan(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     const plan = store.catalog.planBySlug(String(opts.plan));
     if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
-    await mustGetAccount(store, accountId(id, 'user_id'));
-    const account = presentAccount(store, await setAccountPlan(store, accountId(id, 'user_id'), plan.id));
+    await mustGetAccount(store, accountId(opts.userId, 'user_id'));
+    const account = presentAccount(store, await setAccountPlan(store, accountId(opts.userId, 'user_id'), plan.id));
     if (out.json) return out.printJson(account);
     out.note(`Account ${account.user_id} is now on the ${plan.name} plan.`);
   });
@@ -155,12 +155,13 @@ export async function keysList(io: CliIO, opts: Opts): Promise<void> {
   });
 }
 
-export async function keysRevoke(io: CliIO, opts: Opts, [key]: string[]): Promise<void> {
+export async function keysRevoke(io: CliIO, opts: Opts & { key: string }): Promise<void> {
+  const { key } = opts;
   await withStore(io, opts, async (store, out) => {
     const match = (await listApiKeys(store)).filter((k) => k.api_key === key || k.prefix === key);
     if (match.length !== 1) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
     if (!match[0]!.revoked_at) await confirmOrYes(io, opts, `Revoke key ${match[0]!.prefix} of account ${match[0]!.account_id}? Requests signed with it fail from now on.`);
-    const revoked = await revokeApiKey(store, key!);
+    const revoked = await revokeApiKey(store, key);
     if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
     if (out.json) return out.printJson(revoked);
     out.note(`Revoked key ${revoked.prefix} of account ${revoked.account_id}.`);
@@ -210,8 +211,8 @@ export async function networksList(io: CliIO, opts: Opts): Promise<void> {
   });
 }
 
-export async function accountsSetPassword(io: CliIO, opts: Opts, [id]: string[]): Promise<void> {
-  const userId = accountId(id, 'user_id');
+export async function accountsSetPassword(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  const userId = accountId(opts.userId, 'user_id');
   const email = opts.email === undefined ? undefined : credentialsUsage(() => normalizeEmail(String(opts.email)));
   const password = await readPassword(io);
   await withStore(io, opts, async (store, out) => {

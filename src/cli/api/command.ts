@@ -11,5 +11,5 @@ export function registerApi(program: Command, io: CliIO): void {
     .addOption(new Option('-d, --data <json>', 'request body, sent exactly as given').conflicts('input'))
     .addOption(new Option('--input <file>', 'read the request body from a file (- for stdin)'))
     .addHelpText('after', `\nThe exit code follows the HTTP status: 0 for 2xx, 4 for 401/403, 1 otherwise; the body is printed either way.\n\nExamples:\n  rpcctl api GET /v1/account\n  rpcctl api PATCH /v1/endpoints/3/status --data '{"status":"paused"}'`)
-    .action(act('api'));
+    .action(act('api', ['method', 'path']));
 }

@@ -17,10 +17,10 @@ async function bodyOf(io: CliIO, opts: { data?: string; input?: string }): Promi
   }
 }
 
-export const api: CommandImpl<{ data?: string; input?: string }> = async (io, opts, [methodArg, pathArg]) => {
-  const method = methodArg!.toUpperCase();
-  if (!METHODS.has(method)) throw usageError(`unknown HTTP method "${methodArg}" (one of: ${[...METHODS].join(', ')})`);
-  const path = pathArg!.startsWith('/') ? pathArg! : `/${pathArg}`;
+export const api: CommandImpl<{ method: string; path: string; data?: string; input?: string }> = async (io, opts) => {
+  const method = opts.method.toUpperCase();
+  if (!METHODS.has(method)) throw usageError(`unknown HTTP method "${opts.method}" (one of: ${[...METHODS].join(', ')})`);
+  const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
   const body = await bodyOf(io, opts);
   await withApi(io, opts, async ({ api: client, out }) => {
     // raw(): every status comes back (after the client's 429/connection retries) to be printed.

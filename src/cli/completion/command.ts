@@ -1,6 +1,6 @@
 import { Argument, type Command } from 'commander';
+import { lazyActions } from '../action.js';
 import type { CliIO } from '../io.js';
-import type { DynamicKind } from './run.js';
 
 /** `rpcctl completion SHELL`: a completion script generated from the command tree itself. */
 export function registerCompletion(program: Command, io: CliIO): void {
@@ -28,8 +28,5 @@ Examples:
   // What the scripts call for values only the service knows; not for people, so not listed.
   program.command('__complete', { hidden: true })
     .addArgument(new Argument('<kind>').choices(['endpoints', 'profiles', 'networks', 'watches']))
-    .action(async (kind: DynamicKind, _opts: unknown, cmd: Command) => {
-      const { complete } = await import('./complete.js');
-      await complete(io, cmd.optsWithGlobals(), kind);
-    });
+    .action(lazyActions(io, () => import('./complete.js'))('complete', ['kind']));
 }

@@ -13,9 +13,9 @@ const COMPLETION_TIMEOUT_SECONDS = '2';
  * `rpcctl __complete KIND`: the values a completion script offers, one a line. Any failure
  * (no credentials, no service, a slow one) prints nothing: a completion never shows errors.
  */
-export async function complete(io: CliIO, opts: GlobalOptions, kind: DynamicKind): Promise<void> {
+export async function complete(io: CliIO, opts: GlobalOptions & { kind: DynamicKind }): Promise<void> {
   try {
-    for (const value of await valuesOf(io, opts, kind)) io.stdout.write(`${value}\n`);
+    for (const value of await valuesOf(io, opts, opts.kind)) io.stdout.write(`${value}\n`);
   } catch {
     // silent by design
   }

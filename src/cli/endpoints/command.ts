@@ -9,7 +9,7 @@ export function registerEndpoints(program: Command, io: CliIO): void {
   const endpoints = program.command('endpoints').alias('ep').description('JSON-RPC endpoints: list, create, pause, usage, IP allowlists');
 
   endpoints.command('list').alias('ls').description('list endpoints').action(act('list'));
-  endpoints.command('get').description('show one endpoint').argument('<id>', 'id, uuid or name').action(act('get'));
+  endpoints.command('get').description('show one endpoint').argument('<id>', 'id, uuid or name').action(act('get', ['ref']));
   endpoints.command('create').description('create an endpoint (see: rpcctl networks)')
     .requiredOption('--name <name>', 'display name')
     .option('--network <slug>', 'network slug, with --env')
@@ -20,17 +20,17 @@ export function registerEndpoints(program: Command, io: CliIO): void {
     .action(act('create'));
   endpoints.command('rename').description('give an endpoint another name').argument('<id>', 'id, uuid or name').argument('<new-name>')
     .addHelpText('after', '\nExample:\n  rpcctl endpoints rename 7 main-eu')
-    .action(act('rename'));
-  endpoints.command('pause').description('stop JSON-RPC traffic to an endpoint').argument('<id>', 'id, uuid or name').action(act('pause'));
-  endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume'));
+    .action(act('rename', ['ref', 'newName']));
+  endpoints.command('pause').description('stop JSON-RPC traffic to an endpoint').argument('<id>', 'id, uuid or name').action(act('pause', ['ref']));
+  endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume', ['ref']));
   endpoints.command('usage').description("one endpoint's requests and credits").argument('<id>', 'id, uuid or name')
-    .addOption(daysOption()).addOption(chartOption()).action(act('usage'));
+    .addOption(daysOption()).addOption(chartOption()).action(act('usage', ['ref']));
 
   const allowlist = endpoints.command('allowlist').description('show or change the client IPs allowed to call an endpoint (empty: any)')
-    .argument('<id>', 'id, uuid or name').action(act('allowlistShow'));
-  allowlist.command('set').description('replace the whole list').argument('<id>').argument('<ip...>').action(act('allowlistSet'));
-  allowlist.command('add').description('add addresses to the list').argument('<id>').argument('<ip...>').action(act('allowlistAdd'));
+    .argument('<id>', 'id, uuid or name').action(act('allowlistShow', ['ref']));
+  allowlist.command('set').description('replace the whole list').argument('<id>').argument('<ip...>').action(act('allowlistSet', ['ref', 'ips']));
+  allowlist.command('add').description('add addresses to the list').argument('<id>').argument('<ip...>').action(act('allowlistAdd', ['ref', 'ips']));
   allowlist.command('remove').alias('rm').description('remove addresses from the list (removing the last one asks: any IP may then call)').argument('<id>').argument('<ip...>')
-    .addOption(yesOption()).action(act('allowlistRemove'));
-  allowlist.command('clear').description('remove the restriction: any IP may call').argument('<id>').addOption(yesOption()).action(act('allowlistClear'));
+    .addOption(yesOption()).action(act('allowlistRemove', ['ref', 'ips']));
+  allowlist.command('clear').description('remove the restriction: any IP may call').argument('<id>').addOption(yesOption()).action(act('allowlistClear', ['ref']));
 }

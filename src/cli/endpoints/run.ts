@@ -36,8 +36,8 @@ export const list: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, o
   ], 'No endpoints yet. Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG (choices: rpcctl networks)');
 });
 
-export const get: CommandImpl = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
-  renderEndpoint(out, await resolveEndpoint(api, ref!));
+export const get: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  renderEndpoint(out, await resolveEndpoint(api, opts.ref));
 });
 
 export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string; allowDuplicate?: boolean }> = (io, opts) => {
@@ -73,15 +73,15 @@ async function networkBySlug(api: ApiClient, slug: string, env: string): Promise
   return { network_id: network.id, env_slug: env };
 }
 
-export const rename: CommandImpl = (io, opts, [ref, newName]) => withApi(io, opts, async ({ api, out }) => {
-  const current = await resolveEndpoint(api, ref!);
-  const { endpoint } = await api.renameEndpoint(current.id, newName!);
+export const rename: CommandImpl<{ ref: string; newName: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const current = await resolveEndpoint(api, opts.ref);
+  const { endpoint } = await api.renameEndpoint(current.id, opts.newName);
   if (out.json) return out.printJson(endpoint);
   out.note(`Endpoint ${endpoint.id} is now named "${endpoint.name}" (was "${current.name}").`);
 });
 
-const setStatus = (target: 'active' | 'paused'): CommandImpl => (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
-  const { id } = await resolveEndpoint(api, ref!);
+const setStatus = (target: 'active' | 'paused'): CommandImpl<{ ref: string }> => (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const { id } = await resolveEndpoint(api, opts.ref);
   const { endpoint } = await api.setEndpointStatus(id, target);
   if (out.json) return out.printJson(endpoint);
   out.note(`Endpoint ${endpoint.id} (${endpoint.name}) is ${status(out, endpoint)}.`);
@@ -89,8 +89,8 @@ const setStatus = (target: 'active' | 'paused'): CommandImpl => (io, opts, [ref]
 export const pause = setStatus('paused');
 export const resume = setStatus('active');
 
-export const usage: CommandImpl<{ days: string; chart?: boolean }> = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
-  const endpoint = await resolveEndpoint(api, ref!);
+export const usage: CommandImpl<{ ref: string; days: string; chart?: boolean }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const endpoint = await resolveEndpoint(api, opts.ref);
   const { usage: u } = await api.endpointUsage(endpoint.id, Number(opts.days) as UsageDays);
   if (out.json) return out.printJson(u);
   // The usage view (and its chart library) only for the usage commands, not every one in this file.
@@ -111,10 +111,10 @@ function checkIps(ips: string[]): string[] {
 }
 
 /** PATCH replaces the whole list, so add/remove read it first and send the result. */
-const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl<{ yes?: boolean }> => (io, opts, [ref, ...ips]) => {
-  checkIps(ips);
+const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl<{ ref: string; ips: string[]; yes?: boolean }> => (io, opts) => {
+  const ips = checkIps(opts.ips);
   return withApi(io, opts, async ({ api, out }) => {
-    const current = await resolveEndpoint(api, ref!);
+    const current = await resolveEndpoint(api, opts.ref);
     if (reportAbsent) {
       const absent = ips.filter((ip) => !current.allowed_ips.includes(ip));
       if (absent.length) out.note(`Not on the list of endpoint ${current.id}: ${absent.join(', ')}`);
@@ -129,15 +129,15 @@ const changeAllowlist = (change: (current: string[], ips: string[]) => string[],
   });
 };
 
-export const allowlistShow: CommandImpl = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
-  renderAllowlist(out, await resolveEndpoint(api, ref!));
+export const allowlistShow: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  renderAllowlist(out, await resolveEndpoint(api, opts.ref));
 });
 export const allowlistSet = changeAllowlist((_current, ips) => [...new Set(ips)]);
 export const allowlistAdd = changeAllowlist((current, ips) => [...new Set([...current, ...ips])]);
 export const allowlistRemove = changeAllowlist((current, ips) => current.filter((ip) => !ips.includes(ip)), true);
 
-export const allowlistClear: CommandImpl<{ yes?: boolean }> = (io, opts, [ref]) => withApi(io, opts, async ({ api, out }) => {
-  const current = await resolveEndpoint(api, ref!);
+export const allowlistClear: CommandImpl<{ ref: string; yes?: boolean }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const current = await resolveEndpoint(api, opts.ref);
   await confirmOrYes(io, opts, `Allow calls to endpoint ${current.id} (${current.name}) from any IP?`);
   const { endpoint } = await api.setAllowedIps(current.id, []);
   renderAllowlist(out, endpoint);

@@ -19,7 +19,7 @@ export function registerPayments(program: Command, io: CliIO): void {
     .option('--webhook-url <url>', 'send this order\'s webhooks here instead of the Address Watch webhook URL')
     .option('--metadata <json>', 'a JSON object kept on the order and sent in its webhooks')
     .action(act('create'));
-  payments.command('get').description('show one order').argument('<payment_id>').action(act('get'));
+  payments.command('get').description('show one order').argument('<payment_id>').action(act('get', ['paymentId']));
   payments.command('list').alias('ls').description('list orders, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(STATUSES))
     .option('--network <slug>', 'only this network')
@@ -27,11 +27,11 @@ export function registerPayments(program: Command, io: CliIO): void {
     .option('-n, --limit <n>', 'at most n orders', '50')
     .action(act('list'));
   payments.command('cancel').description('cancel an order on which nothing was seen yet (it ends failed, reason canceled)')
-    .argument('<payment_id>').addOption(yesOption()).action(act('cancel'));
+    .argument('<payment_id>').addOption(yesOption()).action(act('cancel', ['paymentId']));
   payments.command('watch').description('follow one order live, one line per transition, until it ends (paid, failed or expired)')
     .argument('<payment_id>')
     .option('--interval <seconds>', 'seconds between polls', '2')
-    .action(act('watch'));
+    .action(act('watch', ['paymentId']));
   payments.command('settings').description('show or change payment settings (with no flags: show them)')
     .option('--xpub <xpub>', 'extended public key to derive one EVM address per order ("" removes it)')
     .option('--xpub-utxo <key>', 'zpub/ypub/xpub (vpub/upub/tpub on test networks) to derive one Bitcoin-style address per order ("" removes it)')

@@ -12,13 +12,13 @@ export function registerProfile(program: Command, io: CliIO): void {
     .requiredOption('--api-key <key>', 'the API key (X-Api-Key)')
     .option('--no-verify', 'save without checking the key against GET /v1/account')
     .addHelpText('after', '\nThe base URL is --base-url, else $PUBLIC_API_BASE, else http://127.0.0.1:8080.\n\nExample:\n  rpcctl profile add prod --base-url https://api.example.com --api-key KEY < secret.txt')
-    .action(act('add'));
+    .action(act('add', ['name']));
   profile.command('list').alias('ls').description('list profiles (secrets shown as a prefix)').action(act('list'));
   profile.command('set').description('change one setting of a profile (the selected one, or --profile) without re-entering the secret')
     .argument('<key>', 'the setting: base_url, or gateway_url (for rpc UUID without a Public API call)')
     .argument('<value>')
     .addHelpText('after', '\nExamples:\n  rpcctl profile set base_url https://api.example.com\n  rpcctl profile set base_url http://127.0.0.1:9080 --profile local')
-    .action(act('set'));
-  profile.command('use').description('make a profile the one used by default').argument('<name>').action(act('use'));
-  profile.command('remove').alias('rm').description('delete a saved profile').argument('<name>').addOption(yesOption()).action(act('remove'));
+    .action(act('set', ['key', 'value']));
+  profile.command('use').description('make a profile the one used by default').argument('<name>').action(act('use', ['name']));
+  profile.command('remove').alias('rm').description('delete a saved profile').argument('<name>').addOption(yesOption()).action(act('remove', ['name']));
 }

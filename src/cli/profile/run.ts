@@ -10,8 +10,8 @@ export function presentProfile(name: string, p: Profile, selected: string | unde
   return { name, base_url: p.base_url, api_key: p.api_key, secret: secretHint(p.secret), selected: name === selected };
 }
 
-export const add: CommandImpl<{ apiKey: string; verify: boolean }> = async (io, opts, [nameArg]) => {
-  const name = checkProfileName(nameArg!);
+export const add: CommandImpl<{ name: string; apiKey: string; verify: boolean }> = async (io, opts) => {
+  const name = checkProfileName(opts.name);
   const baseUrl = checkBaseUrl(opts.baseUrl ?? envValue(io.env, 'PUBLIC_API_BASE') ?? DEFAULT_BASE_URL);
   const secret = await readSecret(io, 'API secret', 'no secret on stdin: pipe it in, e.g. rpcctl profile add NAME --api-key KEY < secret.txt');
   const profile: Profile = { base_url: baseUrl, api_key: opts.apiKey, secret };
@@ -46,19 +46,21 @@ export const list: CommandImpl = async (io, opts) => {
   ], 'No profiles yet: rpcctl init --local (a service on this machine), rpcctl init (interactive) or rpcctl profile add NAME --api-key KEY < secret');
 };
 
-export const use: CommandImpl = async (io, opts, [name]) => {
+export const use: CommandImpl<{ name: string }> = async (io, opts) => {
+  const { name } = opts;
   const store = await ProfileStore.open(io.env);
-  store.use(name!);
+  store.use(name);
   const out = new Output(io, opts);
-  if (out.json) return out.printJson(presentProfile(name!, store.get(name!)!, name));
+  if (out.json) return out.printJson(presentProfile(name, store.get(name)!, name));
   out.note(`Now using profile "${name}".`);
 };
 
-export const remove: CommandImpl<{ yes?: boolean }> = async (io, opts, [name]) => {
+export const remove: CommandImpl<{ name: string; yes?: boolean }> = async (io, opts) => {
+  const { name } = opts;
   const store = await ProfileStore.open(io.env);
-  if (!store.get(name!)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+  if (!store.get(name)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
   await confirmOrYes(io, opts, `Delete profile "${name}"?`);
-  store.remove(name!);
+  store.remove(name);
   const out = new Output(io, opts);
   if (out.json) return out.printJson({ name, removed: true });
   out.note(`Removed profile "${name}".`);
@@ -67,8 +69,9 @@ export const remove: CommandImpl<{ yes?: boolean }> = async (io, opts, [name]) =
 /** What `profile set` may change. The key and secret go together: `profile add` replaces both. */
 const SETTABLE = { base_url: checkBaseUrl, gateway_url: checkBaseUrl } as const;
 
-export const set: CommandImpl = async (io, opts, [key, value]) => {
-  const setting = key!.replace(/-/g, '_');
+export const set: CommandImpl<{ key: string; value: string }> = async (io, opts) => {
+  const { key, value } = opts;
+  const setting = key.replace(/-/g, '_');
   if (!Object.hasOwn(SETTABLE, setting)) {
     throw usageError(`unknown setting "${key}" (one of: ${Object.keys(SETTABLE).join(', ')}; a new key and secret: rpcctl profile add NAME --api-key KEY)`);
   }
@@ -77,7 +80,7 @@ export const set: CommandImpl = async (io, opts, [key, value]) => {
   if (!name) throw new CliError('no profile selected: give --profile NAME (see: rpcctl profile list)');
   const current = store.get(name);
   if (!current) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
-  const profile: Profile = { ...current, [setting]: SETTABLE[setting as keyof typeof SETTABLE](value!) };
+  const profile: Profile = { ...current, [setting]: SETTABLE[setting as keyof typeof SETTABLE](value) };
   store.save(name, profile);
   const out = new Output(io, opts);
   if (out.json) return out.printJson(presentProfile(name, profile, store.selected()));

@@ -70,9 +70,10 @@ async function endpointUrl(io: CliIO, opts: GlobalOptions, ref: string): Promise
  * Not retried: a JSON-RPC POST may not be idempotent (eth_sendRawTransaction), and the
  * gateway's 429 means "this second is full" — the caller decides whether to try again.
  */
-export const rpc: CommandImpl = async (io, opts, [ref, method, paramsText]) => {
-  const params = parseParams(paramsText);
-  const endpoint = { url: await endpointUrl(io, opts, ref!) };
+export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> = async (io, opts) => {
+  const { method } = opts;
+  const params = parseParams(opts.params);
+  const endpoint = { url: await endpointUrl(io, opts, opts.ref) };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const dispatcher = new Agent({ connect: { lookup: loopbackLookup as never } });
   let status: number;

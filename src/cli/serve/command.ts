@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
+import { lazyActions } from '../action.js';
 import type { CliIO } from '../io.js';
-import { optionsOf } from '../globals.js';
-// Type-only: erased, so the run file still loads only when the command runs.
-import type { ServeOptions } from './run.js';
 
 export function registerServe(program: Command, io: CliIO): void {
+  const act = lazyActions(io, () => import('./run.js'));
   program.command('serve')
     .description('run the Public API, the JSON-RPC gateway and the background workers')
     .option('--config <file>', 'config file (JSON or YAML); default: config.yaml|json in the data dir, else built-in defaults')
@@ -22,8 +21,5 @@ Examples:
   rpcctl serve                          # production defaults: 127.0.0.1:8080 and :8545
   rpcctl serve --dev                    # trying it out on this machine (see: rpcctl init --local)
   rpcctl serve --port 9080 --gateway-port 9545 --data-dir ./data`)
-    .action(async (_opts, cmd: Command) => {
-      const { runServe } = await import('./run.js');
-      await runServe(io, optionsOf<ServeOptions>(cmd));
-    });
+    .action(act('runServe'));
 }

@@ -10,13 +10,13 @@ export function registerWatch(program: Command, io: CliIO): void {
   watch.command('add').description('watch an address (idempotent: an address already watched is returned as it is)')
     .requiredOption('--network <slug>', 'network: eth (its default environment) or eth-sepolia')
     .argument('<address>', 'EVM 0x address or Stellar account id')
-    .action(act('add'));
+    .action(act('add', ['address']));
   watch.command('list').alias('ls').description('list watched addresses (all pages)')
     .option('--network <slug>', 'only this network')
     .option('--address <address>', 'only this address')
     .action(act('list'));
   watch.command('remove').alias('rm').description('stop watching (frees the slot; the events stay in the feed)')
-    .argument('<watch_id>', 'as shown by watch list').addOption(yesOption()).action(act('remove'));
+    .argument('<watch_id>', 'as shown by watch list').addOption(yesOption()).action(act('remove', ['watchId']));
   watch.command('status').description('slots used and free, whether a webhook is configured and enabled').action(act('status'));
 
   program.command('events').description('the Address Watch event feed, oldest first')

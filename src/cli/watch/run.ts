@@ -23,8 +23,8 @@ export function positiveInt(name: string, value: string | undefined, max = Numbe
   return n;
 }
 
-export const add: CommandImpl<{ network: string }> = (io, opts, [address]) => withWatch(io, opts, async ({ watch, out }) => {
-  const { ok: _ok, watch: w, created } = await watch.add(opts.network, address!);
+export const add: CommandImpl<{ address: string; network: string }> = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
+  const { ok: _ok, watch: w, created } = await watch.add(opts.network, opts.address);
   if (out.json) return out.printJson({ ...w, created });
   out.print(w.watch_id);
   out.note(created
@@ -44,7 +44,8 @@ export const list: CommandImpl<{ network?: string; address?: string }> = (io, op
   ], 'No watched addresses. Add one: rpcctl watch add --network eth ADDRESS');
 });
 
-export const remove: CommandImpl<{ yes?: boolean }> = (io, opts, [watchId]) => withWatch(io, opts, async ({ watch, out }) => {
+export const remove: CommandImpl<{ watchId: string; yes?: boolean }> = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
+  const { watchId } = opts;
   if (!opts.yes) {
     prompterFor(io, 'add --yes to confirm'); // a script without --yes fails here, before any lookup
     // Only a person is asked, and a person should see which address goes; the lookup is
@@ -54,7 +55,7 @@ export const remove: CommandImpl<{ yes?: boolean }> = (io, opts, [watchId]) => w
     if (!found) throw new CliError(`no watch "${watchId}" (see: rpcctl watch list)`);
     await confirmOrYes(io, opts, `Stop watching ${found.address} on ${found.network_slug} (${found.watch_id})? Its events stay in the feed.`);
   }
-  const { watch_id } = await watch.remove(watchId!);
+  const { watch_id } = await watch.remove(watchId);
   if (out.json) return out.printJson({ watch_id });
   out.note(`Stopped watching ${watch_id}; its slot is free.`);
 });

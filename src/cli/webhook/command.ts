@@ -31,7 +31,7 @@ export function registerWebhook(program: Command, io: CliIO): void {
     .action(act('deliveries'));
   webhook.command('redeliver').description('send a delivery again now (same X-Webhook-Id, next attempt number)')
     .argument('<delivery_id>', 'from rpcctl webhook deliveries')
-    .action(act('redeliver'));
+    .action(act('redeliver', ['deliveryId']));
   webhook.command('listen').description('a local receiver: verify X-Signature, print each event, answer 2xx, optionally forward')
     .option('--port <n>', 'port to listen on (0: a free one)', '0')
     .option('--host <address>', 'address to listen on', '127.0.0.1')

@@ -86,7 +86,8 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
   });
 };
 
-export const redeliver: CommandImpl = (io, opts, [id = '']) => {
+export const redeliver: CommandImpl<{ deliveryId: string }> = (io, opts) => {
+  const id = opts.deliveryId;
   positiveInt('delivery_id', id);
   return withWatch(io, opts, async ({ watch, out }) => {
     const { delivery } = await watch.redeliver(id);
