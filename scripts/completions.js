@@ -2,7 +2,7 @@
 // fails while they are stale). Needs a build: the npm script runs one first.
 import { writeFileSync } from 'node:fs';
 import { buildProgram } from '../dist/cli/program.js';
-import { completionScript } from '../dist/cli/completion-run.js';
+import { completionScript } from '../dist/cli/completion/run.js';
 import { processIO } from '../dist/cli/io.js';
 
 const FILES = { bash: 'rpcctl.bash', zsh: '_rpcctl', fish: 'rpcctl.fish' };

@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopbackLookup } from '../src/cli/rpc-run.js';
+import { loopbackLookup } from '../src/cli/rpc/run.js';
 import { cli, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 

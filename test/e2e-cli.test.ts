@@ -32,7 +32,7 @@ describe('the built rpcctl binary', () => {
       const loaded = readFileSync(file, 'utf8').split('\n').filter((u) => u.includes('/node_modules/') || u.includes('/dist/'));
       const packages = new Set(loaded.filter((u) => u.includes('/node_modules/')).map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)![1]));
       expect([...packages], args.join(' ')).toEqual(['commander']);
-      expect(loaded.filter((u) => /-run\.js$|\/dist\/(client|store|api|serve|config)\//.test(u)), args.join(' ')).toEqual([]);
+      expect(loaded.filter((u) => /\/dist\/cli\/[^/]+\/(?!command\.js$)[^/]+\.js$|\/dist\/(client|store|api|serve|config)\//.test(u)), args.join(' ')).toEqual([]);
     }
     expect((await rpcctl(['--version'])).stdout).toBe('0.1.0');
   });
@@ -44,8 +44,8 @@ describe('the built rpcctl binary', () => {
       expect(r.exitCode, r.stderr).toBe(0);
       return readFileSync(file, 'utf8').split('\n');
     };
-    const definitions = (loaded: string[]) => loaded.map((u) => /\/dist\/cli\/([^/]+|payments\/index)\.js$/.exec(u)?.[1]).filter((f) => f && !f.endsWith('-run'));
-    expect(definitions(await traced(['profile', 'list'])).filter((f) => /^(admin|endpoints|watch|webhook|payments\/index|serve|api|rpc|init|auth|account|completion)$/.test(f!))).toEqual([]);
+    const definitions = (loaded: string[]) => loaded.map((u) => /\/dist\/cli\/([^/]+)\/command\.js$/.exec(u)?.[1]).filter((f) => f !== undefined);
+    expect(definitions(await traced(['profile', 'list'])).filter((f) => /^(admin|endpoints|watch|webhook|payments|serve|api|rpc|init|auth|account|completion)$/.test(f!))).toEqual([]);
 
     const account = await traced(['--timeout', '10', 'account'], { PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: m.secret, PUBLIC_API_BASE: t.baseUrl });
     expect(definitions(account).filter((f) => /^(admin|endpoints|profile|serve)$/.test(f!))).toEqual([]);

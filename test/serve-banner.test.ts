@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { firstSteps, withoutPassword } from '../src/cli/serve-run.js';
+import { firstSteps, withoutPassword } from '../src/cli/serve/run.js';
 import { testConfig } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
 

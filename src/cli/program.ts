@@ -22,19 +22,19 @@ export interface CommandGroup {
  * first word names: start-up is most of a short command, and each definitions module costs it.
  */
 export const GROUPS: readonly CommandGroup[] = [
-  { commands: ['init'], load: async () => (await import('./init.js')).registerInit },
-  { commands: ['auth'], load: async () => (await import('./auth.js')).registerAuth },
-  { commands: ['profile'], load: async () => (await import('./profile.js')).registerProfile },
-  { commands: ['account', 'usage', 'networks'], load: async () => (await import('./account.js')).registerAccount },
-  { commands: ['endpoints', 'ep'], load: async () => (await import('./endpoints.js')).registerEndpoints },
-  { commands: ['watch', 'events'], load: async () => (await import('./watch.js')).registerWatch },
-  { commands: ['webhook'], load: async () => (await import('./webhook.js')).registerWebhook },
-  { commands: ['payments'], load: async () => (await import('./payments/index.js')).registerPayments },
-  { commands: ['rpc'], load: async () => (await import('./rpc.js')).registerRpc },
-  { commands: ['api'], load: async () => (await import('./api.js')).registerApi },
-  { commands: ['serve'], load: async () => (await import('./serve.js')).registerServe },
-  { commands: ['admin'], load: async () => (await import('./admin.js')).registerAdmin },
-  { commands: ['completion', '__complete'], load: async () => (await import('./completion.js')).registerCompletion, wholeTree: true },
+  { commands: ['init'], load: async () => (await import('./init/command.js')).registerInit },
+  { commands: ['auth'], load: async () => (await import('./auth/command.js')).registerAuth },
+  { commands: ['profile'], load: async () => (await import('./profile/command.js')).registerProfile },
+  { commands: ['account', 'usage', 'networks'], load: async () => (await import('./account/command.js')).registerAccount },
+  { commands: ['endpoints', 'ep'], load: async () => (await import('./endpoints/command.js')).registerEndpoints },
+  { commands: ['watch', 'events'], load: async () => (await import('./watch/command.js')).registerWatch },
+  { commands: ['webhook'], load: async () => (await import('./webhook/command.js')).registerWebhook },
+  { commands: ['payments'], load: async () => (await import('./payments/command.js')).registerPayments },
+  { commands: ['rpc'], load: async () => (await import('./rpc/command.js')).registerRpc },
+  { commands: ['api'], load: async () => (await import('./api/command.js')).registerApi },
+  { commands: ['serve'], load: async () => (await import('./serve/command.js')).registerServe },
+  { commands: ['admin'], load: async () => (await import('./admin/command.js')).registerAdmin },
+  { commands: ['completion', '__complete'], load: async () => (await import('./completion/command.js')).registerCompletion, wholeTree: true },
 ];
 
 /**

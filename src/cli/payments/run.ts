@@ -7,7 +7,7 @@ import { usageError, type CliIO } from '../io.js';
 import type { Output } from '../output.js';
 import type { GlobalOptions } from '../globals.js';
 import { confirmOrYes } from '../prompts.js';
-import { positiveInt } from '../watch-run.js';
+import { positiveInt } from '../watch/run.js';
 
 function withPayments<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext & { payments: PaymentsClient }) => Promise<T>): Promise<T> {
   return withApi(io, opts, (ctx) => fn({ ...ctx, payments: new PaymentsClient(ctx.api) }));
@@ -53,8 +53,8 @@ export const create: CommandImpl<{
   });
 };
 
-export const get: CommandImpl = (io, opts, [id]) => withPayments(io, opts, async ({ payments, out }) => {
-  const { payment } = await payments.get(id!);
+export const get: CommandImpl<{ paymentId: string }> = (io, opts) => withPayments(io, opts, async ({ payments, out }) => {
+  const { payment } = await payments.get(opts.paymentId);
   if (out.json) return out.printJson(payment);
   show(out, payment);
 });
@@ -82,15 +82,17 @@ export const list: CommandImpl<{ status?: string; network?: string; orderId?: st
   });
 };
 
-export const cancel: CommandImpl<{ yes?: boolean }> = (io, opts, [id]) => withPayments(io, opts, async ({ payments, out }) => {
+export const cancel: CommandImpl<{ paymentId: string; yes?: boolean }> = (io, opts) => withPayments(io, opts, async ({ payments, out }) => {
+  const id = opts.paymentId;
   await confirmOrYes(io, opts, `Cancel payment ${id}? It ends failed (canceled) and its address is released.`);
-  const { payment } = await payments.cancel(id!);
+  const { payment } = await payments.cancel(id);
   if (out.json) return out.printJson(payment);
   out.note(`Canceled ${payment.payment_id} (order ${payment.order_id}).`);
 });
 
 /** One line per status the order takes, as `lifecycle` grows; exits when the order ends. */
-export const watch: CommandImpl<{ interval: string }> = (io, opts, [id]) => {
+export const watch: CommandImpl<{ paymentId: string; interval: string }> = (io, opts) => {
+  const id = opts.paymentId;
   const intervalMs = Number(opts.interval) * 1000;
   if (!Number.isFinite(intervalMs) || intervalMs < 100) throw usageError(`--interval must be at least 0.1 seconds, got "${opts.interval}"`);
   return withPayments(io, opts, async ({ payments, out }) => {
@@ -99,7 +101,7 @@ export const watch: CommandImpl<{ interval: string }> = (io, opts, [id]) => {
     let shown = 0;
     try {
       for (;;) {
-        const { payment: p } = await payments.get(id!, signal);
+        const { payment: p } = await payments.get(id, signal);
         const steps = p.lifecycle.split('>');
         if (shown === 0 && !out.json) out.note(`Watching ${p.payment_id}: ${units(p, 'amount')} to ${p.address} on ${p.network} (Ctrl-C to stop)`);
         for (const step of steps.slice(shown)) {

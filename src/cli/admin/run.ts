@@ -1,0 +1,288 @@
+import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../../config/index.js';
+import {
+  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
+  setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
+} from '../../store/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isValidIp } from '../../util/ip.js';
+import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../../gateway/probe.js';
+import { CliError, usageError, type CliIO } from '../io.js';
+import {
+  checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
+} from '../../cabinet/credentials.js';
+import { readSecret } from '../prompts.js';
+import { Output } from '../output.js';
+import { confirmOrYes } from '../prompts.js';
+
+// Here rather than in command.ts: command.ts loads this file, so this file must not import it.
+export interface AdminOptions {
+  config?: string;
+  dataDir?: string;
+  database?: string;
+  redis?: string;
+}
+
+type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & Record<string, unknown>;
+
+/** The store of the data dir (`--data-dir`, else the default), opened as `serve` would; closed after `fn`. */
+export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
+  const dataDir = opts.dataDir ?? defaultDataDir(io.env);
+  const explicit = opts.config !== undefined;
+  const config = loadConfig(findConfigFile(dataDir, opts.config));
+  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env, url: storeUrl(opts.database, config, io.env) });
+  try {
+    return await fn(store, new Output(io, opts), config);
+  } finally {
+    await store.close();
+  }
+}
+
+function accountId(value: unknown, flag = '--account'): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw usageError(`${flag} must be a positive account id, got "${String(value)}"`);
+  return n;
+}
+
+async function mustGetAccount(store: Store, id: number): Promise<AccountRow> {
+  const account = await getAccount(store, id);
+  if (!account) throw new CliError(`account ${id} not found`);
+  return account;
+}
+
+function presentAccount(store: Store, a: AccountRow) {
+  const plan = store.catalog.plan(a.plan_id);
+  return { user_id: a.id, name: a.name, plan: plan?.slug ?? null, plan_id: a.plan_id, created_at: a.created_at };
+}
+
+/** Credential mistakes are the caller's: exit 2 with the message. */
+function credentialsUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof CredentialError) throw usageError(err.message);
+    throw err;
+  }
+}
+
+async function readPassword(io: CliIO): Promise<string> {
+  const password = await readSecret(io, 'Cabinet password', 'give the password on stdin (or run on a terminal to be asked)');
+  credentialsUsage(() => checkPassword(password));
+  return password;
+}
+
+export async function accountsCreate(io: CliIO, opts: Opts): Promise<void> {
+  const email = opts.email === undefined ? undefined : credentialsUsage(() => normalizeEmail(String(opts.email)));
+  if (opts.password === false && email === undefined) throw usageError('--no-password goes with --email');
+  // Asked before anything is written, so a bad password leaves no half-made account.
+  const password = email !== undefined && opts.password !== false ? await readPassword(io) : undefined;
+  await withStore(io, opts, async (store, out) => {
+    const plan = opts.plan === undefined ? store.catalog.plans[0] : store.catalog.planBySlug(String(opts.plan));
+    if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
+    if (email !== undefined && (await store.db.selectFrom('cabinet_logins').select('account_id').where('email', '=', email).executeTakeFirst())) {
+      throw usageError(`${email} already signs in to another account`);
+    }
+    const row = await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null });
+    if (email !== undefined) await setLogin(store, row.id, { email, password });
+    const account = { ...presentAccount(store, row), ...(email !== undefined ? { email } : {}) };
+    if (out.json) return out.printJson(account);
+    out.print(String(account.user_id));
+    out.note(`Created account ${account.user_id} on the ${plan.name} plan. Next: rpcctl admin keys create --account ${account.user_id}`);
+  });
+}
+
+export async function accountsList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const rows = (await listAccounts(store)).map((a) => presentAccount(store, a));
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'USER ID', value: (r) => r.user_id, keep: true },
+      { header: 'NAME', value: (r) => r.name, keep: true },
+      { header: 'PLAN', value: (r) => r.plan },
+      { header: 'CREATED', value: (r) => out.when(r.created_at) },
+    ], 'No accounts yet: rpcctl admin accounts create --plan SLUG');
+  });
+}
+
+export async function accountsGet(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = presentAccount(store, await mustGetAccount(store, accountId(opts.userId, 'user_id')));
+    const keys = await listApiKeys(store, account.user_id);
+    const email = (await loginOf(store, account.user_id))?.email ?? null;
+    if (out.json) return out.printJson({ ...account, email, keys });
+    out.fields([
+      ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['email', email ?? '(no cabinet sign-in)'], ['created_at', account.created_at],
+      ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
+    ]);
+  });
+}
+
+export async function accountsSetPlan(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const plan = store.catalog.planBySlug(String(opts.plan));
+    if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
+    await mustGetAccount(store, accountId(opts.userId, 'user_id'));
+    const account = presentAccount(store, await setAccountPlan(store, accountId(opts.userId, 'user_id'), plan.id));
+    if (out.json) return out.printJson(account);
+    out.note(`Account ${account.user_id} is now on the ${plan.name} plan.`);
+  });
+}
+
+export async function keysCreate(io: CliIO, opts: Opts): Promise<void> {
+  const allowedIps = (opts.allowedIp as string[] | undefined) ?? [];
+  for (const ip of allowedIps) if (!isValidIp(ip)) throw usageError(`--allowed-ip: "${ip}" is not an IPv4 or IPv6 address`);
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const key = await createApiKey(store, { accountId: account.id, allowedIps, name: (opts.name as string | undefined) ?? null });
+    if (out.json) return out.printJson(key);
+    out.fields([['api_key', key.api_key], ['secret', key.secret], ['account', key.account_id], ['allowed_ips', key.allowed_ips.join(', ') || '(any)']]);
+    out.note('The secret is shown only now. Store it safely: rpcctl profile add NAME --api-key ... reads it from stdin.');
+  });
+}
+
+export async function keysList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const keys = await listApiKeys(store, opts.account === undefined ? undefined : accountId(opts.account));
+    if (out.json) return out.printJson(keys);
+    out.table(keys, [
+      { header: 'PREFIX', value: (k) => k.prefix, keep: true },
+      { header: 'ACCOUNT', value: (k) => k.account_id },
+      { header: 'NAME', value: (k) => k.name },
+      { header: 'ALLOWED IPS', value: (k) => k.allowed_ips.join(',') || 'any' },
+      { header: 'CREATED', value: (k) => out.when(k.created_at) },
+      { header: 'STATUS', value: (k) => (k.revoked_at ? `revoked ${out.when(k.revoked_at)}` : 'active') },
+    ]);
+  });
+}
+
+export async function keysRevoke(io: CliIO, opts: Opts & { key: string }): Promise<void> {
+  const { key } = opts;
+  await withStore(io, opts, async (store, out) => {
+    const match = (await listApiKeys(store)).filter((k) => k.api_key === key || k.prefix === key);
+    if (match.length !== 1) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (!match[0]!.revoked_at) await confirmOrYes(io, opts, `Revoke key ${match[0]!.prefix} of account ${match[0]!.account_id}? Requests signed with it fail from now on.`);
+    const revoked = await revokeApiKey(store, key);
+    if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (out.json) return out.printJson(revoked);
+    out.note(`Revoked key ${revoked.prefix} of account ${revoked.account_id}.`);
+  });
+}
+
+export async function webhookSecret(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    if (opts.rotate) await confirmOrYes(io, opts, `Replace the webhook signing secret of account ${account.id}? Receivers verifying with the old one will refuse new deliveries.`);
+    const secret = opts.rotate ? await rotateWebhookSecret(store, account.id) : webhookSecretOf(store, account);
+    if (out.json) return out.printJson({ user_id: account.id, secret });
+    out.print(secret);
+  });
+}
+
+export async function plansList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    if (out.json) return out.printJson(store.catalog.plans);
+    out.table(store.catalog.plans, [
+      { header: 'ID', value: (p) => p.id },
+      { header: 'SLUG', value: (p) => p.slug },
+      { header: 'NAME', value: (p) => p.name },
+      { header: 'CREDITS', value: (p) => p.included_credits },
+      { header: 'RPS', value: (p) => p.rps_limit },
+      { header: 'ENDPOINTS', value: (p) => p.endpoints_limit },
+      { header: 'WATCH SLOTS', value: (p) => p.webhook_address_slots },
+      { header: 'NETWORKS', value: (p) => (p.network_limit ?? 'any') + (p.allowed_network_slugs.length ? ` (${p.allowed_network_slugs.join(',')})` : '') },
+    ]);
+  });
+}
+
+export async function networksList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const rows = store.catalog.networks.flatMap((n) => n.environments.map((e) => ({
+      network_id: n.id, network: n.slug, name: n.name, family: n.family,
+      environment_id: e.id, environment: e.slug, upstreams: e.upstreams, confirmations: e.confirmations,
+    })));
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'NETWORK', value: (r) => r.network },
+      { header: 'ENV', value: (r) => r.environment },
+      { header: 'ENV ID', value: (r) => r.environment_id },
+      { header: 'FAMILY', value: (r) => r.family },
+      { header: 'UPSTREAMS', value: (r) => r.upstreams.join(' ') },
+    ]);
+  });
+}
+
+export async function accountsSetPassword(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  const userId = accountId(opts.userId, 'user_id');
+  const email = opts.email === undefined ? undefined : credentialsUsage(() => normalizeEmail(String(opts.email)));
+  const password = await readPassword(io);
+  await withStore(io, opts, async (store, out) => {
+    await mustGetAccount(store, userId);
+    if (email === undefined && !(await loginOf(store, userId))) throw usageError(`account ${userId} has no sign-in e-mail yet; add --email`);
+    try {
+      await setLogin(store, userId, { email, password });
+    } catch (err) {
+      if (err instanceof CredentialError) throw usageError(err.message);
+      throw err;
+    }
+    const login = await loginOf(store, userId);
+    if (out.json) return out.printJson({ user_id: userId, email: login?.email ?? null });
+    out.note(`Password of ${login?.email ?? `account ${userId}`} set; its cabinet sessions were ended.`);
+  });
+}
+
+export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
+    if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
+    const { token, expiresAt } = await createLoginLink(store, account.id);
+    const url = `${base}/login/link/${token}`;
+    const expires_at = new Date(expiresAt).toISOString();
+    if (out.json) return out.printJson({ user_id: account.id, url, expires_at });
+    out.print(url);
+    out.note(`Valid for ${LOGIN_LINK_TTL_MS / 60_000} minutes, once. Send it to the merchant over a private channel.`);
+  });
+}
+
+function defaultCabinetBase(store: Store, opts: Opts): string {
+  const config = loadConfig(findConfigFile(store.dataDir, opts.config));
+  const host = config.api.host === '0.0.0.0' || config.api.host === '::' ? '127.0.0.1' : config.api.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.api.port}`;
+}
+
+/**
+ * The gateway's upstream state lives in the serving process; it writes it to the data dir after
+ * every probe round (URLs already stripped of secrets), and this reads it: no network listener
+ * to secure, and it works while the store is busy.
+ */
+export async function upstreamsShow(io: CliIO, opts: Opts): Promise<void> {
+  const dataDir = opts.dataDir ?? defaultDataDir(io.env);
+  const file = join(dataDir, UPSTREAM_STATE_FILE);
+  let state: UpstreamStateFile;
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as UpstreamStateFile;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new CliError(`no upstream state in ${dataDir}: is rpcctl serve running on this data dir (and has an endpoint been created)?`);
+    }
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const out = new Output(io, opts);
+  if (out.json) return out.printJson(state);
+  const rows = state.environments.flatMap((e) => e.upstreams.map((u) => ({ env: `${e.network}-${e.environment}`, ...u })));
+  out.table(rows, [
+    { header: 'ENV', value: (r) => r.env },
+    { header: 'UPSTREAM', value: (r) => r.url },
+    { header: 'STATUS', value: (r) => r.status },
+    { header: 'HEAD', value: (r) => r.head ?? '-' },
+    { header: 'LAG', value: (r) => r.lag ?? '-' },
+    { header: 'LATENCY MS', value: (r) => r.latency_ms ?? '-' },
+    { header: 'ERROR RATE', value: (r) => r.error_rate },
+    { header: 'REQUESTS', value: (r) => r.requests },
+    { header: 'LAST ERROR', value: (r) => r.last_error ?? '' },
+  ]);
+  const age = Math.round((Date.now() - Date.parse(state.written_at)) / 1000);
+  const c = state.cache;
+  out.note(`As of ${state.written_at} (${age} s ago), from process ${state.pid}.`
+    + (c ? ` Cache: ${c.entries} answers, ${Math.round(c.bytes / 1024)} KiB, ${c.hits} hits / ${c.misses} misses, ${c.dropped} dropped by reorgs.` : ''));
+}

@@ -1,0 +1,144 @@
+import type { ApiClient } from '../../client/api-client.js';
+import type { CreateEndpointInput, Endpoint, UsageDays } from '../../client/types.js';
+import { isValidIp } from '../../util/ip.js';
+import type { CommandImpl } from '../action.js';
+import { withApi } from '../context.js';
+import { resolveEndpoint } from '../endpoint-ref.js';
+import { usageError } from '../io.js';
+import type { Output } from '../output.js';
+import { confirmOrYes } from '../prompts.js';
+
+function status(out: Output, e: Endpoint): string {
+  return e.status === 'active' ? out.c.green(e.status) : out.c.yellow(e.status);
+}
+
+function renderEndpoint(out: Output, e: Endpoint): void {
+  if (out.json) return out.printJson(e);
+  out.fields([
+    ['id', e.id], ['uuid', e.uuid], ['name', e.name], ['status', status(out, e)],
+    ['network', `${e.network_name} (${e.network_slug})`], ['environment', `${e.env_slug} (id ${e.network_environment_id})`],
+    ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', out.at(e.created_at)],
+    ['node version', e.version ?? 'unknown'], ['block height', e.block_height ?? 'unknown'],
+    ['allowed ips', e.allowed_ips.length ? e.allowed_ips.join(out.isTTY ? ', ' : ',') : 'any'],
+  ]);
+}
+
+export const list: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const { endpoints } = await api.listEndpoints();
+  if (out.json) return out.printJson(endpoints);
+  out.table(endpoints, [
+    { header: 'ID', value: (e) => e.id, keep: true },
+    { header: 'NAME', value: (e) => e.name, keep: true },
+    { header: 'NETWORK', value: (e) => `${e.network_slug}-${e.env_slug}` },
+    { header: 'STATUS', value: (e) => status(out, e) },
+    { header: 'IPS', value: (e) => (e.allowed_ips.length ? e.allowed_ips.length : 'any') },
+    { header: 'URL', value: (e) => e.url },
+  ], 'No endpoints yet. Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG (choices: rpcctl networks)');
+});
+
+export const get: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  renderEndpoint(out, await resolveEndpoint(api, opts.ref));
+});
+
+export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string; allowDuplicate?: boolean }> = (io, opts) => {
+  const bySlug = opts.network !== undefined || opts.env !== undefined;
+  if (bySlug === (opts.environmentId !== undefined)) throw usageError('give either --network and --env, or --environment-id');
+  if (bySlug && (!opts.network || !opts.env)) throw usageError('--network and --env go together');
+  const envId = Number(opts.environmentId);
+  if (!bySlug && (!Number.isSafeInteger(envId) || envId < 1)) throw usageError(`--environment-id must be a positive integer, got "${opts.environmentId}"`);
+  return withApi(io, opts, async ({ api, out }) => {
+    const input: CreateEndpointInput = bySlug
+      ? { name: opts.name, ...(await networkBySlug(api, opts.network!, opts.env!)) }
+      : { name: opts.name, network_environment_id: envId };
+    // Names pick endpoints in every command (`rpc main ...`): a second "main" would make them ambiguous.
+    if (!opts.allowDuplicate) {
+      const same = (await api.listEndpoints()).endpoints.filter((e) => e.name === opts.name.trim());
+      if (same.length) {
+        throw usageError(`an endpoint named "${opts.name}" exists already (id ${same.map((e) => e.id).join(', ')}): choose another name, rename it (rpcctl endpoints rename ${same[0]!.id} NEW_NAME), or add --allow-duplicate`);
+      }
+    }
+    const { endpoint } = await api.createEndpoint(input);
+    if (out.json) return out.printJson(endpoint);
+    out.print(endpoint.url);
+    out.note(`Created endpoint ${endpoint.id} (${endpoint.name}) on ${endpoint.network_slug}-${endpoint.env_slug}. Try: rpcctl rpc ${endpoint.id} eth_blockNumber`);
+  });
+};
+
+/** The contract creates by ids; people know slugs. Checked here so the message can list choices. */
+async function networkBySlug(api: ApiClient, slug: string, env: string): Promise<{ network_id: number; env_slug: string }> {
+  const { networks } = await api.availableNetworks();
+  const network = networks.find((n) => n.slug === slug);
+  if (!network) throw usageError(`network "${slug}" is not available on your plan (available: ${networks.map((n) => n.slug).join(', ') || 'none'}; see: rpcctl networks)`);
+  if (!network.environment_kinds.includes(env)) throw usageError(`network "${slug}" has no environment "${env}" (one of: ${network.environment_kinds.join(', ')})`);
+  return { network_id: network.id, env_slug: env };
+}
+
+export const rename: CommandImpl<{ ref: string; newName: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const current = await resolveEndpoint(api, opts.ref);
+  const { endpoint } = await api.renameEndpoint(current.id, opts.newName);
+  if (out.json) return out.printJson(endpoint);
+  out.note(`Endpoint ${endpoint.id} is now named "${endpoint.name}" (was "${current.name}").`);
+});
+
+const setStatus = (target: 'active' | 'paused'): CommandImpl<{ ref: string }> => (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const { id } = await resolveEndpoint(api, opts.ref);
+  const { endpoint } = await api.setEndpointStatus(id, target);
+  if (out.json) return out.printJson(endpoint);
+  out.note(`Endpoint ${endpoint.id} (${endpoint.name}) is ${status(out, endpoint)}.`);
+});
+export const pause = setStatus('paused');
+export const resume = setStatus('active');
+
+export const usage: CommandImpl<{ ref: string; days: string; chart?: boolean }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const endpoint = await resolveEndpoint(api, opts.ref);
+  const { usage: u } = await api.endpointUsage(endpoint.id, Number(opts.days) as UsageDays);
+  if (out.json) return out.printJson(u);
+  // The usage view (and its chart library) only for the usage commands, not every one in this file.
+  const { renderUsage } = await import('../usage-view.js');
+  renderUsage(out, u, { title: `Endpoint ${endpoint.id} (${endpoint.name})`, chart: opts.chart });
+});
+
+function renderAllowlist(out: Output, e: Endpoint): void {
+  if (out.json) return out.printJson(e);
+  for (const ip of e.allowed_ips) out.print(ip);
+  if (e.allowed_ips.length === 0) out.note(`Endpoint ${e.id} accepts calls from any IP.`);
+}
+
+function checkIps(ips: string[]): string[] {
+  const bad = ips.filter((ip) => !isValidIp(ip));
+  if (bad.length) throw usageError(`not an IPv4 or IPv6 address: ${bad.join(', ')} (ranges are not supported)`);
+  return ips;
+}
+
+/** PATCH replaces the whole list, so add/remove read it first and send the result. */
+const changeAllowlist = (change: (current: string[], ips: string[]) => string[], reportAbsent = false): CommandImpl<{ ref: string; ips: string[]; yes?: boolean }> => (io, opts) => {
+  const ips = checkIps(opts.ips);
+  return withApi(io, opts, async ({ api, out }) => {
+    const current = await resolveEndpoint(api, opts.ref);
+    if (reportAbsent) {
+      const absent = ips.filter((ip) => !current.allowed_ips.includes(ip));
+      if (absent.length) out.note(`Not on the list of endpoint ${current.id}: ${absent.join(', ')}`);
+    }
+    const next = change(current.allowed_ips, ips);
+    // An empty list means no restriction at all: emptying it by removal must be meant.
+    if (next.length === 0 && current.allowed_ips.length > 0) {
+      await confirmOrYes(io, opts, `That removes the last allowed IP: endpoint ${current.id} (${current.name}) will accept calls from any IP. Continue?`);
+    }
+    const { endpoint } = await api.setAllowedIps(current.id, next);
+    renderAllowlist(out, endpoint);
+  });
+};
+
+export const allowlistShow: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  renderAllowlist(out, await resolveEndpoint(api, opts.ref));
+});
+export const allowlistSet = changeAllowlist((_current, ips) => [...new Set(ips)]);
+export const allowlistAdd = changeAllowlist((current, ips) => [...new Set([...current, ...ips])]);
+export const allowlistRemove = changeAllowlist((current, ips) => current.filter((ip) => !ips.includes(ip)), true);
+
+export const allowlistClear: CommandImpl<{ ref: string; yes?: boolean }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
+  const current = await resolveEndpoint(api, opts.ref);
+  await confirmOrYes(io, opts, `Allow calls to endpoint ${current.id} (${current.name}) from any IP?`);
+  const { endpoint } = await api.setAllowedIps(current.id, []);
+  renderAllowlist(out, endpoint);
+});
