@@ -6,14 +6,12 @@ import { memoryLimits, type Limits, type WindowLimiter } from '../limits/index.j
 import type { Store } from '../store/index.js';
 import { IpAllowlist, normalizeIp } from '../util/ip.js';
 import { Assets } from './assets.js';
-import type { CabinetCore, CabinetSection, PageRoute, RecentEvents } from './context.js';
+import type { CabinetCore, CabinetSection, PageRoute } from './context.js';
 import { BUILTIN_NAV, type NavItem } from './layout.js';
 import { accountRoutes } from './pages/account.js';
 import { endpointRoutes } from './pages/endpoints.js';
 import { keyRoutes } from './pages/keys.js';
 import { overviewRoutes } from './pages/overview.js';
-import { watchRoutes } from './pages/watch.js';
-import { webhookRoutes } from './pages/webhook.js';
 import { DEFAULT_SESSION_LIMITS, Sessions, type SessionLimits } from './sessions.js';
 
 export interface CabinetOptions {
@@ -24,9 +22,7 @@ export interface CabinetOptions {
   keyUse: KeyUseRecorder;
   log?: (line: string) => void;
   sessions?: Partial<SessionLimits>;
-  /** The watch page's event list, from Address Watch. */
-  recentEvents: RecentEvents;
-  /** Pages added by other parts of the product (Payments). */
+  /** The features' pages (Address Watch, Webhooks, Payments), handed in by serve/; nav entries in this order. */
   sections?: CabinetSection[];
   /** Sign-in attempts per minute per client address (default 30) and per e-mail (default 10). */
   signIn?: { perIpPerMinute?: number; perEmailPerMinute?: number };
@@ -54,7 +50,7 @@ export function openShell(opts: CabinetOptions): Shell {
   const sessions = new Sessions(opts.store, { ...DEFAULT_SESSION_LIMITS, ...opts.sessions });
   const sections = opts.sections ?? [];
   const pages = new Router<PageRoute>([
-    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...watchRoutes, ...webhookRoutes, ...accountRoutes, ...sections.flatMap((s) => s.routes),
+    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...sections.flatMap((s) => s.routes),
   ]);
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
   // Counted where the API's limits are: spreading guesses over the instances gains nothing.
@@ -66,7 +62,6 @@ export function openShell(opts: CabinetOptions): Shell {
   const core: CabinetCore = {
     store: opts.store, config: opts.config, router: opts.router, app: opts.app, assets, keyUse: opts.keyUse, sessions,
     throttlePassword: async (key) => signIn.limiter.take(`pw:${key}`, signIn.perEmail),
-    recentEvents: opts.recentEvents,
   };
   return {
     opts, assets, sessions, pages, core, trusted, signIn,
