@@ -96,6 +96,22 @@ describe('headers and assets', () => {
     expect(page.headers['content-type']).toContain('text/html');
   });
 
+  it('pages match as the API routes do: trailing slash, HEAD as GET, 405 for another method, a bad escape or empty segment is no page', async () => {
+    const { cookie } = await session();
+    expect((await get('/keys/', { cookie })).text).toContain('<title>API keys · rpcctl</title>');
+    const head = await request(t.baseUrl + '/watch', { method: 'HEAD', headers: { cookie } });
+    expect(head.statusCode).toBe(200);
+    expect(await head.body.text()).toBe('');
+    const put = await request(t.baseUrl + '/keys', { method: 'PUT', headers: { cookie } });
+    expect(put.statusCode).toBe(405);
+    expect(await put.body.text()).toContain('PUT is not allowed here.');
+    expect((await post('/webhook/deliveries', {}, { cookie })).status).toBe(405);
+    expect((await get('/endpoints/%zz', { cookie })).status).toBe(404);
+    expect((await get('/keys//revoke', { cookie })).status).toBe(404);
+    // A fixed path next to a template: /payments/settings is the settings page, not an order.
+    expect((await get('/payments/settings', { cookie })).text).toContain('<title>Payment settings · rpcctl</title>');
+  });
+
   it('signed-out pages redirect to sign-in and keep where the user was going', async () => {
     const res = await get('/endpoints?days=7');
     expect(res.status).toBe(303);

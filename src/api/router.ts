@@ -47,23 +47,33 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   return def as unknown as RouteDef;
 }
 
-interface Compiled {
-  def: RouteDef;
+/**
+ * What the matcher needs of a route. The API's `RouteDef` and the cabinet's pages both match
+ * through `Router`, so paths are split, decoded and compared in one place.
+ */
+export interface Routable {
+  method: string;
+  /** `/v1/endpoints/{id}`: a `{name}` segment captures one path segment. */
+  path: string;
+}
+
+interface Compiled<D extends Routable> {
+  def: D;
   segments: string[];
 }
 
-export type RouteMatch =
-  | { kind: 'found'; def: RouteDef; params: Record<string, string> }
+export type RouteMatch<D extends Routable = RouteDef> =
+  | { kind: 'found'; def: D; params: Record<string, string> }
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
 /** Exact segment matching; a `{name}` segment captures one path segment. */
-export class Router {
-  readonly routes: RouteDef[];
-  readonly #static = new Map<string, Map<string, RouteDef>>();
-  readonly #dynamic: Compiled[] = [];
+export class Router<D extends Routable = RouteDef> {
+  readonly routes: D[];
+  readonly #static = new Map<string, Map<string, D>>();
+  readonly #dynamic: Compiled<D>[] = [];
 
-  constructor(routes: RouteDef[]) {
+  constructor(routes: D[]) {
     this.routes = routes;
     for (const def of routes) {
       if (def.path.includes('{')) {
@@ -76,7 +86,7 @@ export class Router {
     }
   }
 
-  match(method: string, path: string): RouteMatch {
+  match(method: string, path: string): RouteMatch<D> {
     const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const byMethod = this.#static.get(normalized);
     if (byMethod) {

@@ -31,14 +31,6 @@ export interface PageContext {
   flash: string | undefined;
 }
 
-/**
- * Address Watch's event feed, newest first (watch/events.ts `recentEvents`). Handed in by serve/
- * so that the cabinet, below the features, imports none of them.
- */
-export type RecentEvents = (
-  store: Store, q: { accountId: number; limit: number; before?: number },
-) => Promise<{ events: Array<Record<string, unknown>>; next_before: string | null }>;
-
 export interface CabinetCore {
   store: Store;
   config: Config;
@@ -49,7 +41,6 @@ export interface CabinetCore {
   sessions: Sessions;
   /** Counts a password check against `key` (per-minute limit); seconds to wait, or 0. */
   throttlePassword(key: string): Promise<number>;
-  recentEvents: RecentEvents;
 }
 
 export type PageHandler = (ctx: PageContext) => Promise<void>;
@@ -62,8 +53,9 @@ export interface PageRoute {
 }
 
 /**
- * A part of the product that adds pages to the cabinet (Payments, when it lands): a nav entry
- * and its routes, served with the same session, CSRF checks and layout as the built-in pages.
+ * A feature's pages (Address Watch, Webhooks, Payments): a nav entry and its routes, served with
+ * the same session, CSRF checks and layout as the core pages. serve/ hands them in, so the
+ * cabinet imports no feature.
  */
 export interface CabinetSection {
   nav: { href: string; label: string; id: string };

@@ -9,6 +9,7 @@ export type { CabinetSection, PageContext, PageRoute } from './context.js';
 export { html, raw, escapeHtml, Html } from './html.js';
 /** The built-in pages' pieces, for sections to match their look. */
 export { attempt, badge, copyable, csrfField, errorBox, num, pageHeader, time } from './pages/ui.js';
+export { watchNetworks } from './pages/networks.js';
 export {
   setLogin, loginOf, checkLogin, createLoginLink, consumeLoginLink, CredentialError, MIN_PASSWORD_LENGTH, LOGIN_LINK_TTL_MS,
 } from './credentials.js';

@@ -11,8 +11,6 @@ export const BUILTIN_NAV: NavItem[] = [
   { id: 'overview', href: '/', label: 'Overview' },
   { id: 'keys', href: '/keys', label: 'API keys' },
   { id: 'endpoints', href: '/endpoints', label: 'Endpoints' },
-  { id: 'watch', href: '/watch', label: 'Address Watch' },
-  { id: 'webhook', href: '/webhook', label: 'Webhooks' },
 ];
 
 function head(assets: Assets, title: string): Html {

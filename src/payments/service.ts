@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import type { Supervisor } from '../runtime/supervisor.js';
-import type { RouteDef } from '../api/router.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
@@ -9,9 +8,6 @@ import { HttpAmlProvider } from './aml/http.js';
 import { NoAmlProvider, parseSanctionsList, SanctionsFileError, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
 import type { AmlProvider } from './aml/types.js';
 import { PaymentEngine } from './engine.js';
-import type { CabinetSection } from '../cabinet/index.js';
-import { paymentsSection } from './cabinet.js';
-import { paymentRoutes } from './routes.js';
 
 export interface PaymentsOptions {
   store: Store;
@@ -25,9 +21,6 @@ export interface PaymentsOptions {
 
 export interface Payments {
   engine: PaymentEngine;
-  routes: RouteDef[];
-  /** The cabinet's Payments pages. */
-  section: CabinetSection;
   stop(): Promise<void>;
 }
 
@@ -67,7 +60,7 @@ async function loadSanctions(store: Store, config: Config, log: (line: string) =
   }
 }
 
-/** Payment orders on top of Address Watch: the engine, its screening queue and the routes. */
+/** Payment orders on top of Address Watch: the engine and its screening queue (routes and pages: feature.ts). */
 export async function startPayments(o: PaymentsOptions): Promise<Payments> {
   await loadSanctions(o.store, o.config, o.log);
   const watch = o.addressWatch;
@@ -81,10 +74,6 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     onDeliveries: () => watch.worker.kick(),
     supervisor: o.supervisor,
   });
-  const routes = paymentRoutes({
-    engine,
-    watchAdded: (result) => watch.watchAdded(result.newWatch!),
-  });
   engine.start();
-  return { engine, routes, section: paymentsSection, stop: () => engine.stop() };
+  return { engine, stop: () => engine.stop() };
 }

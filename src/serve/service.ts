@@ -9,18 +9,19 @@ import { createMetricsServer, DEFAULT_METRICS_LISTEN, parseListen, type Readines
 import { createApiServer } from '../api/index.js';
 import { createGateway, GatewayListenError, RedisCacheTier, type Gateway } from '../gateway/index.js';
 import { startAddressWatch, type AddressWatch, type AddressWatchOptions } from '../watch/service.js';
-import { watchRoutes } from '../watch/routes.js';
+import { watchFeature } from '../watch/feature.js';
 import { sampleWatch } from '../watch/watches.js';
-import { recentEvents } from '../watch/events.js';
-import { webhookRoutes } from '../webhooks/routes.js';
+import { webhooksFeature } from '../webhooks/feature.js';
+import { deliveryObserver } from '../webhooks/metrics.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
-import { createCabinet, type Cabinet, type CabinetOptions } from '../cabinet/index.js';
+import type { RouteDef } from '../api/router.js';
+import { createCabinet, type Cabinet, type CabinetOptions, type CabinetSection } from '../cabinet/index.js';
 import { RetentionJob, retentionPolicy } from '../retention/index.js';
 import { startPayments, type Payments } from '../payments/service.js';
-import { observePayments } from '../payments/metrics.js';
+import { paymentsFeature } from '../payments/feature.js';
 import { Metrics } from '../metrics/index.js';
 import { lineLogger, type Logger } from '../log/index.js';
-import { deliveryObserver, observeRedis, observeService, storeQueryObserver } from './metrics.js';
+import { observeRedis, storeQueryObserver } from './metrics.js';
 import { applyOverrides, type ServeOverrides } from './overrides.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
@@ -37,7 +38,7 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Address Watch tuning (scanner poll interval, delivery worker limits); tests and benches use it. */
   watch?: Pick<AddressWatchOptions, 'pollMs' | 'delivery' | 'leaseMs'>;
-  /** Cabinet tuning (session lifetimes) and pages other parts add (Payments). */
+  /** Cabinet tuning (session lifetimes) and sections beyond the features' own. */
   cabinet?: Pick<CabinetOptions, 'sessions' | 'sections' | 'signIn'>;
   /** `rpcctl serve` flags: --host, --port, --gateway-port, --dev. */
   overrides?: ServeOverrides;
@@ -65,8 +66,65 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/**
+ * A feature folder as serve/ composes it; `watchFeature`, `webhooksFeature` and `paymentsFeature`
+ * each return one. It holds what serve/ hands down (routes to the API, a section to the cabinet,
+ * gauges to the registry), which is alike for every feature. Start and stop are not in it: they
+ * need different things (payments need the running watch), webhooks have no running part of
+ * their own (the delivery worker runs inside Address Watch) and shutdown keeps a fixed order.
+ */
+interface Feature {
+  routes: RouteDef[];
+  section: CabinetSection;
+  observe(metrics: Metrics): void;
+}
+
+/** What is open before any part starts. */
+interface Base {
+  env: NodeJS.ProcessEnv;
+  logger: Logger | undefined;
+  log: (line: string) => void;
+  dataDir: string;
+  config: Config;
+  metrics: Metrics;
+  supervisor: Supervisor;
+  redis: string | undefined;
+  store: Store;
+  outage: RedisOutage | undefined;
+  limits: Limits;
+  sharedCache: RedisCacheTier | undefined;
+}
+
+/** The parts as they start: a failed start closes whichever are here, stop() all of them. */
+interface Parts {
+  gateway?: Gateway;
+  addressWatch?: AddressWatch;
+  payments?: Payments;
+  apiServer?: Server;
+  gatewayPort?: number;
+  keyUse?: KeyUseRecorder;
+  retention?: RetentionJob;
+  metricsServer?: Server;
+  leave?: () => Promise<void>;
+  gatewayListening: boolean;
+  stopping?: Promise<void>;
+}
+
 /** Starts every part of the service in this process and resolves once all are listening. */
 export async function startService(opts: ServiceOptions = {}): Promise<RunningService> {
+  const base = await openBase(opts);
+  const parts: Parts = { gatewayListening: false };
+  try {
+    await startParts(base, opts, parts);
+  } catch (err) {
+    await closeAfterFailedStart(base, parts);
+    throw err;
+  }
+  return running(base, parts);
+}
+
+/** Config, metrics, the supervisor, the store, the limits and the shared cache tier. */
+async function openBase(opts: ServiceOptions): Promise<Base> {
   const env = opts.env ?? process.env;
   const logger = opts.logger;
   const log = opts.log ?? (logger ? lineLogger(logger) : ((line: string) => process.stderr.write(`${line}\n`)));
@@ -84,100 +142,101 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const sharedCache = redis && config.redis.cache_ttl_ms > 0 && config.gateway.cache_max_bytes > 0
     ? await RedisCacheTier.open({ url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes })
     : undefined;
+  return { env, logger, log, dataDir, config, metrics, supervisor, redis, store, outage, limits, sharedCache };
+}
 
-  let gateway: Gateway | undefined;
-  let addressWatch: AddressWatch | undefined;
-  let payments: Payments | undefined;
-  let apiServer: Server | undefined;
-  let gatewayPort: number | undefined;
-  let keyUse: KeyUseRecorder | undefined;
-  let retention: RetentionJob | undefined;
-  let metricsServer: Server | undefined;
-  let gatewayListening = false;
-  let stopping: Promise<void> | undefined;
-  let leave: (() => Promise<void>) | undefined;
-  try {
-    // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
-    gateway = await createGateway(store, config, log, metrics, logger, {
-      redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: sharedCache !== undefined } : undefined,
-      supervisor,
-      redisOutage: outage,
-    });
-    addressWatch = await startAddressWatch({
-      store, config, log, supervisor, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
-    });
-    observeService(metrics, store, addressWatch);
-    observeRedis(metrics, limits, sharedCache);
-    if (limits instanceof RedisLimits) leave = shareLimitsByHeartbeat({ supervisor, db: store.db, instanceId: addressWatch.instanceId, limits, workers: gateway.workers });
-    payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
-    observePayments(metrics, store);
-    const gw = gateway;
-    const watching = addressWatch;
-    let cabinet: Cabinet | undefined;
-    const api = createApiServer({
-      store, config, log, metrics, logger, limits, supervisor,
-      // Order kept from when Address Watch built its routes: the OpenAPI document lists them so.
-      routes: [
-        ...watchRoutes(watching),
-        ...webhookRoutes({ worker: watching.worker, reconcile: () => watching.reconcile(), sampleWatch }),
-        ...payments.routes,
-      ],
-      // Pause and allowlist changes reach the gateway before the API answers.
-      onEndpointChanged: (id) => gw.registry.refresh(id),
-      pages: (req, res) => cabinet!.handle(req, res),
-      ready: () => gatewayListening && !stopping,
-    });
-    cabinet = createCabinet({
-      store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, recentEvents, ...opts.cabinet,
-      sections: [payments.section, ...(opts.cabinet?.sections ?? [])],
-    });
-    keyUse = api.keyUse;
-    apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
-    retention = new RetentionJob(store, retentionPolicy(config), log, supervisor);
-    retention.start(config.retention.interval_ms);
-    gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
-      throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
-    });
-    gatewayListening = true;
-    const storeUp = storeHealth(() => store.ping());
-    const apiListener = apiServer;
-    metricsServer = await listenMetrics(metrics, config.metrics, log, async () => ({
-      api: apiListener.listening && !stopping, gateway: gatewayListening && !stopping, store: await storeUp(),
-    }));
-  } catch (err) {
-    await Promise.all([closeServer(apiServer), gateway?.close(), closeServer(metricsServer)]);
-    await keyUse?.stop();
-    await retention?.stop();
-    await payments?.stop();
-    await addressWatch?.stop();
-    await gateway?.stop();
-    await supervisor.stop();
-    await store.close();
-    await limits.close();
-    await sharedCache?.close();
-    throw err;
-  }
-  const gw = gateway;
-  const watch = addressWatch;
-  const keys = keyUse!;
-  const pay = payments;
+/** The gateway, Address Watch, payments, the features, the API with the cabinet, retention, the listeners. */
+async function startParts(base: Base, opts: ServiceOptions, parts: Parts): Promise<void> {
+  const { store, config, log, logger, metrics, supervisor, limits, redis, env } = base;
+  // The gateway workers open their own Redis connections for the RPS windows and the cache's shared tier.
+  const gateway = parts.gateway = await createGateway(store, config, log, metrics, logger, {
+    redis: redis && limits.kind === 'redis' ? { url: redis, keyPrefix: config.redis.key_prefix, sharedCache: base.sharedCache !== undefined } : undefined,
+    supervisor,
+    redisOutage: base.outage,
+  });
+  const addressWatch = parts.addressWatch = await startAddressWatch({
+    store, config, log, supervisor, ...opts.watch, delivery: { ...opts.watch?.delivery, onAttempt: deliveryObserver(metrics) },
+  });
+  observeRedis(metrics, limits, base.sharedCache);
+  if (limits instanceof RedisLimits) parts.leave = shareLimitsByHeartbeat({ supervisor, db: store.db, instanceId: addressWatch.instanceId, limits, workers: gateway.workers });
+  const payments = parts.payments = await startPayments({ store, config, log, addressWatch, env, supervisor });
+  // Order kept from when Address Watch built its routes: the OpenAPI document lists them so,
+  // and the cabinet's nav shows the sections so.
+  const features: Feature[] = [
+    watchFeature(addressWatch),
+    webhooksFeature({ store, worker: addressWatch.worker, reconcile: () => addressWatch.reconcile(), sampleWatch }),
+    paymentsFeature({ payments, addressWatch, store }),
+  ];
+  for (const feature of features) feature.observe(metrics);
+  const api = createApiWithCabinet(base, opts, parts, gateway, features);
+  parts.keyUse = api.keyUse;
+  const apiServer = parts.apiServer = await listen(api.server, config.api.port, config.api.host, 'api');
+  parts.retention = new RetentionJob(store, retentionPolicy(config), log, supervisor);
+  parts.retention.start(config.retention.interval_ms);
+  parts.gatewayPort = await gateway.listen(config.gateway.port, config.gateway.host).catch((err: unknown) => {
+    throw err instanceof GatewayListenError && err.code === 'EADDRINUSE' ? new AddressInUseError('gateway', config.gateway.host, config.gateway.port) : err;
+  });
+  parts.gatewayListening = true;
+  const storeUp = storeHealth(() => store.ping());
+  parts.metricsServer = await listenMetrics(metrics, config.metrics, log, async () => ({
+    api: apiServer.listening && !parts.stopping, gateway: parts.gatewayListening && !parts.stopping, store: await storeUp(),
+  }));
+}
 
+/** The API server and the cabinet on its listener: the features' routes go to one, their sections to the other. */
+function createApiWithCabinet(base: Base, opts: ServiceOptions, parts: Parts, gateway: Gateway, features: Feature[]): ReturnType<typeof createApiServer> {
+  const { store, config, log, logger, metrics, limits, supervisor } = base;
+  let cabinet: Cabinet | undefined;
+  const api = createApiServer({
+    store, config, log, metrics, logger, limits, supervisor,
+    routes: features.flatMap((feature) => feature.routes),
+    // Pause and allowlist changes reach the gateway before the API answers.
+    onEndpointChanged: (id) => gateway.registry.refresh(id),
+    pages: (req, res) => cabinet!.handle(req, res),
+    ready: () => parts.gatewayListening && !parts.stopping,
+  });
+  cabinet = createCabinet({
+    store, config, log, router: api.router, app: api.app, keyUse: api.keyUse, limits, ...opts.cabinet,
+    sections: [...features.map((feature) => feature.section), ...(opts.cabinet?.sections ?? [])],
+  });
+  return api;
+}
+
+async function closeAfterFailedStart(base: Base, parts: Parts): Promise<void> {
+  await Promise.all([closeServer(parts.apiServer), parts.gateway?.close(), closeServer(parts.metricsServer)]);
+  await parts.keyUse?.stop();
+  await parts.retention?.stop();
+  await parts.payments?.stop();
+  await parts.addressWatch?.stop();
+  await parts.gateway?.stop();
+  await base.supervisor.stop();
+  await base.store.close();
+  await base.limits.close();
+  await base.sharedCache?.close();
+}
+
+function running(base: Base, parts: Parts): RunningService {
+  const { config, store, dataDir, metrics, limits, supervisor, log } = base;
+  const gw = parts.gateway!;
+  const watch = parts.addressWatch!;
+  const pay = parts.payments!;
+  const metricsServer = parts.metricsServer;
   return {
-    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: keys, payments: pay, metrics, limits, supervisor,
-    ready: () => gatewayListening && !stopping,
+    config, store, dataDir, gateway: gw, addressWatch: watch, keyUse: parts.keyUse!, payments: pay, metrics, limits, supervisor,
+    ready: () => parts.gatewayListening && !parts.stopping,
     metricsUrl: metricsServer ? urlOf(metricsServer, (metricsServer.address() as AddressInfo).address) : undefined,
-    apiUrl: urlOf(apiServer, config.api.host),
-    gatewayUrl: urlOfPort(gatewayPort!, config.gateway.host),
+    apiUrl: urlOf(parts.apiServer!, config.api.host),
+    gatewayUrl: urlOfPort(parts.gatewayPort!, config.gateway.host),
     stop() {
-      stopping ??= (async () => {
+      parts.stopping ??= (async () => {
         // Stop taking requests and let in-flight ones finish; then the workers record what
         // they have (blocks, deliveries, usage) before the store closes. A step that takes
         // a while says what it waits for.
         // The others stop counting this instance at once: their share grows while it drains.
-        await leave?.().catch(() => {});
-        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(apiServer), gw.close(), closeServer(metricsServer)]));
-        await keyUse?.stop();
-        await retention?.stop();
+        await parts.leave?.().catch(() => {});
+        await waitingFor(log, 'in-flight requests to finish (at most 5 s)', Promise.all([closeServer(parts.apiServer), gw.close(), closeServer(metricsServer)]));
+        await parts.keyUse?.stop();
+        await parts.retention?.stop();
         await waitingFor(log, 'payment orders: screening and transitions in flight', pay.stop());
         await waitingFor(log, 'Address Watch: the scanners\' current blocks and webhook deliveries in flight', watch.stop());
         await waitingFor(log, 'the gateway: usage to be written', gw.stop());
@@ -185,9 +244,9 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         await supervisor.stop();
         await store.close();
         await limits.close();
-        await sharedCache?.close();
+        await base.sharedCache?.close();
       })();
-      return stopping;
+      return parts.stopping;
     },
   };
 }

@@ -1,9 +1,12 @@
-import type { WebhookDelivery, WebhookEventFilters } from '../../client/address-watch.js';
-import { getAccount, webhookSecretOf } from '../../store/index.js';
-import type { PageContext, PageRoute } from '../context.js';
-import { html, type Html } from '../html.js';
-import { attempt, badge, copyable, csrfField, errorBox, pageHeader, time } from './ui.js';
-import { watchNetworks } from './networks.js';
+import type { WebhookDelivery, WebhookEventFilters } from '../client/address-watch.js';
+import { getAccount, webhookSecretOf } from '../store/index.js';
+import type { CabinetSection, PageContext } from '../cabinet/index.js';
+import { attempt, badge, copyable, csrfField, errorBox, html, pageHeader, time, watchNetworks, type Html } from '../cabinet/index.js';
+
+/**
+ * The cabinet's Webhooks page: the endpoint and its filters, the signing secret, test sends and
+ * the recent deliveries with their attempts, all through the Public API's own handlers (ctx.api).
+ */
 
 interface WebhookView {
   url: string | null;
@@ -116,52 +119,55 @@ async function deliveriesFragment(ctx: PageContext) {
   ctx.fragment(deliveriesList(ctx, deliveries));
 }
 
-export const webhookRoutes: PageRoute[] = [
-  { method: 'GET', path: '/webhook', handler: (ctx) => render(ctx) },
-  { method: 'GET', path: '/webhook/deliveries', handler: deliveriesFragment },
-  {
-    method: 'POST', path: '/webhook',
-    async handler(ctx) {
-      const f = ctx.form;
-      const events: Partial<WebhookEventFilters> = {};
-      for (const k of KINDS) {
-        events[k.key] = f.get(k.key) === '1';
-        events[`${k.key}_networks`] = f.getAll(`${k.key}_networks`);
-      }
-      const result = await attempt(() => ctx.api('PUT', '/v1/address-watch/webhook', { body: { url: (f.get('url') ?? '').trim(), enabled: f.get('enabled') === '1', events } }));
-      if (!result.ok) return render(ctx, { error: result.error, status: 400 });
-      ctx.redirect('/webhook', 'Webhook saved.');
+export const webhooksSection: CabinetSection = {
+  nav: { id: 'webhook', href: '/webhook', label: 'Webhooks' },
+  routes: [
+    { method: 'GET', path: '/webhook', handler: (ctx) => render(ctx) },
+    { method: 'GET', path: '/webhook/deliveries', handler: deliveriesFragment },
+    {
+      method: 'POST', path: '/webhook',
+      async handler(ctx) {
+        const f = ctx.form;
+        const events: Partial<WebhookEventFilters> = {};
+        for (const k of KINDS) {
+          events[k.key] = f.get(k.key) === '1';
+          events[`${k.key}_networks`] = f.getAll(`${k.key}_networks`);
+        }
+        const result = await attempt(() => ctx.api('PUT', '/v1/address-watch/webhook', { body: { url: (f.get('url') ?? '').trim(), enabled: f.get('enabled') === '1', events } }));
+        if (!result.ok) return render(ctx, { error: result.error, status: 400 });
+        ctx.redirect('/webhook', 'Webhook saved.');
+      },
     },
-  },
-  {
-    method: 'POST', path: '/webhook/secret',
-    async handler(ctx) {
-      const account = await getAccount(ctx.core.store, ctx.account.id);
-      await render(ctx, { secret: webhookSecretOf(ctx.core.store, account!) });
+    {
+      method: 'POST', path: '/webhook/secret',
+      async handler(ctx) {
+        const account = await getAccount(ctx.core.store, ctx.account.id);
+        await render(ctx, { secret: webhookSecretOf(ctx.core.store, account!) });
+      },
     },
-  },
-  {
-    method: 'POST', path: '/webhook/test',
-    async handler(ctx) {
-      const result = await attempt(() => ctx.api<{ webhook_id: string }>('POST', '/v1/address-watch/webhook/test', { body: { type: ctx.form.get('type'), network: ctx.form.get('network') } }));
-      const message = result.ok ? html`<p class="ok">Queued test delivery <code>${result.value.webhook_id}</code>. It appears below in a moment.</p>` : html`<p class="error" role="alert">${result.error}</p>`;
-      if (ctx.req.headers['hx-request']) {
-        // The deliveries list refreshes itself to show the new one.
-        ctx.res.setHeader('hx-trigger', 'refresh-deliveries');
-        return ctx.fragment(message);
-      }
-      if (!result.ok) return render(ctx, { error: result.error, status: 400 });
-      ctx.redirect('/webhook', `Queued test delivery ${result.value.webhook_id}.`);
+    {
+      method: 'POST', path: '/webhook/test',
+      async handler(ctx) {
+        const result = await attempt(() => ctx.api<{ webhook_id: string }>('POST', '/v1/address-watch/webhook/test', { body: { type: ctx.form.get('type'), network: ctx.form.get('network') } }));
+        const message = result.ok ? html`<p class="ok">Queued test delivery <code>${result.value.webhook_id}</code>. It appears below in a moment.</p>` : html`<p class="error" role="alert">${result.error}</p>`;
+        if (ctx.req.headers['hx-request']) {
+          // The deliveries list refreshes itself to show the new one.
+          ctx.res.setHeader('hx-trigger', 'refresh-deliveries');
+          return ctx.fragment(message);
+        }
+        if (!result.ok) return render(ctx, { error: result.error, status: 400 });
+        ctx.redirect('/webhook', `Queued test delivery ${result.value.webhook_id}.`);
+      },
     },
-  },
-  {
-    method: 'POST', path: '/webhook/deliveries/{id}/redeliver',
-    async handler(ctx) {
-      const id = ctx.params.id!;
-      const result = await attempt(() => ctx.api('POST', `/v1/address-watch/deliveries/${encodeURIComponent(id)}/redeliver`));
-      if (ctx.req.headers['hx-request']) return deliveriesFragment(ctx);
-      if (!result.ok) return render(ctx, { error: result.error, status: 400 });
-      ctx.redirect('/webhook', 'Delivery queued again.');
+    {
+      method: 'POST', path: '/webhook/deliveries/{id}/redeliver',
+      async handler(ctx) {
+        const id = ctx.params.id!;
+        const result = await attempt(() => ctx.api('POST', `/v1/address-watch/deliveries/${encodeURIComponent(id)}/redeliver`));
+        if (ctx.req.headers['hx-request']) return deliveriesFragment(ctx);
+        if (!result.ok) return render(ctx, { error: result.error, status: 400 });
+        ctx.redirect('/webhook', 'Delivery queued again.');
+      },
     },
-  },
-];
+  ],
+};

@@ -1,7 +1,11 @@
-import type { PageContext, PageRoute } from '../context.js';
-import { html } from '../html.js';
-import { attempt, badge, csrfField, errorBox, num, pageHeader, time } from './ui.js';
-import { watchNetworks } from './networks.js';
+import type { CabinetSection, PageContext } from '../cabinet/index.js';
+import { attempt, badge, csrfField, errorBox, html, num, pageHeader, time, watchNetworks } from '../cabinet/index.js';
+import { recentEvents } from './events.js';
+
+/**
+ * The cabinet's Address Watch page: slots, the watched addresses and the event feed. Writes go
+ * through the Public API's own handlers (ctx.api); the feed is read here, newest first.
+ */
 
 interface WatchList {
   addresses: Array<{ watch_id: string; network_slug: string; address: string; created_at: string }>;
@@ -28,7 +32,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number;
   const [slots, list, feed] = await Promise.all([
     ctx.api<Slots>('GET', '/v1/address-watch/account'),
     ctx.api<WatchList>('GET', '/v1/address-watch/addresses', { query: { page: String(page), per_page: String(PER_PAGE) } }),
-    ctx.core.recentEvents(ctx.core.store, { accountId: ctx.account.id, limit: 25, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined }),
+    recentEvents(ctx.core.store, { accountId: ctx.account.id, limit: 25, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined }),
   ]);
   const pages = Math.max(1, Math.ceil(list.total / PER_PAGE));
   const networks = watchNetworks(ctx.core.store.catalog);
@@ -79,23 +83,26 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
   });
 }
 
-export const watchRoutes: PageRoute[] = [
-  { method: 'GET', path: '/watch', handler: (ctx) => render(ctx) },
-  {
-    method: 'POST', path: '/watch/addresses',
-    async handler(ctx) {
-      const address = (ctx.form.get('address') ?? '').trim();
-      const network = ctx.form.get('network_slug') ?? '';
-      const result = await attempt(() => ctx.api<{ watch_id: string; created: boolean }>('POST', '/v1/address-watch/addresses', { body: { network_slug: network, address } }));
-      if (!result.ok) return render(ctx, { error: result.error, status: 400, address, network });
-      ctx.redirect('/watch', result.value.created ? `Watching ${address} on ${network}.` : `${address} on ${network} was already watched.`);
+export const watchSection: CabinetSection = {
+  nav: { id: 'watch', href: '/watch', label: 'Address Watch' },
+  routes: [
+    { method: 'GET', path: '/watch', handler: (ctx) => render(ctx) },
+    {
+      method: 'POST', path: '/watch/addresses',
+      async handler(ctx) {
+        const address = (ctx.form.get('address') ?? '').trim();
+        const network = ctx.form.get('network_slug') ?? '';
+        const result = await attempt(() => ctx.api<{ watch_id: string; created: boolean }>('POST', '/v1/address-watch/addresses', { body: { network_slug: network, address } }));
+        if (!result.ok) return render(ctx, { error: result.error, status: 400, address, network });
+        ctx.redirect('/watch', result.value.created ? `Watching ${address} on ${network}.` : `${address} on ${network} was already watched.`);
+      },
     },
-  },
-  {
-    method: 'POST', path: '/watch/addresses/{watch_id}/delete',
-    async handler(ctx) {
-      await ctx.api('DELETE', '/v1/address-watch/addresses', { body: { watch_id: ctx.params.watch_id } });
-      ctx.redirect('/watch', 'Address removed; its events stay in the feed.');
+    {
+      method: 'POST', path: '/watch/addresses/{watch_id}/delete',
+      async handler(ctx) {
+        await ctx.api('DELETE', '/v1/address-watch/addresses', { body: { watch_id: ctx.params.watch_id } });
+        ctx.redirect('/watch', 'Address removed; its events stay in the feed.');
+      },
     },
-  },
-];
+  ],
+};

@@ -1,0 +1,14 @@
+import type { Metrics } from '../metrics/index.js';
+import { watchSection } from './cabinet.js';
+import { observeWatch } from './metrics.js';
+import { watchRoutes } from './routes.js';
+import type { AddressWatch } from './service.js';
+
+/** Address Watch as serve/ composes it: its API routes, its cabinet page and its metric. */
+export function watchFeature(watch: AddressWatch) {
+  return {
+    routes: watchRoutes(watch),
+    section: watchSection,
+    observe: (metrics: Metrics) => observeWatch(metrics, watch),
+  };
+}
