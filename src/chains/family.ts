@@ -112,7 +112,7 @@ export interface OrderDerivation {
    * The key's first address, so the merchant can check it is the wallet they think; `envs`
    * are the catalog's environments of this family, `identify` names one as the API does.
    */
-  firstAddress(xpub: string, envs: readonly ChainEnvironment[], identify: (env: ChainEnvironment) => string): { first_address: string; network?: string };
+  firstAddress<E extends ChainEnvironment>(xpub: string, envs: readonly E[], identify: (env: E) => string): { first_address: string; network?: string };
 }
 
 /**

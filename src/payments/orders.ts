@@ -122,7 +122,7 @@ export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
     const xpub = s.xpubs[f];
     if (!xpub) continue;
     const envs = catalog.networks.filter((n) => chainOf(n.family) === chainOf(f)).flatMap((n) => n.environments);
-    const first = derivationOf(f).firstAddress(xpub, envs, (e) => envIdentifier(e as Environment));
+    const first = derivationOf(f).firstAddress(xpub, envs, envIdentifier);
     (derived as Record<DerivingFamily, object>)[f] = { ...first, next_index: s.nextIndex[f] };
   }
   return { xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late, derived };
