@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../src/store/index.js';
-import type { Hit } from '../src/watch/match.js';
+import type { Hit } from '../src/chains/family.js';
 import { recordBlock, rewindTo, setCursor } from '../src/watch/record.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';

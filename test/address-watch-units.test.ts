@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { parseEvmAddress, toChecksumAddress } from '../src/chains/evm/address.js';
 import { parseStellarAddress } from '../src/chains/stellar/address.js';
-import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from '../src/watch/match.js';
+import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from '../src/chains/evm/match.js';
 import { WatchRegistry } from '../src/watch/registry.js';
 import { blockedReason } from '../src/webhooks/ssrf.js';
 import { mergeFilters, DEFAULT_FILTERS } from '../src/webhooks/filters.js';

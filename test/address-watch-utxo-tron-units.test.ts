@@ -4,11 +4,11 @@ import { parseConfig } from '../src/config/index.js';
 import { InvalidAddressError } from '../src/chains/address.js';
 import { WatchRegistry } from '../src/watch/registry.js';
 import { parseTronAddress } from '../src/chains/tron/address.js';
-import { parseTronJson } from '../src/watch/tron/chain.js';
-import { matchTronBlock, type TronTx, type TronTxInfo } from '../src/watch/tron/match.js';
+import { parseTronJson } from '../src/chains/tron/chain.js';
+import { matchTronBlock, type TronTx, type TronTxInfo } from '../src/chains/tron/match.js';
 import { parseUtxoAddress } from '../src/chains/utxo/address.js';
-import { parseAmounts } from '../src/watch/utxo/chain.js';
-import { matchUtxoBlock, satoshis, type UtxoTx } from '../src/watch/utxo/match.js';
+import { parseAmounts } from '../src/chains/utxo/chain.js';
+import { matchUtxoBlock, satoshis, type UtxoTx } from '../src/chains/utxo/match.js';
 
 const fixture = (path: string) => readFileSync(new URL(`./fixtures/${path}`, import.meta.url), 'utf8');
 const BTC = { bech32: 'bc', pub_key_hash: 0, script_hash: 5 };

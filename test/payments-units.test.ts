@@ -6,8 +6,11 @@ import { combine, failsAt, type AmlResult } from '../src/payments/aml/types.js';
 import { parseSanctionsList, sanctionKey } from '../src/payments/aml/sanctions.js';
 import { p2wpkh, NETWORK } from '@scure/btc-signer';
 import { privateKeyToAddress } from 'viem/accounts';
-import { bitcoinAddressFormat } from '../src/config/defaults.js';
-import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from '../src/payments/derive.js';
+import { bitcoinAddressFormat } from '../src/chains/utxo/formats.js';
+import { evmAddressAt } from '../src/chains/evm/derive.js';
+import { tronAddressAt } from '../src/chains/tron/derive.js';
+import { parseUtxoXpub, utxoAddressAt, utxoKeyFits } from '../src/chains/utxo/derive.js';
+import { parseXpub, XpubError } from '../src/chains/xpub.js';
 import type { Environment } from '../src/store/index.js';
 import { parseTronAddress } from '../src/chains/tron/address.js';
 

@@ -1,58 +1,16 @@
+import { chainOf } from '../chains/index.js';
 import type { NetworkConfig, PlanConfig } from './schema.js';
+
+/** A network's credit table when its config gives none: its family's built-in one. */
+export function defaultCredits(family: NetworkConfig['family']): NetworkConfig['credits'] {
+  return chainOf(family).credits.defaults();
+}
 
 /**
  * The built-in catalog: popular networks on public upstreams, so a fresh `rpcctl serve`
  * proxies real chains. Operators replace the upstreams with their own nodes in config.
  * Ids are fixed here because endpoints store them.
  */
-export const evmCredits = {
-  default: 20,
-  methods: {
-    eth_blockNumber: 10, eth_chainId: 5, net_version: 5, web3_clientVersion: 5,
-    eth_gasPrice: 10, eth_maxPriorityFeePerGas: 10, eth_feeHistory: 20,
-    eth_getBalance: 15, eth_getCode: 15, eth_getStorageAt: 15, eth_getTransactionCount: 15,
-    eth_call: 26, eth_estimateGas: 30,
-    eth_getBlockByNumber: 25, eth_getBlockByHash: 25,
-    eth_getTransactionByHash: 15, eth_getTransactionReceipt: 15, eth_getBlockReceipts: 50,
-    eth_getLogs: 75, eth_sendRawTransaction: 100,
-    eth_subscribe: 10, eth_unsubscribe: 10, eth_subscription: 10,
-    debug_traceTransaction: 300, trace_block: 300,
-  },
-};
-
-/**
- * Bitcoin Core's JSON-RPC methods (and the same names on Litecoin/Dogecoin nodes). `getblock`
- * at verbosity 2/3 carries every transaction of the block, hence its price.
- */
-export const bitcoinCredits = {
-  default: 20,
-  methods: {
-    getblockchaininfo: 10, getblockcount: 5, getbestblockhash: 5, getblockhash: 5, getblockheader: 10, getchaintips: 10,
-    getdifficulty: 5, getnetworkinfo: 5, getmempoolinfo: 10, getindexinfo: 5, validateaddress: 5, uptime: 5,
-    getblock: 60, getblockstats: 30, getrawtransaction: 20, decoderawtransaction: 10, decodescript: 10,
-    gettxout: 15, gettxoutproof: 20, verifytxoutproof: 20, getmempoolentry: 10, getmempoolancestors: 20,
-    getmempooldescendants: 20, getrawmempool: 50, estimatesmartfee: 10, testmempoolaccept: 30,
-    sendrawtransaction: 100, submitpackage: 150, scantxoutset: 500, gettxoutsetinfo: 500,
-  },
-};
-
-/** A network's credit table when its config gives none. */
-export function defaultCredits(family: NetworkConfig['family']): NetworkConfig['credits'] {
-  if (family === 'evm') return { default: evmCredits.default, methods: { ...evmCredits.methods } };
-  if (family === 'utxo') return { default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } };
-  // REST families (Horizon, the Tron HTTP API): their built-in route tables in pricing/credits.ts.
-  return { default: 20, methods: {} };
-}
-
-/** Bitcoin's address prefixes by environment slug; undefined for a slug that is not Bitcoin's. */
-export function bitcoinAddressFormat(envSlug: string): { bech32: string; pub_key_hash: number; script_hash: number } | undefined {
-  switch (envSlug) {
-    case 'mainnet': return { bech32: 'bc', pub_key_hash: 0x00, script_hash: 0x05 };
-    case 'testnet': case 'testnet4': case 'signet': return { bech32: 'tb', pub_key_hash: 0x6f, script_hash: 0xc4 };
-    case 'regtest': return { bech32: 'bcrt', pub_key_hash: 0x6f, script_hash: 0xc4 };
-    default: return undefined;
-  }
-}
 
 /** Well-known stablecoins on the default environment (mainnet) of each network. */
 const usd = (usdt: string | null, usdc: string | null, usdtDecimals = 6, usdcDecimals = 6): NetworkConfig['tokens'] => [
@@ -64,7 +22,7 @@ function evm(id: number, slug: string, name: string, sort: number, envs: Array<[
   return {
     id, slug, name, family: 'evm', sort, tokens,
     environments: envs.map(([envId, envSlug, url]) => ({ id: envId, slug: envSlug, upstreams: [url], ws_upstreams: [], confirmations: 1 })),
-    credits: { default: evmCredits.default, methods: { ...evmCredits.methods } },
+    credits: defaultCredits('evm'),
   };
 }
 
@@ -107,7 +65,7 @@ export const defaultNetworks: NetworkConfig[] = [
       { id: 13, slug: 'mainnet', upstreams: ['https://bitcoin-rpc.publicnode.com'], ws_upstreams: [], confirmations: 2 },
       { id: 14, slug: 'testnet', upstreams: ['https://bitcoin-testnet-rpc.publicnode.com'], ws_upstreams: [], confirmations: 1 },
     ],
-    credits: { default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } },
+    credits: defaultCredits('utxo'),
   },
   {
     // The Tron HTTP API (java-tron full nodes, TronGrid). TronGrid rate-limits keyless use.

@@ -4,8 +4,8 @@ import { extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
-import { bitcoinAddressFormat, defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
-import { parseTronAddress } from '../chains/tron/address.js';
+import { defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
+import { chainFamilies, chainOf } from '../chains/index.js';
 
 export class ConfigError extends Error {
   readonly code = 'E_CONFIG';
@@ -70,25 +70,25 @@ function checkConsistency(config: Config, source: string): void {
       if (netIds.has(n.id)) fail(`networks[${i}].id: duplicate network id ${n.id}`);
       netIds.add(n.id);
     }
+    const family = chainOf(n.family);
     n.tokens.forEach((t, j) => {
       // Checked here, where the family is known: a token of another chain's form could never match a transfer.
-      const form = t.asset !== undefined ? 'stellar' : t.address!.startsWith('0x') ? 'evm' : 'tron';
-      if (n.family === 'utxo') fail(`networks[${i}].tokens[${j}]: utxo networks have no tokens (orders there are in the native coin)`);
-      if (form !== n.family) fail(`networks[${i}].tokens[${j}]: ${form === 'stellar' ? 'asset (CODE:ISSUER)' : `a ${form === 'evm' ? '0x' : 'T…'} address`} is not a token form of the ${n.family} family`);
-      if (form === 'tron') {
-        try {
-          parseTronAddress(t.address!);
-        } catch (err) {
-          fail(`networks[${i}].tokens[${j}].address: ${(err as Error).message}`);
-        }
+      const form = chainFamilies().find((f) => f.config.tokens?.claims(t))!;
+      if (!family.config.tokens) fail(`networks[${i}].tokens[${j}]: ${n.family} networks have no tokens (orders there are in the native coin)`);
+      if (form !== family) fail(`networks[${i}].tokens[${j}]: ${form.config.tokens!.description} is not a token form of the ${n.family} family`);
+      try {
+        family.config.tokens!.check?.(t);
+      } catch (err) {
+        fail(`networks[${i}].tokens[${j}].address: ${(err as Error).message}`);
       }
     });
     const envSlugs = new Set<string>();
     n.environments.forEach((e, j) => {
       if (envSlugs.has(e.slug)) fail(`networks[${i}].environments[${j}].slug: duplicate environment "${e.slug}"`);
       envSlugs.add(e.slug);
-      if (e.address_format && n.family !== 'utxo') fail(`networks[${i}].environments[${j}].address_format: only for the utxo family`);
-      if (n.family === 'utxo' && !e.address_format && !bitcoinAddressFormat(e.slug)) {
+      const builtInFormat = family.config.addressFormat;
+      if (e.address_format && !builtInFormat) fail(`networks[${i}].environments[${j}].address_format: only for the utxo family`);
+      if (builtInFormat && !e.address_format && !builtInFormat(e.slug)) {
         fail(`networks[${i}].environments[${j}].address_format: required for a utxo environment not named mainnet, testnet, testnet4, signet or regtest`);
       }
       if (e.id !== undefined) {

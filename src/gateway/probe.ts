@@ -4,6 +4,7 @@ import { announceChange, type Environment, type Store } from '../store/index.js'
 import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
 import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
 import type { UpstreamSnapshot } from './health.js';
+import { chainOf } from '../chains/index.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
@@ -133,26 +134,14 @@ export class NodeProbe {
 
   async probe(env: Environment): Promise<ProbeResult> {
     const set = this.#upstreams.for(env.id, env.upstreams);
-    if (env.network.family === 'stellar') {
-      const res = await set.send({ method: 'GET', path: '/', body: undefined, contentType: undefined, signal: this.#abort.signal });
-      const root = JSON.parse(await res.body.text()) as { horizon_version?: string; core_version?: string; history_latest_ledger?: number };
-      return { version: root.horizon_version ?? root.core_version ?? null, blockHeight: root.history_latest_ledger ?? null };
-    }
-    if (env.network.family === 'tron') {
-      const res = await set.send({ method: 'POST', path: '/wallet/getnowblock', body: Buffer.from('{}'), contentType: 'application/json', signal: this.#abort.signal });
-      const block = JSON.parse(await res.body.text()) as { block_header?: { raw_data?: { number?: number } } };
-      return { version: null, blockHeight: block.block_header?.raw_data?.number ?? null };
-    }
-    if (env.network.family === 'utxo') {
-      const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify([
-        { jsonrpc: '1.0', id: 1, method: 'getnetworkinfo', params: [] },
-        { jsonrpc: '1.0', id: 2, method: 'getblockcount', params: [] },
-      ])), contentType: 'application/json', signal: this.#abort.signal });
-      const answers = JSON.parse(await res.body.text()) as Array<{ id: number; result?: { subversion?: string } | number }>;
-      if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
-      const info = answers.find((a) => a.id === 1)?.result;
-      const height = answers.find((a) => a.id === 2)?.result;
-      return { version: typeof info === 'object' ? info.subversion ?? null : null, blockHeight: typeof height === 'number' ? height : null };
+    // One request tells the family's version and height; EVM upstreams are probed one by one below.
+    const health = chainOf(env.network.family).gateway.health;
+    if (health) {
+      const res = await set.send({
+        method: health.method, path: health.path, body: health.body === undefined ? undefined : Buffer.from(health.body),
+        contentType: health.contentType, signal: this.#abort.signal,
+      });
+      return health.read(await res.body.text());
     }
     const body = Buffer.from(JSON.stringify([
       { jsonrpc: '2.0', id: 1, method: 'web3_clientVersion', params: [] },

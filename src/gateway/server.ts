@@ -9,6 +9,7 @@ import { InvalidPathError, normaliseRestPath, type RestTarget } from './rest-pat
 import { asId, refusalBody } from './refusals.js';
 import { parseJson, parseRpc, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { priceRest, priceRpc, usageMethodName } from '../pricing/credits.js';
+import { chainOf } from '../chains/index.js';
 import type { EndpointLookup, EndpointState } from './registry.js';
 import type { UsageMeter } from './meter.js';
 import { passedOn } from './observe.js';
@@ -113,7 +114,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
     if (ep.paused) return refuse(req, res, 403, 'paused');
     const ip = clientIp(req, trusted);
     if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) return refuse(req, res, 403, 'ipNotAllowed', ip);
-    if (ep.env.network.family === 'stellar' || ep.env.network.family === 'tron') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1), ip);
+    if (chainOf(ep.env.network.family).gateway.transport === 'rest') return handleRest(req, res, ep, url.slice(UUID_LENGTH + 1), ip);
 
     const rest = url.slice(UUID_LENGTH + 1);
     if (method !== 'POST' || !(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
@@ -138,7 +139,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       if (typeof one !== 'number') one = await one;
       if (one === 0) return send(res, 429, 'rps');
       if (calls && await answerCall(res, ep, calls, parsed.call, body)) return;
-      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' }, routeHints(parsed.call));
+      const upstream = await forward(res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: chainOf(ep.env.network.family).gateway.rpcErrorsAre500 }, routeHints(parsed.call));
       if (!upstream) return;
       if (upstream.status >= 200 && upstream.status < 300) {
         meter.record(ep.id, ep.accountId, usageMethodName(network, parsed.call.method), priceRpc(network, parsed.call.method) * (calls?.units(env, parsed.call) ?? 1));
@@ -164,7 +165,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
     if (calls && await answerBatch(res, ep, calls, inWindow)) return;
     const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(inWindow.valid)) : body;
-    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: ep.env.network.family === 'utxo' }, BATCH_HINTS);
+    const upstream = await forward(res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: chainOf(ep.env.network.family).gateway.rpcErrorsAre500 }, BATCH_HINTS);
     if (!upstream) return;
     if (upstream.status >= 200 && upstream.status < 300) {
       for (const call of inWindow.calls) {

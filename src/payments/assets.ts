@@ -1,7 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
-import { toChecksumAddress } from '../chains/evm/address.js';
-import { parseTronAddress } from '../chains/tron/address.js';
+import { chainOf } from '../chains/index.js';
 
 export interface Asset {
   /** `native`, an EVM contract (EIP-55), a Tron TRC-20 contract (`T…`) or a Stellar `CODE:ISSUER`. */
@@ -16,15 +15,6 @@ export class AssetError extends Error {
   readonly code = 'E_ASSET';
 }
 
-const NATIVE: Record<string, { symbol: string; decimals: number }> = {
-  evm: { symbol: 'ETH', decimals: 18 },
-  stellar: { symbol: 'XLM', decimals: 7 },
-  // Satoshis; Litecoin and Dogecoin count in 8 decimals too.
-  utxo: { symbol: 'BTC', decimals: 8 },
-  // Sun.
-  tron: { symbol: 'TRX', decimals: 6 },
-};
-
 /** Native symbols of well-known networks (the family default is ETH, BTC, ...). */
 const NATIVE_SYMBOLS: Record<string, string> = { polygon: 'POL', bsc: 'BNB', litecoin: 'LTC', dogecoin: 'DOGE' };
 
@@ -33,8 +23,8 @@ const NATIVE_SYMBOLS: Record<string, string> = { polygon: 'POL', bsc: 'BNB', lit
  * (contract address / CODE:ISSUER). Only listed tokens: their decimals must be known.
  */
 export function resolveAsset(config: Config, env: Environment, asset: string | undefined): Asset {
-  const family = env.network.family;
-  const native = NATIVE[family]!;
+  const family = chainOf(env.network.family);
+  const native = family.payments.native;
   if (asset === undefined || asset === 'native') {
     return { id: 'native', symbol: NATIVE_SYMBOLS[env.network.slug] ?? native.symbol, decimals: native.decimals, matchKey: null };
   }
@@ -47,13 +37,9 @@ export function resolveAsset(config: Config, env: Environment, asset: string | u
     const listed = tokens.map((t) => t.symbol).join(', ');
     throw new AssetError(`unknown asset "${asset}" on ${env.network.slug} (use "native"${listed ? ` or one of ${listed}` : '; this network lists no tokens (networks[].tokens)'})`);
   }
-  if (token.address !== undefined && family === 'tron') {
-    // The scanner reports a TRC-20 Transfer's contract as `T…`, the form config gives.
-    const id = parseTronAddress(token.address).display;
-    return { id, symbol: token.symbol, decimals: token.decimals, matchKey: id };
-  }
   if (token.address !== undefined) {
-    return { id: toChecksumAddress(token.address), symbol: token.symbol, decimals: token.decimals, matchKey: token.address.toLowerCase() };
+    const { id, matchKey } = family.payments.contractToken(token.address);
+    return { id, symbol: token.symbol, decimals: token.decimals, matchKey };
   }
   return { id: token.asset!, symbol: token.symbol, decimals: token.decimals, matchKey: token.asset! };
 }

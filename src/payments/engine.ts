@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import type { Database, Store, WatchedAddressRow } from '../store/index.js';
+import { DEFAULT_FAMILY } from '../chains/index.js';
 import { covers } from './amounts.js';
 import { assetOfRow, hitIsAsset } from './assets.js';
 import { combine, failsAt, type AmlProvider, type AmlResult } from './aml/types.js';
@@ -406,7 +407,7 @@ export class PaymentEngine {
         for (const s of senders) {
           if (!s.from_address || seen.has(s.from_address.toLowerCase())) continue;
           seen.add(s.from_address.toLowerCase());
-          results.push(await aml.screen({ family: env?.network.family ?? 'evm', network: order.network, address: s.from_address, txHash: s.tx_hash }));
+          results.push(await aml.screen({ family: env?.network.family ?? DEFAULT_FAMILY, network: order.network, address: s.from_address, txHash: s.tx_hash }));
         }
         if (results.length === 0) throw new Error('no sender to screen');
         result = combine(results);

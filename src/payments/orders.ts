@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Config } from '../config/index.js';
-import { bitcoinAddressFormat } from '../config/defaults.js';
 import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
 import { addWatchIn, SlotLimitError } from '../watch/watches.js';
@@ -11,7 +10,9 @@ import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
-import { evmAddressAt, parseUtxoXpub, parseXpub, tronAddressAt, utxoAddressAt, utxoKeyFits, XpubError } from './derive.js';
+import { chainOf } from '../chains/index.js';
+import type { OrderDerivation } from '../chains/family.js';
+import { KeyMisfitError, XpubError } from '../chains/xpub.js';
 import type { PaymentOrdersTable, PaymentSettingsTable } from '../store/payment-tables.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
@@ -34,7 +35,11 @@ export class OrderChangedError extends Error {
   readonly code = 'E_ORDER_CHANGED';
 }
 
-/** Chain families whose addresses an order can derive from an extended public key. */
+/**
+ * Chain families whose addresses an order can derive from an extended public key (their
+ * adapters have `payments.derivation`); each has its columns `xpub_{family}` and
+ * `next_index_{family}` in payment_settings.
+ */
 export const DERIVING = ['evm', 'utxo', 'tron'] as const;
 export type DerivingFamily = (typeof DERIVING)[number];
 type Xpubs = Partial<Record<DerivingFamily, string>>;
@@ -52,23 +57,29 @@ export const DEFAULT_SETTINGS: PaymentSettings = { xpubs: {}, aml_fail_at: 'high
 
 export async function getSettings(db: Kysely<Database>, accountId: number): Promise<StoredSettings> {
   const r = await db.selectFrom('payment_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst();
-  if (!r) return { ...DEFAULT_SETTINGS, xpubs: {}, nextIndex: { evm: 0, utxo: 0, tron: 0 } };
   const xpubs: Xpubs = {};
-  if (r.xpub_evm) xpubs.evm = r.xpub_evm;
-  if (r.xpub_utxo) xpubs.utxo = r.xpub_utxo;
-  if (r.xpub_tron) xpubs.tron = r.xpub_tron;
+  const nextIndex = {} as Record<DerivingFamily, number>;
+  for (const f of DERIVING) {
+    nextIndex[f] = r?.[`next_index_${f}`] ?? 0;
+    const key = r?.[`xpub_${f}`];
+    if (key) xpubs[f] = key;
+  }
+  if (!r) return { ...DEFAULT_SETTINGS, xpubs, nextIndex };
   return {
     xpubs, aml_fail_at: r.aml_fail_at as FailAt,
     underpaid_tolerance_bps: r.underpaid_tolerance_bps, accept_late: r.accept_late === 1,
-    nextIndex: { evm: r.next_index_evm, utxo: r.next_index_utxo, tron: r.next_index_tron },
+    nextIndex,
   };
+}
+
+function derivationOf(family: DerivingFamily): OrderDerivation {
+  return chainOf(family).payments.derivation!;
 }
 
 /** Checks an extended public key for a family; the error names the field. */
 export function checkXpub(family: DerivingFamily, xpub: string): void {
   try {
-    if (family === 'utxo') parseUtxoXpub(xpub);
-    else parseXpub(xpub);
+    derivationOf(family).checkKey(xpub);
   } catch (err) {
     if (err instanceof XpubError) throw new XpubError(`xpubs.${family}: ${err.message}`);
     throw err;
@@ -86,10 +97,10 @@ export async function putSettings(db: Kysely<Database>, accountId: number, patch
     // A family left out of `xpubs` keeps its key; "" removes it.
     const xpub = (f: DerivingFamily) => (patch.xpubs?.[f] === undefined ? current.xpubs[f] ?? null : (patch.xpubs[f]!.trim() || null));
     const next = (f: DerivingFamily) => (xpub(f) === (current.xpubs[f] ?? null) ? current.nextIndex[f] : 0);
+    const keys = Object.fromEntries(DERIVING.flatMap((f) => [[`xpub_${f}`, xpub(f)], [`next_index_${f}`, next(f)]])) as
+      { [F in DerivingFamily as `xpub_${F}`]: string | null } & { [F in DerivingFamily as `next_index_${F}`]: number };
     const values = {
-      xpub_evm: xpub('evm'), next_index_evm: next('evm'),
-      xpub_utxo: xpub('utxo'), next_index_utxo: next('utxo'),
-      xpub_tron: xpub('tron'), next_index_tron: next('tron'),
+      ...keys,
       aml_fail_at: patch.aml_fail_at ?? current.aml_fail_at,
       underpaid_tolerance_bps: patch.underpaid_tolerance_bps ?? current.underpaid_tolerance_bps,
       accept_late: (patch.accept_late ?? current.accept_late) ? 1 : 0,
@@ -100,25 +111,20 @@ export async function putSettings(db: Kysely<Database>, accountId: number, patch
   });
 }
 
-/**
- * The first address of each key, so the merchant can check it is the wallet they think.
- * A UTXO key is shown on the first network of the catalog it fits (by its prefixes).
- */
+/** The first address of each key, so the merchant can check it is the wallet they think. */
 export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
   const derived: {
     evm?: { first_address: string; next_index: number };
     utxo?: { first_address: string; network: string; next_index: number };
     tron?: { first_address: string; next_index: number };
   } = {};
-  if (s.xpubs.evm) derived.evm = { first_address: evmAddressAt(s.xpubs.evm, 0), next_index: s.nextIndex.evm };
-  if (s.xpubs.utxo) {
-    const x = parseUtxoXpub(s.xpubs.utxo);
-    const env = catalog.networks.filter((n) => n.family === 'utxo').flatMap((n) => n.environments)
-      .find((e) => e.addressFormat && utxoKeyFits(x, e) === undefined);
-    const format = env?.addressFormat ?? bitcoinAddressFormat(x.testnet ? 'testnet' : 'mainnet')!;
-    derived.utxo = { first_address: utxoAddressAt(x, format, 0), network: env ? envIdentifier(env) : x.testnet ? 'bitcoin-testnet' : 'bitcoin', next_index: s.nextIndex.utxo };
+  for (const f of DERIVING) {
+    const xpub = s.xpubs[f];
+    if (!xpub) continue;
+    const envs = catalog.networks.filter((n) => chainOf(n.family) === chainOf(f)).flatMap((n) => n.environments);
+    const first = derivationOf(f).firstAddress(xpub, envs, envIdentifier);
+    (derived as Record<DerivingFamily, object>)[f] = { ...first, next_index: s.nextIndex[f] };
   }
-  if (s.xpubs.tron) derived.tron = { first_address: tronAddressAt(s.xpubs.tron, 0), next_index: s.nextIndex.tron };
   return { xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late, derived };
 }
 
@@ -148,6 +154,20 @@ export interface CreateResult {
   newWatch: WatchedAddressRow | undefined;
 }
 
+/** A create request checked against the catalog and config: what the transaction writes. */
+interface CheckedCreate {
+  env: Environment;
+  asset: ReturnType<typeof resolveAsset>;
+  amountRaw: bigint;
+  /** The address the request gives; undefined: one is derived from the merchant's key. */
+  given: ParsedAddress | undefined;
+  expiresIn: number;
+  /** What a retry must match to get the same order back. */
+  hash: string;
+}
+
+type ParsedAddress = ReturnType<typeof parseAddress>;
+
 /**
  * Creates an order, or returns the existing one with the same `order_id` and the same body
  * (a retried request); another body with that `order_id` is a 409. Index allocation, the
@@ -155,85 +175,15 @@ export interface CreateResult {
  * `order_id` give one order, and two orders never get one derived address.
  */
 export async function createOrder(ctx: CreateContext, input: CreateInput): Promise<CreateResult> {
-  const { store, config } = ctx;
-  const env = store.catalog.environmentBySlug(input.network_slug);
-  if (!env) throw new PaymentError(400, `network_slug: unknown network "${input.network_slug}" (use a network slug such as "eth", or "{network}-{environment}")`);
-  let asset;
-  try {
-    asset = resolveAsset(config, env, input.asset);
-  } catch (err) {
-    throw new PaymentError(400, `asset: ${(err as Error).message}`);
-  }
-  let amountRaw: bigint;
-  try {
-    amountRaw = toBaseUnits(input.amount, asset.decimals);
-  } catch (err) {
-    throw new PaymentError(400, `amount: ${(err as Error).message}`);
-  }
-  let given: ReturnType<typeof parseAddress> | undefined;
-  if (input.address !== undefined) {
-    try {
-      given = parseAddress(env, input.address);
-    } catch (err) {
-      throw new PaymentError(400, `address: ${(err as Error).message}`);
-    }
-  }
-  const expiresIn = input.expires_in ?? 3600;
-  const hash = createHash('sha256').update(JSON.stringify([
-    input.order_id, env.id, asset.id, amountRaw.toString(), given?.key ?? null, expiresIn, input.webhook_url ?? null, canonical(input.metadata ?? null),
-  ])).digest('hex');
-
+  const { store } = ctx;
+  const checked = checkCreate(ctx, input);
+  const { env, given, hash } = checked;
   const attempt = () => store.db.transaction().execute(async (trx): Promise<CreateResult> => {
     const existing = await trx.selectFrom('payment_orders').selectAll()
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
     if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
-
-    const nowMs = ctx.nowMs ?? Date.now();
-    const now = new Date(nowMs).toISOString();
-    let address = given;
-    let index: number | null = null;
-    if (!address) {
-      const family = env.network.family;
-      if (family !== 'evm' && family !== 'utxo' && family !== 'tron') {
-        throw new PaymentError(400, `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
-      }
-      const settings = await getSettings(trx, ctx.accountId);
-      const xpub = settings.xpubs[family];
-      if (!xpub) throw new PaymentError(400, `address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.${family}) to derive one per order`);
-      const derive = deriver(env, family, xpub);
-      // The next unused index: taken by the counter inside this transaction.
-      for (let tries = 0; ; tries++) {
-        index = await takeIndex(trx, ctx.accountId, family);
-        const candidate = parseAddress(env, derive(index));
-        if (!(await openOrderAt(trx, env.id, candidate.key)) || tries > 100) {
-          address = candidate;
-          break;
-        }
-      }
-    } else {
-      const clash = await openOrderAt(trx, env.id, address.key);
-      if (clash) throw addressTaken(address, clash, env);
-    }
-
-    // Through Address Watch's writer: the instance holding the scanner lease hears of it.
-    const { row: watch, created: watchCreated } = await addWatchIn(trx, {
-      accountId: ctx.accountId, plan: ctx.plan, env, networkSlug: input.network_slug, address, createdAt: now,
-      slotLimitMessage: (slots, planName) => slots === 0
-        ? `Payments need watched-address slots: the ${planName} plan has none (webhook_address_slots is 0); upgrade the plan`
-        : `Watched address limit reached: the ${planName} plan allows ${slots} (webhook_address_slots), and every open order holds one`,
-    });
-    const newWatch = watchCreated ? watch : undefined;
-    const expiresMs = nowMs + expiresIn * 1000;
-    const order = await trx.insertInto('payment_orders').values({
-      payment_id: `pay_${randomBytes(12).toString('base64url')}`, account_id: ctx.accountId, order_id: input.order_id, request_hash: hash,
-      network_environment_id: env.id, network: input.network_slug, asset: asset.id, decimals: asset.decimals,
-      address: address.display, address_key: address.key, derivation_index: index, watch_id: watch.watch_id, owns_watch: newWatch ? 1 : 0,
-      amount_raw: amountRaw.toString(), received_raw: '0', status: 'pending', reason: null, late: 0, overpaid: 0, lifecycle: 'pending', aml: null,
-      seq: 0, expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs, monitor_until_ms: expiresMs + config.payments.late_window_s * 1000,
-      open: 1, webhook_url: input.webhook_url ?? null, metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
-      created_at: now, updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
-    return { order, created: true, newWatch };
+    const { address, index } = await orderAddress(trx, ctx.accountId, checked);
+    return insertOrder(trx, ctx, input, checked, address, index);
   });
 
   try {
@@ -252,34 +202,112 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
   }
 }
 
+/** The request's network, asset, amount and address, each a 400 naming its field when wrong. */
+function checkCreate(ctx: CreateContext, input: CreateInput): CheckedCreate {
+  const { store, config } = ctx;
+  const env = store.catalog.environmentBySlug(input.network_slug);
+  if (!env) throw new PaymentError(400, `network_slug: unknown network "${input.network_slug}" (use a network slug such as "eth", or "{network}-{environment}")`);
+  let asset;
+  try {
+    asset = resolveAsset(config, env, input.asset);
+  } catch (err) {
+    throw new PaymentError(400, `asset: ${(err as Error).message}`);
+  }
+  let amountRaw: bigint;
+  try {
+    amountRaw = toBaseUnits(input.amount, asset.decimals);
+  } catch (err) {
+    throw new PaymentError(400, `amount: ${(err as Error).message}`);
+  }
+  let given: ParsedAddress | undefined;
+  if (input.address !== undefined) {
+    try {
+      given = parseAddress(env, input.address);
+    } catch (err) {
+      throw new PaymentError(400, `address: ${(err as Error).message}`);
+    }
+  }
+  const expiresIn = input.expires_in ?? 3600;
+  const hash = createHash('sha256').update(JSON.stringify([
+    input.order_id, env.id, asset.id, amountRaw.toString(), given?.key ?? null, expiresIn, input.webhook_url ?? null, canonical(input.metadata ?? null),
+  ])).digest('hex');
+  return { env, asset, amountRaw, given, expiresIn, hash };
+}
+
+/** The given address (no other open order may hold it), or the next derived one and its index. */
+async function orderAddress(trx: Kysely<Database>, accountId: number, c: CheckedCreate): Promise<{ address: ParsedAddress; index: number | null }> {
+  const { env, given } = c;
+  if (given) {
+    const clash = await openOrderAt(trx, env.id, given.key);
+    if (clash) throw addressTaken(given, clash, env);
+    return { address: given, index: null };
+  }
+  const family = env.network.family;
+  if (!chainOf(family).payments.derivation) {
+    throw new PaymentError(400, `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
+  }
+  const deriving = family as DerivingFamily;
+  const settings = await getSettings(trx, accountId);
+  const xpub = settings.xpubs[deriving];
+  if (!xpub) throw new PaymentError(400, `address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.${family}) to derive one per order`);
+  const derive = deriver(env, deriving, xpub);
+  // The next unused index: taken by the counter inside this transaction.
+  for (let tries = 0; ; tries++) {
+    const index = await takeIndex(trx, accountId, deriving);
+    const candidate = parseAddress(env, derive(index));
+    if (!(await openOrderAt(trx, env.id, candidate.key)) || tries > 100) return { address: candidate, index };
+  }
+}
+
+/** The order's watch (through Address Watch's writer) and its row. */
+async function insertOrder(
+  trx: Kysely<Database>, ctx: CreateContext, input: CreateInput, c: CheckedCreate, address: ParsedAddress, index: number | null,
+): Promise<CreateResult> {
+  const { env, asset, amountRaw, expiresIn, hash } = c;
+  const nowMs = ctx.nowMs ?? Date.now();
+  const now = new Date(nowMs).toISOString();
+  // Through Address Watch's writer: the instance holding the scanner lease hears of it.
+  const { row: watch, created: watchCreated } = await addWatchIn(trx, {
+    accountId: ctx.accountId, plan: ctx.plan, env, networkSlug: input.network_slug, address, createdAt: now,
+    slotLimitMessage: (slots, planName) => slots === 0
+      ? `Payments need watched-address slots: the ${planName} plan has none (webhook_address_slots is 0); upgrade the plan`
+      : `Watched address limit reached: the ${planName} plan allows ${slots} (webhook_address_slots), and every open order holds one`,
+  });
+  const newWatch = watchCreated ? watch : undefined;
+  const expiresMs = nowMs + expiresIn * 1000;
+  const order = await trx.insertInto('payment_orders').values({
+    payment_id: `pay_${randomBytes(12).toString('base64url')}`, account_id: ctx.accountId, order_id: input.order_id, request_hash: hash,
+    network_environment_id: env.id, network: input.network_slug, asset: asset.id, decimals: asset.decimals,
+    address: address.display, address_key: address.key, derivation_index: index, watch_id: watch.watch_id, owns_watch: newWatch ? 1 : 0,
+    amount_raw: amountRaw.toString(), received_raw: '0', status: 'pending', reason: null, late: 0, overpaid: 0, lifecycle: 'pending', aml: null,
+    seq: 0, expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs, monitor_until_ms: expiresMs + ctx.config.payments.late_window_s * 1000,
+    open: 1, webhook_url: input.webhook_url ?? null, metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
+    created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+  return { order, created: true, newWatch };
+}
+
 function addressTaken(address: { display: string }, clash: { order_id: string; payment_id: string }, env: Environment): PaymentError {
   return new PaymentError(409, `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
 }
 
 /** Child index -> address on `env` for the family's key; a key that does not fit the network is the merchant's 400. */
 function deriver(env: Environment, family: DerivingFamily, xpub: string): (index: number) => string {
-  if (family === 'evm') {
-    const key = parseXpub(xpub);
-    return (i) => evmAddressAt(key, i);
+  try {
+    return derivationOf(family).deriver(xpub, env);
+  } catch (err) {
+    if (err instanceof KeyMisfitError) throw new PaymentError(400, `address: required, or ${err.message} (PUT /v1/payments/settings)`);
+    throw err;
   }
-  if (family === 'tron') {
-    const key = parseXpub(xpub);
-    return (i) => tronAddressAt(key, i);
-  }
-  const x = parseUtxoXpub(xpub);
-  const misfit = utxoKeyFits(x, env);
-  if (misfit) throw new PaymentError(400, `address: required, or ${misfit} (PUT /v1/payments/settings)`);
-  return (i) => utxoAddressAt(x, env.addressFormat!, i);
 }
 
 /** Takes the family's next child index (the counter moves in the caller's transaction). */
 async function takeIndex(trx: Kysely<Database>, accountId: number, family: DerivingFamily): Promise<number> {
-  const q = trx.updateTable('payment_settings').where('account_id', '=', accountId);
-  switch (family) {
-    case 'evm': return (await q.set((eb) => ({ next_index_evm: eb('next_index_evm', '+', 1) })).returning('next_index_evm').executeTakeFirstOrThrow()).next_index_evm - 1;
-    case 'utxo': return (await q.set((eb) => ({ next_index_utxo: eb('next_index_utxo', '+', 1) })).returning('next_index_utxo').executeTakeFirstOrThrow()).next_index_utxo - 1;
-    case 'tron': return (await q.set((eb) => ({ next_index_tron: eb('next_index_tron', '+', 1) })).returning('next_index_tron').executeTakeFirstOrThrow()).next_index_tron - 1;
-  }
+  const column = `next_index_${family}` as const;
+  const row = await trx.updateTable('payment_settings').where('account_id', '=', accountId)
+    .set((eb) => ({ [column]: eb(column, '+', 1) }))
+    .returning(column).executeTakeFirstOrThrow();
+  return (row as Record<typeof column, number>)[column] - 1;
 }
 
 function sameOrConflict(existing: OrderRow, hash: string): OrderRow {

@@ -4,7 +4,7 @@ import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
 import { SlotLimitError } from '../watch/watches.js';
 import { BlockedDestinationError, checkWebhookUrl } from '../webhooks/ssrf.js';
-import { XpubError } from './derive.js';
+import { XpubError } from '../chains/xpub.js';
 import type { PaymentEngine } from './engine.js';
 import {
   createOrder, fundingTxs, getOrder, getSettings, listOrders, PaymentError, presentOrder, presentSettings, putSettings,

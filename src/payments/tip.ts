@@ -2,7 +2,7 @@ import type { Environment, Store } from '../store/index.js';
 import { chainFor } from '../watch/chains.js';
 import { getCursor } from '../watch/record.js';
 import type { WatchRegistry } from '../watch/registry.js';
-import type { ChainAdapter } from '../watch/scanner.js';
+import type { ChainAdapter } from '../chains/family.js';
 
 /** A transfer to an open order's watch in a block the scanner has not recorded yet. */
 export interface TipHit {

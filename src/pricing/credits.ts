@@ -1,3 +1,6 @@
+import { chainOf } from '../chains/index.js';
+import type { RouteCredits } from '../chains/family.js';
+
 /**
  * The fields of a catalog network (store/catalog.ts `Network`) that prices read. pricing/ sits
  * below store/ (the gateway and the webhooks both price calls), so it names them rather than
@@ -8,86 +11,18 @@ export interface PricedNetwork {
   credits: { default: number; methods: Record<string, number> };
 }
 
-/**
- * Credits of the REST-style families (Horizon, the Tron HTTP API), per route: Horizon's from the contract's table. `{x}` matches one path
- * segment. Anything else costs the network's `credits.default`.
- */
-const HORIZON_ROUTES: Array<[method: 'GET' | 'POST' | '*', template: string, credits: number]> = [
-  ['*', '/', 5],
-  ['GET', '/ledgers', 20],
-  ['GET', '/ledgers/{sequence}', 20],
-  ['GET', '/ledgers/{sequence}/transactions', 30],
-  ['GET', '/ledgers/{sequence}/operations', 30],
-  ['GET', '/ledgers/{sequence}/payments', 30],
-  ['GET', '/accounts/{account_id}', 15],
-  ['GET', '/accounts/{account_id}/balances', 15],
-  ['GET', '/accounts/{account_id}/transactions', 30],
-  ['GET', '/accounts/{account_id}/operations', 30],
-  ['GET', '/accounts/{account_id}/payments', 30],
-  ['GET', '/accounts/{account_id}/offers', 25],
-  ['GET', '/accounts/{account_id}/trades', 25],
-  ['GET', '/transactions/{hash}', 25],
-  ['GET', '/transactions/{hash}/operations', 30],
-  ['GET', '/operations/{id}', 20],
-  ['GET', '/payments', 30],
-  ['GET', '/offers/{offer_id}', 20],
-  ['GET', '/order_book', 25],
-  ['GET', '/trade_aggregations', 30],
-  ['GET', '/paths/strict-send', 35],
-  ['GET', '/paths/strict-receive', 35],
-  ['GET', '/assets', 20],
-  ['GET', '/fee_stats', 10],
-  ['POST', '/transactions', 150],
-];
-
-/**
- * The Tron HTTP API (java-tron, TronGrid). Nodes take GET and POST alike for most routes;
- * `/walletsolidity/...` are the same reads on solidified blocks.
- */
-const TRON_ROUTES: Array<[method: 'GET' | 'POST' | '*', template: string, credits: number]> = [
-  ['*', '/', 5],
-  ...(['wallet', 'walletsolidity'] as const).flatMap((api): Array<['*', string, number]> => [
-    ['*', `/${api}/getnowblock`, 10],
-    ['*', `/${api}/getblockbynum`, 25],
-    ['*', `/${api}/getblockbyid`, 25],
-    ['*', `/${api}/getblock`, 25],
-    ['*', `/${api}/getblockbylimitnext`, 75],
-    ['*', `/${api}/getblockbylatestnum`, 75],
-    ['*', `/${api}/gettransactionbyid`, 15],
-    ['*', `/${api}/gettransactioninfobyid`, 15],
-    ['*', `/${api}/gettransactioninfobyblocknum`, 75],
-    ['*', `/${api}/getaccount`, 15],
-    ['*', `/${api}/getassetissuebyid`, 10],
-    ['*', `/${api}/triggerconstantcontract`, 26],
-    ['*', `/${api}/estimateenergy`, 30],
-  ]),
-  ['*', '/wallet/getaccountresource', 15],
-  ['*', '/wallet/getaccountnet', 15],
-  ['*', '/wallet/getcontract', 15],
-  ['*', '/wallet/getcontractinfo', 15],
-  ['*', '/wallet/getchainparameters', 5],
-  ['*', '/wallet/getnodeinfo', 5],
-  ['*', '/wallet/validateaddress', 5],
-  ['*', '/wallet/createtransaction', 20],
-  ['*', '/wallet/transferasset', 20],
-  ['*', '/wallet/triggersmartcontract', 26],
-  ['POST', '/wallet/broadcasttransaction', 100],
-  ['POST', '/wallet/broadcasthex', 100],
-  ['GET', '/v1/accounts/{address}', 15],
-  ['GET', '/v1/accounts/{address}/transactions', 30],
-  ['GET', '/v1/accounts/{address}/transactions/trc20', 30],
-  ['GET', '/v1/transactions/{hash}/events', 20],
-  ['GET', '/v1/blocks/{number}/events', 50],
-  ['GET', '/v1/contracts/{address}/events', 50],
-  ['POST', '/jsonrpc', 20],
-];
-
 interface CompiledRoute { method: string; segments: string[]; template: string; credits: number }
-const compile = (routes: typeof HORIZON_ROUTES): CompiledRoute[] => routes.map(([method, template, credits]) => ({
+const compile = (routes: RouteCredits): CompiledRoute[] => routes.map(([method, template, credits]) => ({
   method, template, credits, segments: template === '/' ? [] : template.slice(1).split('/'),
 }));
-const compiledHorizon = compile(HORIZON_ROUTES);
-const compiledTron = compile(TRON_ROUTES);
+const compiledRoutes = new Map<string, CompiledRoute[]>();
+
+/** A REST family's route table, compiled once. */
+function routesOf(family: string): CompiledRoute[] {
+  let routes = compiledRoutes.get(family);
+  if (!routes) compiledRoutes.set(family, (routes = compile(chainOf(family).credits.routes ?? [])));
+  return routes;
+}
 
 export interface RestPrice {
   /** What usage shows as the method: `GET /ledgers/{sequence}`, or `GET (other)`. */
@@ -95,11 +30,11 @@ export interface RestPrice {
   credits: number;
 }
 
-/** Prices a REST call by its route; `GET /` and `POST /` cost 5 as the contract says. */
+/** Prices a REST call by its route (the network family's table); `GET /` and `POST /` cost 5 as the contract says. */
 export function priceRest(network: PricedNetwork, method: string, path: string): RestPrice {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const segments = trimmed === '/' || trimmed === '' ? [] : trimmed.slice(1).split('/');
-  for (const r of network.family === 'tron' ? compiledTron : compiledHorizon) {
+  for (const r of routesOf(network.family)) {
     if (r.segments.length !== segments.length) continue;
     if (r.method !== '*' ? r.method !== method : method !== 'GET' && method !== 'POST') continue;
     let ok = true;
@@ -155,8 +90,6 @@ export const WALLET_HIT_CREDITS = 30;
 
 /** A block webhook costs what fetching the block costs on that network. */
 export function blockCredits(network: PricedNetwork): number {
-  if (network.family === 'stellar') return network.credits.methods['GET /ledgers/{sequence}'] ?? 20;
-  if (network.family === 'tron') return priceRest(network, 'POST', '/wallet/getblockbynum').credits;
-  if (network.family === 'utxo') return network.credits.methods.getblock ?? network.credits.default;
-  return network.credits.methods.eth_getBlockByNumber ?? network.credits.default;
+  const fetch = chainOf(network.family).credits.block;
+  return fetch.path === undefined ? priceRpc(network, fetch.method) : priceRest(network, fetch.method, fetch.path).credits;
 }

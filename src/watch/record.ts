@@ -6,7 +6,7 @@ import { filtersSelect } from '../webhooks/filters.js';
 import { creditsFor, enqueueDelivery, REORG_CANCELLED } from '../webhooks/outbox.js';
 import type { WatchRegistry } from './registry.js';
 import { fence, type ScannerLease } from './lease.js';
-import type { Hit } from './match.js';
+import type { Hit } from '../chains/family.js';
 
 export interface ScannedBlock {
   height: number;

@@ -1,19 +1,15 @@
 import type { WatchedAddressRow } from '../store/index.js';
+import type { WatchLookup, WatchRef } from '../chains/family.js';
 
-export interface WatchRef {
-  watchId: string;
-  accountId: number;
-  /** The identifier the watch was created with; its events carry it. */
-  network: string;
-  address: string;
-}
+// Defined beside the matchers that produce it (chains/ sits below the watch).
+export type { WatchRef } from '../chains/family.js';
 
 /**
  * The watched addresses of every environment, in memory, keyed by match key: a scanner asks
  * about each address it sees with one hash lookup, so the cost of a block does not depend
  * on how many addresses are watched.
  */
-export class WatchRegistry {
+export class WatchRegistry implements WatchLookup {
   readonly #byEnv = new Map<number, Map<string, WatchRef[]>>();
   readonly #accountsByEnv = new Map<number, Map<number, number>>();
   readonly #listeners = new Set<() => void>();

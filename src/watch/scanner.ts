@@ -1,5 +1,5 @@
 import type { Environment, Store } from '../store/index.js';
-import type { Hit } from './match.js';
+import type { ChainAdapter } from '../chains/family.js';
 import { getCursor, initCursor, recordBlock, rewindTo, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
 import { acquireLease, LeaseLostError, releaseLease, SCANNER_LEASE_MS, type ScannerLease } from './lease.js';
@@ -7,22 +7,6 @@ import { Supervisor, type Backoff } from '../runtime/supervisor.js';
 
 /** Retries of a failing scanner: soon at first, at most every 5 s (it is back within 5 s of its dependency). */
 export const SCANNER_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
-
-/** One block (ledger) as a chain family delivers it, with the watched addresses' hits. */
-export interface FetchedBlock {
-  hash: string;
-  parentHash: string;
-  txHashes: string[];
-  hits: Hit[];
-}
-
-/** What a scanner needs from a chain family: its head, and a block with its hits. */
-export interface ChainAdapter {
-  head(): Promise<number>;
-  /** undefined when the node does not have the block (yet). */
-  block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined>;
-  close(): Promise<void>;
-}
 
 export interface ScannerOptions {
   store: Store;

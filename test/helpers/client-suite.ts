@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evmAddressAt } from '../../src/payments/derive.js';
+import { evmAddressAt } from '../../src/chains/evm/derive.js';
 import { PaymentsClient, type Payment, type PaymentSettings } from '../../src/client/payments.js';
 import type { WebhookDelivery } from '../../src/client/address-watch.js';
 import {

@@ -8,6 +8,7 @@ import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
 import { priceRpc, usageMethodName } from '../../pricing/credits.js';
+import { chainOf } from '../../chains/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
@@ -229,7 +230,7 @@ export class WebSocketGateway {
       m.rejections.inc({ ...labels, reason: 'ip_not_allowed', transport: 'ws' });
       return refuse(socket, 403, 'ipNotAllowed');
     }
-    if (env.network.family !== 'evm') {
+    if (!chainOf(env.network.family).gateway.websocket) {
       m.rejections.inc({ ...labels, reason: 'invalid_request', transport: 'ws' });
       return refuse(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { chainOf } from '../../chains/index.js';
 import { AmlRetryError, scoreOf, type AmlDetail, type AmlProvider, type AmlResult, type AmlSubject, type RiskLevel } from './types.js';
 
 export interface HttpAmlOptions {
@@ -63,7 +64,7 @@ export class HttpAmlProvider implements AmlProvider {
   }
 
   async #trm(s: AmlSubject): Promise<AmlResult> {
-    const chain = this.#o.chains[s.network] ?? ({ evm: 'ethereum', stellar: 'stellar', utxo: 'bitcoin', tron: 'tron' } as const)[s.family];
+    const chain = this.#o.chains[s.network] ?? chainOf(s.family).payments.amlChain;
     const headers = {
       authorization: `Basic ${Buffer.from(`${this.#o.apiKey}:`).toString('base64')}`,
       accept: 'application/json', 'content-type': 'application/json',

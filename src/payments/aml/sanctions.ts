@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { bitcoinAddressFormat } from '../../config/defaults.js';
+import { bitcoinAddressFormat } from '../../chains/utxo/formats.js';
 import type { Database, UtxoAddressFormat } from '../../store/index.js';
 import { parseStellarAddress } from '../../chains/stellar/address.js';
 import { parseTronAddress } from '../../chains/tron/address.js';

@@ -1,7 +1,5 @@
-import type { Hit } from './match.js';
-import type { WatchRegistry, WatchRef } from './registry.js';
-import { UpstreamError, UpstreamPool } from './rpc.js';
-import type { ChainAdapter, FetchedBlock } from './scanner.js';
+import type { ChainAdapter, FetchedBlock, Hit, WatchLookup, WatchRef } from '../family.js';
+import { ScanUpstreamError, UpstreamPool } from '../rpc.js';
 
 interface HorizonLedger {
   sequence: number;
@@ -50,11 +48,11 @@ export class StellarChain implements ChainAdapter {
 
   async head(): Promise<number> {
     const root = await this.#get<{ history_latest_ledger: number }>('/');
-    if (!root) throw new UpstreamError('Horizon root not found');
+    if (!root) throw new ScanUpstreamError('Horizon root not found');
     return root.history_latest_ledger;
   }
 
-  async block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined> {
+  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const ledger = await this.#get<HorizonLedger>(`/ledgers/${height}`);
     if (!ledger) return undefined;
     const txs = await this.#all<{ hash: string; paging_token: string }>(`/ledgers/${height}/transactions?include_failed=true`);
@@ -78,7 +76,7 @@ export class StellarChain implements ChainAdapter {
     return this.#pool.use(`GET ${path.split('?')[0]}`, async (base) => {
       const res = await this.#pool.fetch(base.replace(/\/+$/, '') + path, { method: 'GET' });
       if (res.status === 404) return undefined;
-      if (res.status !== 200) throw new UpstreamError(`GET ${path.split('?')[0]}: Horizon answered HTTP ${res.status}`);
+      if (res.status !== 200) throw new ScanUpstreamError(`GET ${path.split('?')[0]}: Horizon answered HTTP ${res.status}`);
       return JSON.parse(res.text) as T;
     });
   }
@@ -88,7 +86,7 @@ export class StellarChain implements ChainAdapter {
   }
 }
 
-export function matchStellarPayments(registry: WatchRegistry, envId: number, records: readonly HorizonPayment[]): Hit[] {
+export function matchStellarPayments(registry: WatchLookup, envId: number, records: readonly HorizonPayment[]): Hit[] {
   const hits: Hit[] = [];
   for (const p of records) {
     if (p.transaction_successful === false) continue;

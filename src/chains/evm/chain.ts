@@ -1,7 +1,6 @@
 import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from './match.js';
-import type { WatchRegistry } from './registry.js';
-import { RpcClient, UpstreamError } from './rpc.js';
-import type { ChainAdapter, FetchedBlock } from './scanner.js';
+import { RpcClient, ScanUpstreamError } from '../rpc.js';
+import type { ChainAdapter, FetchedBlock, WatchLookup } from '../family.js';
 
 interface RpcBlock {
   number: string;
@@ -35,7 +34,7 @@ export class EvmChain implements ChainAdapter {
     return Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
   }
 
-  async block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined> {
+  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const block = await this.#rpc.call<RpcBlock | null>('eth_getBlockByNumber', [`0x${height.toString(16)}`, true]);
     if (!block) return undefined;
     // By hash, so the logs belong to exactly the block whose transactions we read.
@@ -64,12 +63,12 @@ export class EvmChain implements ChainAdapter {
       const hash = r?.transactionHash.toLowerCase();
       if (!r || !hash || !wanted.has(hash)) continue;
       // From another block (a reorg between the two calls): scan the block again.
-      if (r.blockHash.toLowerCase() !== blockHash.toLowerCase()) throw new UpstreamError(`receipt of ${hash} is from block ${r.blockHash}, not ${blockHash}`);
+      if (r.blockHash.toLowerCase() !== blockHash.toLowerCase()) throw new ScanUpstreamError(`receipt of ${hash} is from block ${r.blockHash}, not ${blockHash}`);
       seen.add(hash);
       if (r.status === '0x0') reverted.add(hash);
     }
     // A node behind the one that served the block: try the block again rather than guess.
-    if (seen.size !== wanted.size) throw new UpstreamError(`receipts missing for block ${blockHash}`);
+    if (seen.size !== wanted.size) throw new ScanUpstreamError(`receipts missing for block ${blockHash}`);
     return reverted;
   }
 

@@ -1,6 +1,5 @@
-import type { WatchRegistry } from '../registry.js';
-import { UpstreamError, UpstreamPool } from '../rpc.js';
-import type { ChainAdapter, FetchedBlock } from '../scanner.js';
+import type { ChainAdapter, FetchedBlock, WatchLookup } from '../family.js';
+import { ScanUpstreamError, UpstreamPool } from '../rpc.js';
 import { hasContractCalls, matchTronBlock, type TronTx, type TronTxInfo } from './match.js';
 
 interface TronBlock {
@@ -28,16 +27,16 @@ export class TronChain implements ChainAdapter {
   async head(): Promise<number> {
     const block = await this.#post<TronBlock>('/wallet/getnowblock', {});
     const n = block.block_header?.raw_data.number;
-    if (typeof n !== 'number') throw new UpstreamError('/wallet/getnowblock: no block number in the answer');
+    if (typeof n !== 'number') throw new ScanUpstreamError('/wallet/getnowblock: no block number in the answer');
     return n;
   }
 
-  async block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined> {
+  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const block = await this.#post<TronBlock>('/wallet/getblockbynum', { num: height });
     // The API answers `{}` for a block it does not have.
     if (!block.blockID || !block.block_header) return undefined;
     if (block.block_header.raw_data.number !== undefined && block.block_header.raw_data.number !== height) {
-      throw new UpstreamError(`/wallet/getblockbynum ${height} answered block ${block.block_header.raw_data.number}`);
+      throw new ScanUpstreamError(`/wallet/getblockbynum ${height} answered block ${block.block_header.raw_data.number}`);
     }
     const txs = block.transactions ?? [];
     const watching = registry.size(envId) > 0;
@@ -56,22 +55,22 @@ export class TronChain implements ChainAdapter {
     const list = Array.isArray(infos) ? infos : [];
     const have = new Set(list.map((i) => i.id));
     const missing = txs.find((t) => t.raw_data.contract[0]?.type === 'TriggerSmartContract' && !have.has(t.txID));
-    if (missing) throw new UpstreamError(`/wallet/gettransactioninfobyblocknum ${height}: no info for ${missing.txID}`);
+    if (missing) throw new ScanUpstreamError(`/wallet/gettransactioninfobyblocknum ${height}: no info for ${missing.txID}`);
     return list;
   }
 
   #post<T>(path: string, body: object): Promise<T> {
     return this.#pool.use(`POST ${path}`, async (base) => {
       const res = await this.#pool.fetch(base.replace(/\/+$/, '') + path, { method: 'POST', body: JSON.stringify(body) });
-      if (res.status !== 200) throw new UpstreamError(`POST ${path}: node answered HTTP ${res.status}`);
+      if (res.status !== 200) throw new ScanUpstreamError(`POST ${path}: node answered HTTP ${res.status}`);
       let parsed: unknown;
       try {
         parsed = parseTronJson(res.text);
       } catch {
-        throw new UpstreamError(`POST ${path}: node answered without JSON`);
+        throw new ScanUpstreamError(`POST ${path}: node answered without JSON`);
       }
       const err = (parsed as { Error?: string } | null)?.Error;
-      if (typeof err === 'string') throw new UpstreamError(`POST ${path}: ${err}`);
+      if (typeof err === 'string') throw new ScanUpstreamError(`POST ${path}: ${err}`);
       return parsed as T;
     });
   }

@@ -1,5 +1,5 @@
-import { toChecksumAddress } from '../chains/evm/address.js';
-import type { WatchRef, WatchRegistry } from './registry.js';
+import { toChecksumAddress } from './address.js';
+import type { Hit, WatchLookup, WatchRef } from '../family.js';
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -19,27 +19,13 @@ export interface EvmLog {
   logIndex: string;
 }
 
-export interface Hit {
-  watch: WatchRef;
-  type: 'payment' | 'payout' | 'other';
-  direction: 'in' | 'out';
-  txHash: string;
-  from: string | null;
-  to: string | null;
-  /** ERC-20 contract (checksummed); null for the native coin. */
-  token: string | null;
-  /** Raw integer amount in the smallest unit, as a decimal string. */
-  amount: string;
-  logIndex: number | null;
-}
-
 /**
  * The hits of one block: native transfers of its transactions and ERC-20 Transfer logs.
  * Every address is one Map lookup, so the cost follows the block, not the watch list. A
  * transaction that touches a watched address without moving value to or from it gives one
  * `other` hit per side.
  */
-export function matchEvmBlock(registry: WatchRegistry, envId: number, txs: readonly EvmTx[], logs: readonly EvmLog[]): Hit[] {
+export function matchEvmBlock(registry: WatchLookup, envId: number, txs: readonly EvmTx[], logs: readonly EvmLog[]): Hit[] {
   const logsByTx = new Map<string, EvmLog[]>();
   for (const log of logs) {
     if (log.topics.length !== 3 || log.topics[0] !== TRANSFER_TOPIC) continue; // 4 topics: ERC-721

@@ -1,58 +1,8 @@
-import { secp256k1 } from '@noble/curves/secp256k1';
-import { keccak_256 } from '@noble/hashes/sha3';
 import { HDKey } from '@scure/bip32';
 import { p2pkh, p2sh, p2wpkh } from '@scure/btc-signer';
-import type { Environment, UtxoAddressFormat } from '../store/index.js';
-import { toChecksumAddress } from '../chains/evm/address.js';
-import { parseTronAddress } from '../chains/tron/address.js';
-
-export class XpubError extends Error {
-  readonly code = 'E_XPUB';
-}
-
-/** Version bytes of extended public keys we take: BIP32 mainnet `xpub` and testnet `tpub`. */
-const PUBLIC_VERSIONS = [
-  { public: 0x0488b21e, private: 0x0488ade4 },
-  { public: 0x043587cf, private: 0x04358394 },
-];
-
-/**
- * Parses an extended public key. A private one (`xprv`/`tprv`) is refused: the service
- * derives addresses only and must never hold a key that can spend.
- */
-export function parseXpub(xpub: string): HDKey {
-  const s = xpub.trim();
-  if (/^[xt]prv/.test(s)) throw new XpubError('is an extended PRIVATE key (xprv/tprv); give the extended public key (xpub) — the service never holds private keys');
-  for (const versions of PUBLIC_VERSIONS) {
-    try {
-      const key = HDKey.fromExtendedKey(s, versions);
-      if (key.privateKey) throw new XpubError('is an extended private key; give the extended public key (xpub)');
-      return key;
-    } catch (err) {
-      if (err instanceof XpubError) throw err;
-    }
-  }
-  throw new XpubError('is not a valid BIP32 extended public key (xpub... or tpub..., base58check)');
-}
-
-/**
- * The EVM address of non-hardened child `0/index` of an account-level xpub (m/44'/60'/0'):
- * the same address wallets show as account `index` of that seed. A key already at the
- * external-chain level (depth 4, m/44'/60'/0'/0) derives `index` directly.
- */
-export function evmAddressAt(xpub: string | HDKey, index: number): string {
-  checkIndex(index);
-  const key = typeof xpub === 'string' ? parseXpub(xpub) : xpub;
-  const child = key.depth >= 4 ? key.deriveChild(index) : key.deriveChild(0).deriveChild(index);
-  return evmAddressOfPublicKey(child.publicKey!);
-}
-
-/** keccak256 of the uncompressed point (without its 0x04 prefix), last 20 bytes, EIP-55. */
-export function evmAddressOfPublicKey(publicKey: Uint8Array): string {
-  const uncompressed = secp256k1.ProjectivePoint.fromHex(publicKey).toRawBytes(false);
-  const hash = keccak_256(uncompressed.subarray(1));
-  return toChecksumAddress(`0x${Buffer.from(hash.subarray(12)).toString('hex')}`);
-}
+import type { ChainEnvironment } from '../family.js';
+import { checkIndex, XpubError } from '../xpub.js';
+import type { UtxoAddressFormat } from './address.js';
 
 /** SLIP-132 versions: what an extended public key says about the addresses of its wallet. */
 type Script = 'wpkh' | 'sh-wpkh' | 'default';
@@ -98,7 +48,7 @@ export function parseUtxoXpub(xpub: string): UtxoXpub {
  * but `mainnet` (testnet, signet, regtest) is a test chain and takes vpub/upub/tpub: a mainnet
  * key on a test chain (or the reverse) belongs to a wallet that would never look for the coins.
  */
-export function utxoKeyFits(x: UtxoXpub, env: Environment): string | undefined {
+export function utxoKeyFits(x: UtxoXpub, env: ChainEnvironment): string | undefined {
   const testnetEnv = env.slug !== 'mainnet';
   if (x.testnet !== testnetEnv) {
     return `xpubs.utxo is a ${x.testnet ? 'test-network' : 'mainnet'} key (${x.prefix}); ${env.network.slug}-${env.slug} takes a ${testnetEnv ? 'test-network key (vpub, upub or tpub)' : 'mainnet key (zpub, ypub or xpub)'}`;
@@ -122,18 +72,3 @@ export function utxoAddressAt(x: UtxoXpub, format: UtxoAddressFormat, index: num
   return p2wpkh(child.publicKey!, net).address!;
 }
 
-/**
- * The Tron address of child `0/index` of an account-level xpub (m/44'/195'/0'): Tron derives
- * secp256k1 keys as EVM chains do and writes the same 20-byte account id, prefixed 0x41 and
- * base58check-encoded (`T…`).
- */
-export function tronAddressAt(xpub: string | HDKey, index: number): string {
-  checkIndex(index);
-  const key = typeof xpub === 'string' ? parseXpub(xpub) : xpub;
-  const child = key.depth >= 4 ? key.deriveChild(index) : key.deriveChild(0).deriveChild(index);
-  return parseTronAddress(`41${evmAddressOfPublicKey(child.publicKey!).slice(2)}`).display;
-}
-
-function checkIndex(index: number): void {
-  if (!Number.isInteger(index) || index < 0 || index >= 0x80000000) throw new XpubError(`child index ${index} is outside the non-hardened range`);
-}

@@ -1,6 +1,5 @@
-import type { WatchRegistry } from '../registry.js';
-import { UpstreamError, UpstreamPool } from '../rpc.js';
-import type { ChainAdapter, FetchedBlock } from '../scanner.js';
+import type { ChainAdapter, FetchedBlock, WatchLookup } from '../family.js';
+import { ScanUpstreamError, UpstreamPool } from '../rpc.js';
 import { matchUtxoBlock, satoshis, type UtxoTx } from './match.js';
 
 interface RpcBlock {
@@ -21,7 +20,7 @@ const RPC_INVALID_PARAMETER = -8;
 /** getrawtransaction calls per batch when inputs must be resolved one transaction at a time. */
 const PREVOUT_BATCH = 50;
 
-export class RpcAnswerError extends UpstreamError {
+export class RpcAnswerError extends ScanUpstreamError {
   readonly method: string;
   readonly rpcCode: number;
   constructor(method: string, rpcCode: number, message: string) {
@@ -51,7 +50,7 @@ export class UtxoChain implements ChainAdapter {
     return (await this.call<{ blocks: number }>('getblockchaininfo')).blocks;
   }
 
-  async block(height: number, registry: WatchRegistry, envId: number): Promise<FetchedBlock | undefined> {
+  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     let hash: string;
     try {
       hash = await this.call<string>('getblockhash', [height]);
@@ -60,7 +59,7 @@ export class UtxoChain implements ChainAdapter {
       throw err;
     }
     const block = await this.call<RpcBlock>('getblock', [hash, 3]);
-    if (block.hash !== hash) throw new UpstreamError(`getblock ${hash} answered block ${block.hash}`);
+    if (block.hash !== hash) throw new ScanUpstreamError(`getblock ${hash} answered block ${block.hash}`);
     const watching = registry.size(envId) > 0;
     if (watching) await this.#resolvePrevouts(block);
     return {
@@ -84,7 +83,7 @@ export class UtxoChain implements ChainAdapter {
     }
     for (const vin of missing) {
       const out = known.get(vin.txid!)?.vout.find((o) => o.n === vin.vout);
-      if (!out) throw new UpstreamError(`output ${vin.txid}:${vin.vout} spent in block ${block.hash} not found`);
+      if (!out) throw new ScanUpstreamError(`output ${vin.txid}:${vin.vout} spent in block ${block.hash} not found`);
       vin.prevout = { value: out.value, scriptPubKey: out.scriptPubKey };
     }
   }
@@ -92,7 +91,7 @@ export class UtxoChain implements ChainAdapter {
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     const body = JSON.stringify({ jsonrpc: '1.0', id: ++this.#id, method, params });
     const answer = await this.#post<RpcAnswer<T>>(method, body);
-    if (Array.isArray(answer)) throw new UpstreamError(`${method}: the node answered an array`);
+    if (Array.isArray(answer)) throw new ScanUpstreamError(`${method}: the node answered an array`);
     if (answer.error) throw new RpcAnswerError(method, answer.error.code, answer.error.message);
     return answer.result as T;
   }
@@ -103,11 +102,11 @@ export class UtxoChain implements ChainAdapter {
     this.#id += calls.length;
     const body = JSON.stringify(calls.map(([method, params], i) => ({ jsonrpc: '1.0', id: first + i, method, params })));
     const answers = await this.#post<Array<RpcAnswer<T>>>(calls[0]![0], body);
-    if (!Array.isArray(answers)) throw new UpstreamError(`${calls[0]![0]}: the node did not answer the batch with an array`);
+    if (!Array.isArray(answers)) throw new ScanUpstreamError(`${calls[0]![0]}: the node did not answer the batch with an array`);
     const byId = new Map(answers.map((a) => [a.id, a]));
     return calls.map(([method], i) => {
       const a = byId.get(first + i);
-      if (!a) throw new UpstreamError(`${method}: no answer in the batch`);
+      if (!a) throw new ScanUpstreamError(`${method}: no answer in the batch`);
       if (a.error) throw new RpcAnswerError(method, a.error.code, a.error.message);
       return a.result as T;
     });
@@ -117,14 +116,14 @@ export class UtxoChain implements ChainAdapter {
     return this.#pool.use(method, async (base) => {
       const { url, headers } = this.#target(base);
       const res = await this.#pool.fetch(url, { method: 'POST', body, headers });
-      if (res.status === 401 || res.status === 403) throw new UpstreamError(`${method}: the node refused the credentials (HTTP ${res.status})`);
+      if (res.status === 401 || res.status === 403) throw new ScanUpstreamError(`${method}: the node refused the credentials (HTTP ${res.status})`);
       // Bitcoin Core answers JSON-RPC 1.0 errors with HTTP 500 (404 for an unknown method) and a JSON body.
-      if (res.status !== 200 && !(res.status === 500 || res.status === 404)) throw new UpstreamError(`${method}: node answered HTTP ${res.status}`);
+      if (res.status !== 200 && !(res.status === 500 || res.status === 404)) throw new ScanUpstreamError(`${method}: node answered HTTP ${res.status}`);
       let parsed: T;
       try {
         parsed = parseAmounts(res.text) as T;
       } catch {
-        throw new UpstreamError(`${method}: node answered HTTP ${res.status} without JSON`);
+        throw new ScanUpstreamError(`${method}: node answered HTTP ${res.status} without JSON`);
       }
       return parsed;
     });

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 
-export class UpstreamError extends Error {
+export class ScanUpstreamError extends Error {
   readonly code = 'E_UPSTREAM';
 }
 
@@ -16,7 +16,7 @@ export class UpstreamPool {
   #current = 0;
 
   constructor(upstreams: string[], timeoutMs = 10_000) {
-    if (upstreams.length === 0) throw new UpstreamError('the environment has no upstreams');
+    if (upstreams.length === 0) throw new ScanUpstreamError('the environment has no upstreams');
     this.#upstreams = upstreams;
     this.timeoutMs = timeoutMs;
     this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 4 });
@@ -34,9 +34,9 @@ export class UpstreamPool {
         lastError = err;
       }
     }
-    if (lastError instanceof UpstreamError) throw lastError;
+    if (lastError instanceof ScanUpstreamError) throw lastError;
     const e = lastError as (Error & { cause?: Error }) | undefined;
-    throw new UpstreamError(`${what}: ${e?.cause?.message ?? e?.message ?? String(lastError)}`);
+    throw new ScanUpstreamError(`${what}: ${e?.cause?.message ?? e?.message ?? String(lastError)}`);
   }
 
   /** GET or POST returning status and text, with the pool's agent and timeouts. */
@@ -72,9 +72,9 @@ export class RpcClient {
   call<T>(method: string, params: unknown[] = []): Promise<T> {
     return this.#pool.use(method, async (url) => {
       const res = await this.#pool.fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: ++this.#id, method, params }) });
-      if (res.status !== 200) throw new UpstreamError(`${method}: upstream answered HTTP ${res.status}`);
+      if (res.status !== 200) throw new ScanUpstreamError(`${method}: upstream answered HTTP ${res.status}`);
       const body = JSON.parse(res.text) as { result?: T; error?: { code: number; message: string } };
-      if (body.error) throw new UpstreamError(`${method}: ${body.error.message} (${body.error.code})`);
+      if (body.error) throw new ScanUpstreamError(`${method}: ${body.error.message} (${body.error.code})`);
       return body.result as T;
     });
   }

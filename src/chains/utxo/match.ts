@@ -1,6 +1,5 @@
-import type { Hit } from '../match.js';
-import type { WatchRef, WatchRegistry } from '../registry.js';
-import { scriptKey } from '../../chains/utxo/address.js';
+import type { Hit, WatchLookup, WatchRef } from '../family.js';
+import { scriptKey } from './address.js';
 
 export interface UtxoScript {
   hex: string;
@@ -47,7 +46,7 @@ interface Touch {
  * `received - spent` and an `other` hit `out`. Each address is one Map lookup (by output
  * script), so the cost follows the block, not the watch list.
  */
-export function matchUtxoBlock(registry: WatchRegistry, envId: number, txs: readonly UtxoTx[]): Hit[] {
+export function matchUtxoBlock(registry: WatchLookup, envId: number, txs: readonly UtxoTx[]): Hit[] {
   const hits: Hit[] = [];
   for (const tx of txs) {
     let touched: Map<string, Touch> | undefined;

@@ -1,7 +1,6 @@
-import type { Hit } from '../match.js';
-import { TRANSFER_TOPIC } from '../match.js';
-import type { WatchRef, WatchRegistry } from '../registry.js';
-import { tronBase58, tronKey } from '../../chains/tron/address.js';
+import type { Hit, WatchLookup, WatchRef } from '../family.js';
+import { TRANSFER_TOPIC } from '../evm/match.js';
+import { tronBase58, tronKey } from './address.js';
 
 /** A transaction of `/wallet/getblockbynum` (hex addresses, the API's default). */
 export interface TronTx {
@@ -53,7 +52,7 @@ export function hasContractCalls(txs: readonly TronTx[]): boolean {
  * never a payment. A successful contract call that moved nothing for a watched caller is
  * `other` too, as on EVM chains.
  */
-export function matchTronBlock(registry: WatchRegistry, envId: number, txs: readonly TronTx[], infos: readonly TronTxInfo[]): Hit[] {
+export function matchTronBlock(registry: WatchLookup, envId: number, txs: readonly TronTx[], infos: readonly TronTxInfo[]): Hit[] {
   const infoById = new Map<string, TronTxInfo>();
   for (const i of infos) if (i.log?.length) infoById.set(i.id, i);
   const hits: Hit[] = [];
