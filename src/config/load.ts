@@ -6,8 +6,9 @@ import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
 import { bitcoinAddressFormat, defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
 import { parseTronAddress } from '../chains/tron/address.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class ConfigError extends Error {
+export class ConfigError extends RpcctlError {
   readonly code = 'E_CONFIG';
   constructor(message: string) {
     super(message);

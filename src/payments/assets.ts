@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
 import { toChecksumAddress } from '../chains/evm/address.js';
 import { parseTronAddress } from '../chains/tron/address.js';
+import { RpcctlError } from '../util/errors.js';
 
 export interface Asset {
   /** `native`, an EVM contract (EIP-55), a Tron TRC-20 contract (`T…`) or a Stellar `CODE:ISSUER`. */
@@ -12,7 +13,7 @@ export interface Asset {
   matchKey: string | null;
 }
 
-export class AssetError extends Error {
+export class AssetError extends RpcctlError {
   readonly code = 'E_ASSET';
 }
 

@@ -5,8 +5,9 @@ import { p2pkh, p2sh, p2wpkh } from '@scure/btc-signer';
 import type { Environment, UtxoAddressFormat } from '../store/index.js';
 import { toChecksumAddress } from '../chains/evm/address.js';
 import { parseTronAddress } from '../chains/tron/address.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class XpubError extends Error {
+export class XpubError extends RpcctlError {
   readonly code = 'E_XPUB';
 }
 

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
+import { RpcctlError } from '../util/errors.js';
 
-export class UpstreamError extends Error {
+export class UpstreamError extends RpcctlError {
   readonly code = 'E_UPSTREAM';
 }
 
