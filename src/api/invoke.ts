@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { AccountRow } from '../store/index.js';
 import { formatIssues } from '../util/zod.js';
-import { HttpError, JsonBody } from './http.js';
+import { clientError, HttpError, JsonBody } from './http.js';
 import type { AppContext, Router } from './router.js';
 
 export function validate(schema: z.ZodType | undefined, value: unknown): unknown {
@@ -15,7 +15,8 @@ export function validate(schema: z.ZodType | undefined, value: unknown): unknown
 /**
  * Runs a Public API route for an account that is already authenticated some other way (a
  * cabinet session): the same schemas, limits and handler as a signed request, so the two
- * front ends cannot disagree. Failures are thrown as HttpError with the API's message.
+ * front ends cannot disagree. A client mistake is thrown as the HttpError the API would answer
+ * (STATUS_BY_CODE); a fault is thrown as it is.
  */
 export async function invokeRoute<T = Record<string, unknown>>(
   router: Router,
@@ -34,7 +35,9 @@ export async function invokeRoute<T = Record<string, unknown>>(
   const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
   // No API key took part; handlers act on the account alone.
   const key = { id: '', accountId: account.id, secret: '', allowedIps: [] };
-  const result = await def.handler({ params, query, body, key, account, req, app });
+  const result = await def.handler({ params, query, body, key, account, req, app }).catch((err: unknown) => {
+    throw clientError(err) ?? err;
+  });
   // A copy of a shared body: the caller may do as it likes with it.
   return (result instanceof JsonBody ? JSON.parse(result.bytes.toString()) : result) as T;
 }

@@ -2,13 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Config } from '../config/index.js';
 import { isStoreUnavailable, storeHealth, type Store } from '../store/index.js';
 import { clientIp, IpAllowlist, rateLimitKey } from '../util/ip.js';
-import { Authenticator } from './auth.js';
-import { HttpError, sendError, sendJson } from './http.js';
+import { Authenticator, type AuthenticatedKey } from './auth.js';
+import { clientError, HttpError, sendError, sendJson } from './http.js';
 import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { FixedWindowLimiter } from '../limits/rate-limit.js';
-import { memoryLimits, type Limits } from '../limits/index.js';
+import { memoryLimits, type Limits, type WindowLimiter } from '../limits/index.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -62,113 +62,26 @@ export const RATE_LIMITED = 'Rate limit exceeded';
 const MAX_HEADER_BYTES = 16 * 1024;
 export const SERVICE_UNAVAILABLE = 'Service unavailable';
 
+/** What the request steps share: built once per server. */
+interface ApiParts {
+  opts: ApiServerOptions;
+  router: Router;
+  authenticator: Authenticator;
+  perIp: WindowLimiter;
+  perAccount: WindowLimiter;
+  trusted: IpAllowlist;
+  app: AppContext;
+  keyUse: KeyUseRecorder;
+  health: () => Promise<boolean>;
+  budget: BodyBudget;
+  /** The OpenAPI document, serialised on first request. */
+  openapi: string | undefined;
+  log: (line: string) => void;
+}
+
 export function createApiServer(opts: ApiServerOptions): ApiServer {
-  const { store, config } = opts;
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const router = new Router([...accountRoutes, ...endpointRoutes, ...(opts.routes ?? [])]);
-  const limits = opts.limits ?? memoryLimits();
-  // Replays are refused across instances too: the seen signatures live where the limits do.
-  const authenticator = new Authenticator(store, { replay: limits.replayCache() });
-  const perIp = limits.window('api-ip', 1000);
-  const perAccount = limits.window('api-account', 60_000);
-  const trusted = new IpAllowlist(config.api.trusted_proxies);
-  const app: AppContext = { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) };
-  let openapi: string | undefined;
-  const keyUse = new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor });
-  const health = storeHealth(() => store.ping());
-
-  async function handle(req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const ip = clientIp(req, trusted);
-    const method = req.method ?? 'GET';
-    // HEAD is GET without the body (Node leaves the body out of the answer).
-    const routeMethod = method === 'HEAD' ? 'GET' : method;
-
-    // The listener's guards come first, for the cabinet's pages as for the API.
-    const ipWait = await perIp.take(rateLimitKey(ip), config.limits.api_rps_per_ip);
-    if (ipWait > 0) {
-      req.resume();
-      return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
-    }
-    if (hasDuplicateHost(req)) {
-      req.resume();
-      return sendError(res, 400, 'More than one Host header');
-    }
-
-    if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health' || path === '/ready')) {
-      rl.route = '(cabinet)';
-      return opts.pages(req, res);
-    }
-
-    if (path === '/metrics' && routeMethod === 'GET') {
-      rl.route = '/metrics';
-      return serveMetrics(res, opts.metrics, ip, { token: config.metrics.token, authorization: req.headers.authorization, required: true });
-    }
-    if (path === '/health' && routeMethod === 'GET') {
-      rl.route = '/health';
-      const ok = await health();
-      return sendJson(res, ok ? 200 : 503, ok ? { ok: true, store: store.kind } : { ok: false, error: SERVICE_UNAVAILABLE });
-    }
-    if (path === '/ready' && routeMethod === 'GET') {
-      rl.route = '/ready';
-      // One answer for a load balancer: this listener answers, so the question is the gateway's and the store's.
-      const [storeOk, gateway] = [await health(), opts.ready ? opts.ready() : true];
-      const ok = storeOk && gateway;
-      return sendJson(res, ok ? 200 : 503, ok ? { ok: true } : { ok: false, error: SERVICE_UNAVAILABLE, store: storeOk, gateway });
-    }
-    if (path === '/v1/openapi.json' && routeMethod === 'GET') {
-      rl.route = path;
-      openapi ??= JSON.stringify(buildOpenApi(router.routes, config));
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) });
-      res.end(openapi);
-      return;
-    }
-
-    const match = router.match(routeMethod, path);
-    if (match.kind === 'not-found') {
-      req.resume();
-      return sendError(res, 404, 'Not found');
-    }
-    if (match.kind === 'method-not-allowed') {
-      req.resume();
-      const allow = match.allow.includes('GET') ? [...match.allow, 'HEAD'] : match.allow;
-      return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: allow.join(', ') });
-    }
-
-    rl.route = match.def.path;
-    // Declared size, key and timestamp are judged before a byte of the body is read.
-    if (Number(req.headers['content-length'] ?? 0) > config.api.max_body_bytes) {
-      req.resume();
-      throw new BodyTooLargeError(config.api.max_body_bytes);
-    }
-    const pending = await authenticator.precheck(req.headers).catch((err: unknown) => {
-      req.resume();
-      throw err;
-    });
-    const body = await readBody(req, config.api.max_body_bytes, { timeoutMs: config.api.body_timeout_ms, lease: budget.lease(ip, res) });
-    const key = await authenticator.verify(pending, { method, path, body, clientIp: ip });
-    const account = key.account;
-    rl.accountId = account.id;
-    keyUse.touch(key.id);
-
-    const accountWait = await perAccount.take(String(account.id), config.limits.api_rpm_per_account);
-    if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
-
-    const def = match.def;
-    const params = validate(def.params, match.params);
-    const query = validate(def.query, q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1))));
-    let input: unknown = undefined;
-    if (def.body) {
-      if (body.length === 0) throw new HttpError(400, 'Request body is required (JSON)');
-      input = validate(def.body, parseJsonBody(body));
-    }
-    const result = await def.handler({ params, query, body: input, key, account, req, app });
-    sendJson(res, 200, result);
-  }
-
-  const budget = new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes);
+  const parts = apiParts(opts);
+  const { trusted } = parts;
   const accessLog = opts.logger?.child({ component: 'api' });
   const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 30_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     const rl: RequestLog = { id: requestId(req), route: '(unmatched)', accountId: undefined, started: performance.now() };
@@ -179,31 +92,182 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, ip: clientIp(req, trusted),
       }, 'request'));
     }
-    handle(req, res, rl).catch((err: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (err instanceof HttpError) return sendError(res, err.status, err.message, err.headers);
-      if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
-      if (err instanceof BodyBudgetError) return sendError(res, 429, RATE_LIMITED, { 'retry-after': '1' });
-      if (err instanceof BodyTimeoutError) {
-        // The rest of a slow body is not worth waiting for: close once answered.
-        res.once('finish', () => req.destroy());
-        return sendError(res, 408, 'Request body not received in time', { connection: 'close' });
-      }
-      // The store is away (multi-instance PostgreSQL down): the client did nothing wrong; retry later.
-      if (isStoreUnavailable(err)) return sendError(res, 503, SERVICE_UNAVAILABLE, { 'retry-after': '1' });
-      // A client that hung up mid-request is not a server failure.
-      // (A request whose body was read in full is destroyed too, by autoDestroy: that one gets its 500.)
-      if ((req.destroyed && !req.complete) || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
-      log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);
-      sendError(res, 500, 'Internal server error');
-    });
+    handle(parts, req, res, rl).catch((err: unknown) => answerFailure(parts, err, req, res, rl));
   });
   // A malformed request line or header never reaches the handler; answer in the envelope anyway.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     answerClientError(err, socket, (status) => JSON.stringify({ ok: false, error: status === 431 ? 'Request headers too large' : status === 408 ? 'Request timeout' : 'Bad request' }));
   });
-  return { server, router, authenticator, app, keyUse };
+  return { server, router: parts.router, authenticator: parts.authenticator, app: parts.app, keyUse: parts.keyUse };
+}
+
+function apiParts(opts: ApiServerOptions): ApiParts {
+  const { store, config } = opts;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const limits = opts.limits ?? memoryLimits();
+  return {
+    opts,
+    log,
+    router: new Router([...accountRoutes, ...endpointRoutes, ...(opts.routes ?? [])]),
+    // Replays are refused across instances too: the seen signatures live where the limits do.
+    authenticator: new Authenticator(store, { replay: limits.replayCache() }),
+    perIp: limits.window('api-ip', 1000),
+    perAccount: limits.window('api-account', 60_000),
+    trusted: new IpAllowlist(config.api.trusted_proxies),
+    app: { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) },
+    keyUse: new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor }),
+    health: storeHealth(() => store.ping()),
+    budget: new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes),
+    openapi: undefined,
+  };
+}
+
+/** One request: the listener's guards, the fixed paths, then a signed API route. */
+async function handle(parts: ApiParts, req: IncomingMessage, res: ServerResponse, rl: RequestLog): Promise<void> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const ip = clientIp(req, parts.trusted);
+  const method = req.method ?? 'GET';
+  // HEAD is GET without the body (Node leaves the body out of the answer).
+  const routeMethod = method === 'HEAD' ? 'GET' : method;
+
+  // The listener's guards come first, for the cabinet's pages as for the API.
+  if (await refusedByListener(parts, req, res, ip)) return;
+  if (await servedOutsideRoutes(parts, req, res, rl, { path, routeMethod, ip })) return;
+
+  const match = parts.router.match(routeMethod, path);
+  if (match.kind === 'not-found') {
+    req.resume();
+    return sendError(res, 404, 'Not found');
+  }
+  if (match.kind === 'method-not-allowed') {
+    req.resume();
+    const allow = match.allow.includes('GET') ? [...match.allow, 'HEAD'] : match.allow;
+    return sendError(res, 405, `Method ${method} not allowed on ${path}`, { allow: allow.join(', ') });
+  }
+  rl.route = match.def.path;
+  const { key, body } = await authenticate(parts, req, res, { method, path, ip });
+  rl.accountId = key.account.id;
+  parts.keyUse.touch(key.id);
+
+  const accountWait = await parts.perAccount.take(String(key.account.id), parts.opts.config.limits.api_rpm_per_account);
+  if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
+  const query = q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1)));
+  sendJson(res, 200, await dispatch(parts, req, { def: match.def, params: match.params, query, body, key }));
+}
+
+/** The per-IP window and the one-Host rule: answered here (true) before anything else is looked at. */
+async function refusedByListener(parts: ApiParts, req: IncomingMessage, res: ServerResponse, ip: string): Promise<boolean> {
+  const ipWait = await parts.perIp.take(rateLimitKey(ip), parts.opts.config.limits.api_rps_per_ip);
+  if (ipWait > 0) {
+    req.resume();
+    sendError(res, 429, RATE_LIMITED, { 'retry-after': String(ipWait) });
+    return true;
+  }
+  if (hasDuplicateHost(req)) {
+    req.resume();
+    sendError(res, 400, 'More than one Host header');
+    return true;
+  }
+  return false;
+}
+
+/** The cabinet's pages, /metrics, /health, /ready and the OpenAPI document: answered here (true), unsigned. */
+async function servedOutsideRoutes(
+  parts: ApiParts, req: IncomingMessage, res: ServerResponse, rl: RequestLog, at: { path: string; routeMethod: string; ip: string },
+): Promise<boolean> {
+  const { opts, opts: { store, config } } = parts;
+  const { path, routeMethod } = at;
+  if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health' || path === '/ready')) {
+    rl.route = '(cabinet)';
+    await opts.pages(req, res);
+    return true;
+  }
+  if (routeMethod !== 'GET') return false;
+  if (path === '/metrics') {
+    rl.route = '/metrics';
+    await serveMetrics(res, opts.metrics, at.ip, { token: config.metrics.token, authorization: req.headers.authorization, required: true });
+    return true;
+  }
+  if (path === '/health') {
+    rl.route = '/health';
+    const ok = await parts.health();
+    sendJson(res, ok ? 200 : 503, ok ? { ok: true, store: store.kind } : { ok: false, error: SERVICE_UNAVAILABLE });
+    return true;
+  }
+  if (path === '/ready') {
+    rl.route = '/ready';
+    // One answer for a load balancer: this listener answers, so the question is the gateway's and the store's.
+    const [storeOk, gateway] = [await parts.health(), opts.ready ? opts.ready() : true];
+    const ok = storeOk && gateway;
+    sendJson(res, ok ? 200 : 503, ok ? { ok: true } : { ok: false, error: SERVICE_UNAVAILABLE, store: storeOk, gateway });
+    return true;
+  }
+  if (path === '/v1/openapi.json') {
+    rl.route = path;
+    parts.openapi ??= JSON.stringify(buildOpenApi(parts.router.routes, config));
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(parts.openapi) });
+    res.end(parts.openapi);
+    return true;
+  }
+  return false;
+}
+
+/** The signed request: declared size, key and timestamp before a byte of the body is read, then the body and its signature. */
+async function authenticate(
+  parts: ApiParts, req: IncomingMessage, res: ServerResponse, at: { method: string; path: string; ip: string },
+): Promise<{ key: AuthenticatedKey; body: Buffer }> {
+  const { api } = parts.opts.config;
+  if (Number(req.headers['content-length'] ?? 0) > api.max_body_bytes) {
+    req.resume();
+    throw new BodyTooLargeError(api.max_body_bytes);
+  }
+  const pending = await parts.authenticator.precheck(req.headers).catch((err: unknown) => {
+    req.resume();
+    throw err;
+  });
+  const body = await readBody(req, api.max_body_bytes, { timeoutMs: api.body_timeout_ms, lease: parts.budget.lease(at.ip, res) });
+  const key = await parts.authenticator.verify(pending, { method: at.method, path: at.path, body, clientIp: at.ip });
+  return { key, body };
+}
+
+/** The route's input checked against its schemas, then its handler. */
+async function dispatch(
+  parts: ApiParts, req: IncomingMessage,
+  call: { def: RouteDef; params: Record<string, string>; query: Record<string, string>; body: Buffer; key: AuthenticatedKey },
+): Promise<object> {
+  const { def, key } = call;
+  const params = validate(def.params, call.params);
+  const query = validate(def.query, call.query);
+  let input: unknown = undefined;
+  if (def.body) {
+    if (call.body.length === 0) throw new HttpError(400, 'Request body is required (JSON)');
+    input = validate(def.body, parseJsonBody(call.body));
+  }
+  return def.handler({ params, query, body: input, key, account: key.account, req, app: parts.app });
+}
+
+/** Error → response: a client mistake in the envelope with its status, a failure of the service as a logged 500. */
+function answerFailure(parts: ApiParts, err: unknown, req: IncomingMessage, res: ServerResponse, rl: RequestLog): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const known = clientError(err);
+  if (known) return sendError(res, known.status, known.message, known.headers);
+  if (err instanceof BodyTooLargeError) return sendError(res, 413, `Request body too large (limit ${err.limit} bytes)`);
+  if (err instanceof BodyBudgetError) return sendError(res, 429, RATE_LIMITED, { 'retry-after': '1' });
+  if (err instanceof BodyTimeoutError) {
+    // The rest of a slow body is not worth waiting for: close once answered.
+    res.once('finish', () => req.destroy());
+    return sendError(res, 408, 'Request body not received in time', { connection: 'close' });
+  }
+  // The store is away (multi-instance PostgreSQL down): the client did nothing wrong; retry later.
+  if (isStoreUnavailable(err)) return sendError(res, 503, SERVICE_UNAVAILABLE, { 'retry-after': '1' });
+  // A client that hung up mid-request is not a server failure.
+  // (A request whose body was read in full is destroyed too, by autoDestroy: that one gets its 500.)
+  if ((req.destroyed && !req.complete) || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
+  parts.log(`api: ${req.method} ${rl.route} failed (request ${rl.id}): ${(err as Error)?.stack ?? String(err)}`);
+  sendError(res, 500, 'Internal server error');
 }

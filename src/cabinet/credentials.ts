@@ -1,9 +1,10 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { Store } from '../store/index.js';
+import { RpcctlError } from '../util/errors.js';
 
 /** Passwords, logins and one-time sign-in links of the cabinet. Shared by the cabinet and `rpcctl admin`. */
 
-export class CredentialError extends Error {
+export class CredentialError extends RpcctlError {
   readonly code: 'E_EMAIL' | 'E_PASSWORD' | 'E_EMAIL_TAKEN' | 'E_NOT_FOUND';
   constructor(code: CredentialError['code'], message: string) {
     super(message);

@@ -1,3 +1,4 @@
+import { RpcctlError } from '../util/errors.js';
 // What every family's address codec returns and throws. Its own module so that the codecs
 // (chains/<family>/address.ts) and whoever dispatches among them import it from below.
 
@@ -7,6 +8,6 @@ export interface ParsedAddress {
   key: string;
 }
 
-export class InvalidAddressError extends Error {
+export class InvalidAddressError extends RpcctlError {
   readonly code = 'E_INVALID_ADDRESS';
 }

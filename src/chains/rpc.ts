@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
+import { RpcctlError } from '../util/errors.js';
 
-export class ScanUpstreamError extends Error {
+export class ScanUpstreamError extends RpcctlError {
   readonly code = 'E_UPSTREAM';
 }
 

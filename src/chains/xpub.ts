@@ -1,12 +1,13 @@
 // Extended public keys shared by the families that derive order addresses (BIP32).
 import { HDKey } from '@scure/bip32';
+import { RpcctlError } from '../util/errors.js';
 
-export class XpubError extends Error {
+export class XpubError extends RpcctlError {
   readonly code = 'E_XPUB';
 }
 
 /** A valid key that cannot derive addresses on an environment (a mainnet key on a test network); the message says why. */
-export class KeyMisfitError extends Error {
+export class KeyMisfitError extends RpcctlError {
   readonly code = 'E_KEY_MISFIT';
 }
 

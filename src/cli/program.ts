@@ -128,22 +128,24 @@ function exitCodeFor(err: unknown, io: CliIO): number {
     if (err.message !== '') io.stderr.write(`error: ${err.message}\n`);
     return err.exitCode;
   }
-  const e = err as { name?: string; code?: string; message?: string; status?: number };
-  if (e?.name === 'ApiError') {
-    io.stderr.write(`error: ${e.message}\n`);
-    return e.status === 401 || e.status === 403 ? EXIT.auth : EXIT.error;
-  }
-  if (e?.name === 'NetworkError') {
-    io.stderr.write(`error: ${e.message} (is \`rpcctl serve\` running?)\n`); // NOT_RUNNING_HINT, without loading context.js
-    return EXIT.error;
-  }
-  if (e?.name === 'TimeoutError') {
-    io.stderr.write(`error: ${e.message} (wait longer with --timeout SECONDS)\n`);
-    return EXIT.error;
-  }
-  if (e?.name === 'ConfigError') {
-    io.stderr.write(`error: ${e.message}\n`);
-    return EXIT.error;
+  // By the errors' stable codes (the client's and src/util/errors.ts's), compared as strings:
+  // importing the classes would load the client or the config at every start-up.
+  const e = err as { code?: unknown; message?: string };
+  switch (e?.code) {
+    case 'E_AUTH': // ApiError for a 401 or 403
+      io.stderr.write(`error: ${e.message}\n`);
+      return EXIT.auth;
+    case 'E_API':
+    case 'E_RATE_LIMIT':
+    case 'E_CONFIG':
+      io.stderr.write(`error: ${e.message}\n`);
+      return EXIT.error;
+    case 'E_NETWORK':
+      io.stderr.write(`error: ${e.message} (is \`rpcctl serve\` running?)\n`); // NOT_RUNNING_HINT, without loading context.js
+      return EXIT.error;
+    case 'E_TIMEOUT':
+      io.stderr.write(`error: ${e.message} (wait longer with --timeout SECONDS)\n`);
+      return EXIT.error;
   }
   io.stderr.write(`error: ${e?.message ?? String(err)}\n`);
   if (io.env.RPCCTL_DEBUG) io.stderr.write(`${(err as Error)?.stack ?? ''}\n`);

@@ -6,8 +6,9 @@ import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
 import { defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
 import { chainFamilies, chainOf } from '../chains/index.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class ConfigError extends Error {
+export class ConfigError extends RpcctlError {
   readonly code = 'E_CONFIG';
   constructor(message: string) {
     super(message);

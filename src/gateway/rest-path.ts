@@ -1,3 +1,4 @@
+import { RpcctlError } from '../util/errors.js';
 /**
  * The one form of a REST-style (Horizon) request path that is checked, priced and forwarded.
  *
@@ -7,7 +8,7 @@
  * separator or a dot segment, in any encoding, is refused; empty segments are collapsed.
  */
 
-export class InvalidPathError extends Error {
+export class InvalidPathError extends RpcctlError {
   readonly code = 'E_INVALID_PATH';
 }
 

@@ -5,8 +5,9 @@ import { Pool, type Dispatcher } from 'undici';
 import { rank, UpstreamHealth, type UpstreamSnapshot } from './health.js';
 import { upstreamLabel } from '../metrics/index.js';
 import type { GatewayMetrics, NetworkLabels } from './metrics.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class UpstreamError extends Error {
+export class UpstreamError extends RpcctlError {
   readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
   constructor(timeout: boolean, cause: unknown) {
     super(timeout ? 'upstream timed out' : 'upstream failed', { cause });

@@ -1,8 +1,9 @@
+import { RpcctlError } from '../util/errors.js';
 /**
  * Decimal strings to base units and back, in bigint only: `0.1 + 0.2` must be exactly 0.3
  * of a token, and an 18-decimal amount does not fit a double.
  */
-export class AmountError extends Error {
+export class AmountError extends RpcctlError {
   readonly code = 'E_AMOUNT';
 }
 

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
 import { chainOf } from '../chains/index.js';
+import { RpcctlError } from '../util/errors.js';
 
 export interface Asset {
   /** `native`, an EVM contract (EIP-55), a Tron TRC-20 contract (`T…`) or a Stellar `CODE:ISSUER`. */
@@ -11,7 +12,7 @@ export interface Asset {
   matchKey: string | null;
 }
 
-export class AssetError extends Error {
+export class AssetError extends RpcctlError {
   readonly code = 'E_ASSET';
 }
 

@@ -14,24 +14,27 @@ import { chainOf } from '../chains/index.js';
 import type { OrderDerivation } from '../chains/family.js';
 import { KeyMisfitError, XpubError } from '../chains/xpub.js';
 import type { PaymentOrdersTable, PaymentSettingsTable } from '../store/payment-tables.js';
+import { RpcctlError } from '../util/errors.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
 export type SettingsRow = Selectable<PaymentSettingsTable>;
 export type PaymentStatus = 'pending' | 'seen' | 'aml_check' | 'paid' | 'failed' | 'underpaid' | 'expired';
 export type FailAt = 'medium' | 'high' | 'severe';
 
-/** A client mistake the API answers with `status`, naming what is wrong. */
-export class PaymentError extends Error {
-  readonly code = 'E_PAYMENT';
-  readonly status: 400 | 404 | 409;
-  constructor(status: 400 | 404 | 409, message: string) {
+/**
+ * A client mistake, naming what is wrong: an invalid request, a missing order, or one that
+ * clashes with an existing order (the API's status for each code is in api/http.ts).
+ */
+export class PaymentError extends RpcctlError {
+  readonly code: 'E_PAYMENT_INVALID' | 'E_NOT_FOUND' | 'E_CONFLICT';
+  constructor(code: PaymentError['code'], message: string) {
     super(message);
-    this.status = status;
+    this.code = code;
   }
 }
 
 /** Another writer changed the order first (a second process); the caller retries later. */
-export class OrderChangedError extends Error {
+export class OrderChangedError extends RpcctlError {
   readonly code = 'E_ORDER_CHANGED';
 }
 
@@ -206,25 +209,25 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
 function checkCreate(ctx: CreateContext, input: CreateInput): CheckedCreate {
   const { store, config } = ctx;
   const env = store.catalog.environmentBySlug(input.network_slug);
-  if (!env) throw new PaymentError(400, `network_slug: unknown network "${input.network_slug}" (use a network slug such as "eth", or "{network}-{environment}")`);
+  if (!env) throw new PaymentError('E_PAYMENT_INVALID', `network_slug: unknown network "${input.network_slug}" (use a network slug such as "eth", or "{network}-{environment}")`);
   let asset;
   try {
     asset = resolveAsset(config, env, input.asset);
   } catch (err) {
-    throw new PaymentError(400, `asset: ${(err as Error).message}`);
+    throw new PaymentError('E_PAYMENT_INVALID', `asset: ${(err as Error).message}`);
   }
   let amountRaw: bigint;
   try {
     amountRaw = toBaseUnits(input.amount, asset.decimals);
   } catch (err) {
-    throw new PaymentError(400, `amount: ${(err as Error).message}`);
+    throw new PaymentError('E_PAYMENT_INVALID', `amount: ${(err as Error).message}`);
   }
   let given: ParsedAddress | undefined;
   if (input.address !== undefined) {
     try {
       given = parseAddress(env, input.address);
     } catch (err) {
-      throw new PaymentError(400, `address: ${(err as Error).message}`);
+      throw new PaymentError('E_PAYMENT_INVALID', `address: ${(err as Error).message}`);
     }
   }
   const expiresIn = input.expires_in ?? 3600;
@@ -244,12 +247,12 @@ async function orderAddress(trx: Kysely<Database>, accountId: number, c: Checked
   }
   const family = env.network.family;
   if (!chainOf(family).payments.derivation) {
-    throw new PaymentError(400, `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
+    throw new PaymentError('E_PAYMENT_INVALID', `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
   }
   const deriving = family as DerivingFamily;
   const settings = await getSettings(trx, accountId);
   const xpub = settings.xpubs[deriving];
-  if (!xpub) throw new PaymentError(400, `address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.${family}) to derive one per order`);
+  if (!xpub) throw new PaymentError('E_PAYMENT_INVALID', `address: required, or set an extended public key first (PUT /v1/payments/settings with xpubs.${family}) to derive one per order`);
   const derive = deriver(env, deriving, xpub);
   // The next unused index: taken by the counter inside this transaction.
   for (let tries = 0; ; tries++) {
@@ -288,7 +291,7 @@ async function insertOrder(
 }
 
 function addressTaken(address: { display: string }, clash: { order_id: string; payment_id: string }, env: Environment): PaymentError {
-  return new PaymentError(409, `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
+  return new PaymentError('E_CONFLICT', `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
 }
 
 /** Child index -> address on `env` for the family's key; a key that does not fit the network is the merchant's 400. */
@@ -296,7 +299,7 @@ function deriver(env: Environment, family: DerivingFamily, xpub: string): (index
   try {
     return derivationOf(family).deriver(xpub, env);
   } catch (err) {
-    if (err instanceof KeyMisfitError) throw new PaymentError(400, `address: required, or ${err.message} (PUT /v1/payments/settings)`);
+    if (err instanceof KeyMisfitError) throw new PaymentError('E_PAYMENT_INVALID', `address: required, or ${err.message} (PUT /v1/payments/settings)`);
     throw err;
   }
 }
@@ -312,7 +315,7 @@ async function takeIndex(trx: Kysely<Database>, accountId: number, family: Deriv
 
 function sameOrConflict(existing: OrderRow, hash: string): OrderRow {
   if (existing.request_hash !== hash) {
-    throw new PaymentError(409, `order_id: "${existing.order_id}" already exists (${existing.payment_id}) with a different body; use a new order_id or send the same body`);
+    throw new PaymentError('E_CONFLICT', `order_id: "${existing.order_id}" already exists (${existing.payment_id}) with a different body; use a new order_id or send the same body`);
   }
   return existing;
 }

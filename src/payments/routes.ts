@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { badRequest, HttpError, notFound } from '../api/http.js';
+import { badRequest, forField, HttpError, notFound } from '../api/http.js';
 import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
-import { SlotLimitError } from '../watch/watches.js';
-import { BlockedDestinationError, checkWebhookUrl } from '../webhooks/ssrf.js';
-import { XpubError } from '../chains/xpub.js';
+import { checkWebhookUrl } from '../webhooks/ssrf.js';
 import type { PaymentEngine } from './engine.js';
 import {
-  createOrder, fundingTxs, getOrder, getSettings, listOrders, PaymentError, presentOrder, presentSettings, putSettings,
-  type CreateResult,
+  createOrder, fundingTxs, getOrder, getSettings, listOrders, presentOrder, presentSettings, putSettings, type CreateResult,
 } from './orders.js';
 
 const TAG = 'Payments';
@@ -123,98 +120,89 @@ const settingsSchema = okSchema.extend({
 
 const idParam = z.object({ payment_id: z.string().regex(/^pay_[A-Za-z0-9_-]{1,64}$/, 'must be a payment id (pay_...)') });
 
-function asHttp(err: unknown): never {
-  if (err instanceof PaymentError) throw new HttpError(err.status, err.message);
-  if (err instanceof SlotLimitError) throw badRequest(err.message);
-  if (err instanceof XpubError) throw badRequest(err.message);
-  throw err;
+export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
+  // The order matters: /v1/payments/settings is matched before /v1/payments/{payment_id}.
+  return [createPaymentRoute(deps), listPaymentsRoute, ...settingsRoutes, onePaymentRoute, cancelPaymentRoute(deps)];
 }
 
-export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
-  return [
-    route({
-      method: 'POST', path: '/v1/payments', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
-      body: createPaymentBody, errors: [400, 409],
-      response: okSchema.extend({ payment: paymentSchema, created: z.boolean() }),
-      async handler({ account, app, body }) {
-        if (body.webhook_url !== undefined) {
-          try {
-            await checkWebhookUrl(new URL(body.webhook_url), app.config.webhooks.allow_private_urls);
-          } catch (err) {
-            if (err instanceof BlockedDestinationError) throw badRequest(`webhook_url: ${err.message}`);
-            throw err;
-          }
-        }
-        let result: CreateResult;
-        try {
-          result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id) }, body);
-        } catch (err) {
-          asHttp(err);
-        }
-        if (result.newWatch) await deps.watchAdded(result);
-        return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id)), created: result.created };
-      },
-    }),
-    route({
-      method: 'GET', path: '/v1/payments', tag: TAG, summary: 'List payment orders, newest first (paginated)',
-      query: listQuery, errors: [400],
-      response: okSchema.extend({ payments: z.array(paymentSchema), page: z.number().int(), per_page: z.number().int(), total: z.number().int() }),
-      async handler({ account, app, query }) {
-        const page = Number(query.page ?? 1);
-        const perPage = Number(query.per_page ?? 50);
-        let envId: number | undefined;
-        if (query.network !== undefined) {
-          envId = app.store.catalog.environmentBySlug(query.network)?.id;
-          if (envId === undefined) throw badRequest(`network: unknown network "${query.network}"`);
-        }
-        const { rows, total } = await listOrders(app.store.db, { accountId: account.id, orderId: query.order_id, status: query.status, envId, page, perPage });
-        const payments = await Promise.all(rows.map(async (r) => presentOrder(app.config, app.store, r, await fundingTxs(app.store.db, r.id))));
-        return { ok: true, payments, page, per_page: perPage, total };
-      },
-    }),
-    route({
-      method: 'GET', path: '/v1/payments/settings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
-      response: settingsSchema,
-      async handler({ account, app }) {
-        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
-      },
-    }),
-    route({
-      method: 'PUT', path: '/v1/payments/settings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
-      body: settingsBody, errors: [400],
-      response: settingsSchema,
-      async handler({ account, app, body }) {
-        try {
-          await putSettings(app.store.db, account.id, body);
-        } catch (err) {
-          asHttp(err);
-        }
-        return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
-      },
-    }),
-    route({
-      method: 'GET', path: '/v1/payments/{payment_id}', tag: TAG, summary: 'One payment order',
-      params: idParam, errors: [400, 404],
-      response: okSchema.extend({ payment: paymentSchema }),
-      async handler({ account, app, params }) {
-        const order = await getOrder(app.store.db, account.id, params.payment_id);
-        if (!order) throw notFound('Payment not found');
-        return { ok: true, payment: presentOrder(app.config, app.store, order, await fundingTxs(app.store.db, order.id)) };
-      },
-    }),
-    route({
-      method: 'POST', path: '/v1/payments/{payment_id}/cancel', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
-      params: idParam, errors: [400, 404, 409],
-      response: okSchema.extend({ payment: paymentSchema }),
-      async handler({ account, app, params }) {
-        const order = await getOrder(app.store.db, account.id, params.payment_id);
-        if (!order) throw notFound('Payment not found');
-        const next = await deps.engine.cancel(order);
-        if (next.status !== 'failed' || next.reason !== 'canceled') {
-          throw new HttpError(409, `Payment ${order.payment_id} is ${next.status}: only a pending order (nothing seen yet) can be canceled`);
-        }
-        return { ok: true, payment: presentOrder(app.config, app.store, next, await fundingTxs(app.store.db, next.id)) };
-      },
-    }),
-  ];
+function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
+  return route({
+    method: 'POST', path: '/v1/payments', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
+    body: createPaymentBody, errors: [400, 409],
+    response: okSchema.extend({ payment: paymentSchema, created: z.boolean() }),
+    async handler({ account, app, body }) {
+      if (body.webhook_url !== undefined) {
+        const url = new URL(body.webhook_url);
+        await forField('webhook_url', () => checkWebhookUrl(url, app.config.webhooks.allow_private_urls));
+      }
+      const result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id) }, body);
+      if (result.newWatch) await deps.watchAdded(result);
+      return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id)), created: result.created };
+    },
+  });
+}
+
+const listPaymentsRoute = route({
+  method: 'GET', path: '/v1/payments', tag: TAG, summary: 'List payment orders, newest first (paginated)',
+  query: listQuery, errors: [400],
+  response: okSchema.extend({ payments: z.array(paymentSchema), page: z.number().int(), per_page: z.number().int(), total: z.number().int() }),
+  async handler({ account, app, query }) {
+    const page = Number(query.page ?? 1);
+    const perPage = Number(query.per_page ?? 50);
+    let envId: number | undefined;
+    if (query.network !== undefined) {
+      envId = app.store.catalog.environmentBySlug(query.network)?.id;
+      if (envId === undefined) throw badRequest(`network: unknown network "${query.network}"`);
+    }
+    const { rows, total } = await listOrders(app.store.db, { accountId: account.id, orderId: query.order_id, status: query.status, envId, page, perPage });
+    const payments = await Promise.all(rows.map(async (r) => presentOrder(app.config, app.store, r, await fundingTxs(app.store.db, r.id))));
+    return { ok: true, payments, page, per_page: perPage, total };
+  },
+});
+
+const settingsRoutes = [
+  route({
+    method: 'GET', path: '/v1/payments/settings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
+    response: settingsSchema,
+    async handler({ account, app }) {
+      return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
+    },
+  }),
+  route({
+    method: 'PUT', path: '/v1/payments/settings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
+    body: settingsBody, errors: [400],
+    response: settingsSchema,
+    async handler({ account, app, body }) {
+      await putSettings(app.store.db, account.id, body);
+      return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
+    },
+  }),
+];
+
+const onePaymentRoute = route({
+  method: 'GET', path: '/v1/payments/{payment_id}', tag: TAG, summary: 'One payment order',
+  params: idParam, errors: [400, 404],
+  response: okSchema.extend({ payment: paymentSchema }),
+  async handler({ account, app, params }) {
+    const order = await getOrder(app.store.db, account.id, params.payment_id);
+    if (!order) throw notFound('Payment not found');
+    return { ok: true, payment: presentOrder(app.config, app.store, order, await fundingTxs(app.store.db, order.id)) };
+  },
+});
+
+function cancelPaymentRoute(deps: PaymentRouteDeps): RouteDef {
+  return route({
+    method: 'POST', path: '/v1/payments/{payment_id}/cancel', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
+    params: idParam, errors: [400, 404, 409],
+    response: okSchema.extend({ payment: paymentSchema }),
+    async handler({ account, app, params }) {
+      const order = await getOrder(app.store.db, account.id, params.payment_id);
+      if (!order) throw notFound('Payment not found');
+      const next = await deps.engine.cancel(order);
+      if (next.status !== 'failed' || next.reason !== 'canceled') {
+        throw new HttpError(409, `Payment ${order.payment_id} is ${next.status}: only a pending order (nothing seen yet) can be canceled`);
+      }
+      return { ok: true, payment: presentOrder(app.config, app.store, next, await fundingTxs(app.store.db, next.id)) };
+    },
+  });
 }

@@ -24,6 +24,7 @@ import { lineLogger, type Logger } from '../log/index.js';
 import { observeRedis, storeQueryObserver } from './metrics.js';
 import { applyOverrides, type ServeOverrides } from './overrides.js';
 import { Supervisor } from '../runtime/supervisor.js';
+import { RpcctlError } from '../util/errors.js';
 
 export interface ServiceOptions {
   configFile?: string;
@@ -279,7 +280,7 @@ async function listenMetrics(metrics: Metrics, o: Config['metrics'], log: (line:
 }
 
 /** A port another process holds; `part` says which listener wanted it, so the CLI can name its flag. */
-export class AddressInUseError extends Error {
+export class AddressInUseError extends RpcctlError {
   readonly code = 'E_ADDRESS_IN_USE';
   readonly part: 'api' | 'gateway' | 'metrics';
   readonly host: string;

@@ -3,8 +3,9 @@ import type { Store } from './store.js';
 import { CHANNELS, notifyIn } from './dialect.js';
 import type { AccountRow } from './tables.js';
 import { announceChange, countChangeIn } from './changes.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class NotFoundError extends Error {
+export class NotFoundError extends RpcctlError {
   readonly code = 'E_NOT_FOUND';
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RpcctlError } from './errors.js';
 
-export class BodyTooLargeError extends Error {
+export class BodyTooLargeError extends RpcctlError {
   readonly code = 'E_BODY_TOO_LARGE';
   readonly limit: number;
   constructor(limit: number) {
@@ -11,7 +12,7 @@ export class BodyTooLargeError extends Error {
 }
 
 /** The body did not arrive within its time: the socket is closed after the answer. */
-export class BodyTimeoutError extends Error {
+export class BodyTimeoutError extends RpcctlError {
   readonly code = 'E_BODY_TIMEOUT';
   constructor(ms: number) {
     super(`request body not received within ${ms} ms`);
@@ -20,7 +21,7 @@ export class BodyTimeoutError extends Error {
 }
 
 /** Too many body bytes are already in flight from this client, or from everyone. */
-export class BodyBudgetError extends Error {
+export class BodyBudgetError extends RpcctlError {
   readonly code = 'E_BODY_BUDGET';
   constructor() {
     super('too many request bytes in flight');

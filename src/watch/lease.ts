@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { lockFor, type Database } from '../store/index.js';
+import { RpcctlError } from '../util/errors.js';
 
 /** How long a scanner's claim on an environment lasts without renewal; a dead instance's is taken over after it. */
 export const SCANNER_LEASE_MS = 5000;
@@ -10,7 +11,7 @@ export interface ScannerLease {
 }
 
 /** The scanner no longer holds its environment: another instance took it over. */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends RpcctlError {
   readonly code = 'E_LEASE_LOST';
 }
 

@@ -7,6 +7,7 @@ import { creditsFor, enqueueDelivery, REORG_CANCELLED } from '../webhooks/outbox
 import type { WatchRegistry } from './registry.js';
 import { fence, type ScannerLease } from './lease.js';
 import type { Hit } from '../chains/family.js';
+import { RpcctlError } from '../util/errors.js';
 
 export interface ScannedBlock {
   height: number;
@@ -18,7 +19,9 @@ export interface ScannedBlock {
 export const KEPT_BLOCKS = 256;
 
 /** Thrown inside the record transaction to roll it back: the block is someone else's. */
-class CursorMovedError extends Error {}
+class CursorMovedError extends RpcctlError {
+  readonly code = 'E_CURSOR_MOVED';
+}
 
 /**
  * Stores a block's events, their deliveries (outbox) and the advanced cursor in one

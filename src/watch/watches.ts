@@ -3,8 +3,9 @@ import { sql, type Kysely } from 'kysely';
 import { CHANNELS, lockFor, notifyIn, type Database, type Environment, type Plan, type Store, type WatchedAddressRow } from '../store/index.js';
 import type { ParsedAddress } from '../chains/address.js';
 import type { WatchedAddress } from '../client/address-watch.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class SlotLimitError extends Error {
+export class SlotLimitError extends RpcctlError {
   readonly code = 'E_SLOT_LIMIT';
 }
 

@@ -5,6 +5,7 @@ import type { Database, Environment, Store, WebhookDeliveryRow } from '../store/
 import { envIdentifier } from '../store/index.js';
 import type { EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
+import { RpcctlError } from '../util/errors.js';
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 
@@ -68,7 +69,7 @@ function present(r: WebhookDeliveryRow, attempts: WebhookAttempt[]): WebhookDeli
   };
 }
 
-export class RedeliverError extends Error {
+export class RedeliverError extends RpcctlError {
   readonly code: 'E_NOT_FOUND' | 'E_IN_FLIGHT' | 'E_ORPHANED';
   constructor(code: RedeliverError['code'], message: string) {
     super(message);

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { keptFor, resolveEnv, retentionDays } from '../api/kit.js';
-import { badRequest, HttpError, notFound } from '../api/http.js';
+import { badRequest, forField, HttpError } from '../api/http.js';
 import { FixedWindowLimiter } from '../limits/rate-limit.js';
 import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
 import type { Store } from '../store/index.js';
 import { getWebhook, presentWebhook, putWebhook } from './config.js';
-import { enqueueTestDelivery, listDeliveries, redeliver, RedeliverError } from './deliveries.js';
+import { enqueueTestDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { DEFAULT_FILTERS, mergeFilters, unknownFilterNetwork } from './filters.js';
 import { deliveriesQuery, deliverySchema, putWebhookBody, testWebhookBody, webhookPutSchema, webhookSchema } from './schemas.js';
-import { BlockedDestinationError, checkWebhookUrl } from './ssrf.js';
+import { checkWebhookUrl } from './ssrf.js';
 import type { DeliveryWorker } from './worker.js';
 
 /** What the webhook routes need from the running Address Watch. */
@@ -27,89 +27,88 @@ const TAG = 'Address Watch';
 
 /** Webhook settings, test sends and the deliveries with their attempts. */
 export function webhookRoutes(deps: WebhookDeps): RouteDef[] {
+  return [getWebhookRoute, putWebhookRoute(deps), testSendRoute(deps), deliveriesRoute, redeliverRoute(deps)];
+}
+
+const getWebhookRoute = route({
+  method: 'GET', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Webhook configuration and the egress IPs to allow',
+  response: webhookSchema,
+  async handler({ account, app }) {
+    return { ok: true, ...presentWebhook(await getWebhook(app.store, account.id), app.config.webhooks.egress_ips) };
+  },
+});
+
+function putWebhookRoute(deps: WebhookDeps): RouteDef {
+  return route({
+    method: 'PUT', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
+    body: putWebhookBody, errors: [400],
+    response: webhookPutSchema,
+    async handler({ account, app, body }) {
+      const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
+      if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
+      const current = await getWebhook(app.store, account.id);
+      const filters = mergeFilters(current?.filters ?? DEFAULT_FILTERS, body.events ?? {});
+      // Naming block networks starts a chain scanner for this account; a plan without Address
+      // Watch (no slots, like Free) must not be able to run one.
+      const plan = app.store.catalog.plan(account.plan_id);
+      if (filters.block && filters.block_networks.length > 0 && (plan?.webhook_address_slots ?? 0) === 0) {
+        throw badRequest(`events.block_networks: block subscriptions need Address Watch, which the ${plan?.name ?? 'current'} plan does not include`);
+      }
+      const url = new URL(body.url);
+      await forField('url', () => checkWebhookUrl(url, app.config.webhooks.allow_private_urls));
+      const saved = await putWebhook(app.store, account.id, { url: body.url, enabled: body.enabled, filters });
+      deps.worker.invalidate(account.id);
+      void deps.reconcile();
+      const { egress_ips: _onlyOnGet, ...config } = presentWebhook(saved, app.config.webhooks.egress_ips);
+      return { ok: true, ...config };
+    },
+  });
+}
+
+function testSendRoute(deps: WebhookDeps): RouteDef {
   const testSends = new FixedWindowLimiter(60_000);
-  return [
-    route({
-      method: 'GET', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Webhook configuration and the egress IPs to allow',
-      response: webhookSchema,
-      async handler({ account, app }) {
-        return { ok: true, ...presentWebhook(await getWebhook(app.store, account.id), app.config.webhooks.egress_ips) };
-      },
-    }),
-    route({
-      method: 'PUT', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
-      body: putWebhookBody, errors: [400],
-      response: webhookPutSchema,
-      async handler({ account, app, body }) {
-        const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
-        if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
-        const current = await getWebhook(app.store, account.id);
-        const filters = mergeFilters(current?.filters ?? DEFAULT_FILTERS, body.events ?? {});
-        // Naming block networks starts a chain scanner for this account; a plan without Address
-        // Watch (no slots, like Free) must not be able to run one.
-        const plan = app.store.catalog.plan(account.plan_id);
-        if (filters.block && filters.block_networks.length > 0 && (plan?.webhook_address_slots ?? 0) === 0) {
-          throw badRequest(`events.block_networks: block subscriptions need Address Watch, which the ${plan?.name ?? 'current'} plan does not include`);
-        }
-        try {
-          await checkWebhookUrl(new URL(body.url), app.config.webhooks.allow_private_urls);
-        } catch (err) {
-          if (err instanceof BlockedDestinationError) throw badRequest(`url: ${err.message}`);
-          throw err;
-        }
-        const saved = await putWebhook(app.store, account.id, { url: body.url, enabled: body.enabled, filters });
-        deps.worker.invalidate(account.id);
-        void deps.reconcile();
-        const { egress_ips: _onlyOnGet, ...config } = presentWebhook(saved, app.config.webhooks.egress_ips);
-        return { ok: true, ...config };
-      },
-    }),
-    route({
-      method: 'POST', path: '/v1/address-watch/webhook/test', tag: TAG,
-      summary: 'Queue a sample delivery (type and network) through the real queue; answers at once; never billed',
-      body: testWebhookBody, errors: [400, 429],
-      response: okSchema.extend({ queued: z.literal(true), webhook_id: z.string(), body: z.string() }),
-      async handler({ account, app, body }) {
-        // Test sends are free, so they are counted: each one is a delivery row and an outbound request.
-        const wait = testSends.take(String(account.id), app.config.limits.webhook_tests_per_minute);
-        if (wait > 0) throw new HttpError(429, `Too many test deliveries: at most ${app.config.limits.webhook_tests_per_minute} a minute`, { 'retry-after': String(wait) });
-        const env = resolveEnv(app, 'network', body.network);
-        if (!(await getWebhook(app.store, account.id))) throw badRequest('No webhook configured: set one with PUT /v1/address-watch/webhook first');
-        const sample = await deps.sampleWatch(app.store, account.id, env.id);
-        const queued = await enqueueTestDelivery(app.store, account.id, env, body.type, sample);
-        deps.worker.kick();
-        return { ok: true, queued: true, webhook_id: queued.webhookId, body: queued.body };
-      },
-    }),
-    route({
-      method: 'GET', path: '/v1/address-watch/deliveries', tag: TAG, summary: 'Webhook deliveries, newest first, with every attempt',
-      query: deliveriesQuery, errors: [400],
-      response: okSchema.extend({ deliveries: z.array(deliverySchema), next_before: z.string().nullable(), retention_days: retentionDays }),
-      async handler({ account, app, query }) {
-        const result = await listDeliveries(app.store, {
-          accountId: account.id, limit: Number(query.limit ?? 50), before: query.before === undefined ? undefined : Number(query.before),
-          status: query.status, eventId: query.event_id === undefined ? undefined : Number(query.event_id),
-        });
-        return { ok: true, ...result, retention_days: keptFor(app.config.retention.deliveries_days) };
-      },
-    }),
-    route({
-      method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', tag: TAG,
-      summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
-      params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
-      response: okSchema.extend({ delivery: deliverySchema }),
-      async handler({ account, app, params }) {
-        try {
-          const delivery = await redeliver(app.store, account.id, Number(params.delivery_id));
-          deps.worker.kick();
-          return { ok: true, delivery };
-        } catch (err) {
-          if (err instanceof RedeliverError) {
-            throw err.code === 'E_NOT_FOUND' ? notFound(err.message) : new HttpError(err.code === 'E_IN_FLIGHT' ? 409 : 400, err.message);
-          }
-          throw err;
-        }
-      },
-    }),
-  ];
+  return route({
+    method: 'POST', path: '/v1/address-watch/webhook/test', tag: TAG,
+    summary: 'Queue a sample delivery (type and network) through the real queue; answers at once; never billed',
+    body: testWebhookBody, errors: [400, 429],
+    response: okSchema.extend({ queued: z.literal(true), webhook_id: z.string(), body: z.string() }),
+    async handler({ account, app, body }) {
+      // Test sends are free, so they are counted: each one is a delivery row and an outbound request.
+      const wait = testSends.take(String(account.id), app.config.limits.webhook_tests_per_minute);
+      if (wait > 0) throw new HttpError(429, `Too many test deliveries: at most ${app.config.limits.webhook_tests_per_minute} a minute`, { 'retry-after': String(wait) });
+      const env = resolveEnv(app, 'network', body.network);
+      if (!(await getWebhook(app.store, account.id))) throw badRequest('No webhook configured: set one with PUT /v1/address-watch/webhook first');
+      const sample = await deps.sampleWatch(app.store, account.id, env.id);
+      const queued = await enqueueTestDelivery(app.store, account.id, env, body.type, sample);
+      deps.worker.kick();
+      return { ok: true, queued: true, webhook_id: queued.webhookId, body: queued.body };
+    },
+  });
+}
+
+const deliveriesRoute = route({
+  method: 'GET', path: '/v1/address-watch/deliveries', tag: TAG, summary: 'Webhook deliveries, newest first, with every attempt',
+  query: deliveriesQuery, errors: [400],
+  response: okSchema.extend({ deliveries: z.array(deliverySchema), next_before: z.string().nullable(), retention_days: retentionDays }),
+  async handler({ account, app, query }) {
+    const result = await listDeliveries(app.store, {
+      accountId: account.id, limit: Number(query.limit ?? 50), before: query.before === undefined ? undefined : Number(query.before),
+      status: query.status, eventId: query.event_id === undefined ? undefined : Number(query.event_id),
+    });
+    return { ok: true, ...result, retention_days: keptFor(app.config.retention.deliveries_days) };
+  },
+});
+
+function redeliverRoute(deps: WebhookDeps): RouteDef {
+  return route({
+    method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', tag: TAG,
+    summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
+    params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
+    response: okSchema.extend({ delivery: deliverySchema }),
+    async handler({ account, app, params }) {
+      const delivery = await redeliver(app.store, account.id, Number(params.delivery_id));
+      deps.worker.kick();
+      return { ok: true, delivery };
+    },
+  });
 }

@@ -2,8 +2,9 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ipv6Groups, normalizeIp } from '../util/ip.js';
+import { RpcctlError } from '../util/errors.js';
 
-export class BlockedDestinationError extends Error {
+export class BlockedDestinationError extends RpcctlError {
   readonly code = 'E_BLOCKED_DESTINATION';
 }
 

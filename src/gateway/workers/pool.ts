@@ -8,9 +8,10 @@ import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointWire } from '../registry.js';
 import { claimFreePort, claimPort, type PortClaim } from './port-claim.js';
 import type { FromWorker, ProbedWire, ToWorker, UsageWire, WorkerStart } from './protocol.js';
+import { RpcctlError } from '../../util/errors.js';
 
 /** A worker that could not listen (the port is taken...). */
-export class GatewayListenError extends Error {
+export class GatewayListenError extends RpcctlError {
   readonly code: string;
   constructor(code: string | undefined, message: string) {
     super(message);

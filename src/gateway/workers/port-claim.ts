@@ -2,6 +2,7 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:f
 import { createServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RpcctlError } from '../../util/errors.js';
 
 /**
  * The gateway port, claimed for one service. The workers bind with SO_REUSEPORT so the kernel
@@ -28,7 +29,7 @@ export interface PortClaim {
 interface Lock { release(): Promise<void> }
 
 /** `port` (not 0) is held by another process; `code` is EADDRINUSE as for a failed listen. */
-export class PortTakenError extends Error {
+export class PortTakenError extends RpcctlError {
   readonly code = 'EADDRINUSE';
   constructor(host: string, port: number, by: string) {
     super(`cannot listen on ${host}:${port}: the address is already in use (${by})`);

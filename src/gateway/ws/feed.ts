@@ -1,3 +1,4 @@
+import { RpcctlError } from '../../util/errors.js';
 export type FeedType = 'newHeads' | 'logs' | 'newPendingTransactions';
 export const FEED_TYPES: readonly FeedType[] = ['newHeads', 'logs', 'newPendingTransactions'];
 
@@ -90,12 +91,14 @@ export interface FeedSource {
   close(): void;
 }
 
-export class FeedError extends Error {
-  readonly code: number;
-  constructor(code: number, message: string) {
+export class FeedError extends RpcctlError {
+  readonly code = 'E_FEED';
+  /** The JSON-RPC error code the client is answered with. */
+  readonly rpcCode: number;
+  constructor(rpcCode: number, message: string) {
     super(message);
     this.name = 'FeedError';
-    this.code = code;
+    this.rpcCode = rpcCode;
   }
 }
 

@@ -408,7 +408,7 @@ export class WebSocketGateway {
         conn.subs.set(subId, { sub, feed });
         this.#d.onSubscriptions?.();
       } catch (err) {
-        if (err instanceof FeedError) return rpcError(err.code, err.message, id);
+        if (err instanceof FeedError) return rpcError(err.rpcCode, err.message, id);
         throw err;
       } finally {
         conn.pendingSubs--;

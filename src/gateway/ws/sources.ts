@@ -105,7 +105,7 @@ export class WsSource implements FeedSource {
       if (err instanceof FeedError || err instanceof UpstreamRpcError) {
         // The upstream judged the subscription itself: tell the client.
         this.#feeds.delete(feed);
-        throw new FeedError(err.code, err.message);
+        throw new FeedError(err.rpcCode, err.message);
       }
       if (!(await this.#pollInstead(feed))) {
         this.#feeds.delete(feed);

@@ -1,11 +1,14 @@
 import WebSocket from 'ws';
+import { RpcctlError } from '../../util/errors.js';
 
-export class UpstreamRpcError extends Error {
-  readonly code: number;
-  constructor(code: number, message: string) {
+export class UpstreamRpcError extends RpcctlError {
+  readonly code = 'E_UPSTREAM_RPC';
+  /** The JSON-RPC error code the client is answered with. */
+  readonly rpcCode: number;
+  constructor(rpcCode: number, message: string) {
     super(message);
     this.name = 'UpstreamRpcError';
-    this.code = code;
+    this.rpcCode = rpcCode;
   }
 }
 

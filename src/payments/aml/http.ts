@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { chainOf } from '../../chains/index.js';
 import { AmlRetryError, scoreOf, type AmlDetail, type AmlProvider, type AmlResult, type AmlSubject, type RiskLevel } from './types.js';
+import { RpcctlError } from '../../util/errors.js';
 
 export interface HttpAmlOptions {
   preset: 'chainalysis' | 'trm';
@@ -14,7 +15,7 @@ export interface HttpAmlOptions {
   reportUrlTemplate: string | null;
 }
 
-export class AmlProviderError extends Error {
+export class AmlProviderError extends RpcctlError {
   readonly code = 'E_AML_PROVIDER';
 }
 

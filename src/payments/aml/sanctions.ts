@@ -5,8 +5,9 @@ import { parseStellarAddress } from '../../chains/stellar/address.js';
 import { parseTronAddress } from '../../chains/tron/address.js';
 import { parseUtxoAddress } from '../../chains/utxo/address.js';
 import type { AmlProvider, AmlResult, AmlSubject } from './types.js';
+import { RpcctlError } from '../../util/errors.js';
 
-export class SanctionsFileError extends Error {
+export class SanctionsFileError extends RpcctlError {
   readonly code = 'E_SANCTIONS_FILE';
 }
 

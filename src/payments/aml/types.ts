@@ -1,4 +1,6 @@
 import type { NetworkFamily } from '../../store/catalog.js';
+import { RpcctlError } from '../../util/errors.js';
+
 /** The normalised result every provider returns (decisions.md, "Payment orders"). */
 export type RiskLevel = 'low' | 'medium' | 'high' | 'severe' | 'unknown';
 
@@ -32,7 +34,7 @@ export interface AmlProvider {
 }
 
 /** The provider cannot answer yet (rate limited, result still computing, unreachable): try again later. */
-export class AmlRetryError extends Error {
+export class AmlRetryError extends RpcctlError {
   readonly code = 'E_AML_RETRY';
   readonly retryAfterMs: number | undefined;
   constructor(message: string, retryAfterMs?: number) {
