@@ -15,7 +15,7 @@ import { passedOn } from './observe.js';
 import { relay as relayBody } from './relay.js';
 import type { Metrics } from '../metrics/index.js';
 import type { WindowLimiter } from '../limits/index.js';
-import { UpstreamError, type RouteHints, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams.js';
+import { UpstreamError, type RouteHints, type UpstreamDirectory, type UpstreamRequest, type UpstreamResponse } from './upstreams/index.js';
 import { routeHints, type CallHandler } from './calls.js';
 
 export interface GatewayDeps {

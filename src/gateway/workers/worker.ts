@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { Catalog } from '../../store/catalog.js';
 import { EndpointTable } from '../registry.js';
 import { SharedWindows } from '../rps-shared.js';
-import { UpstreamDirectory } from '../upstreams.js';
+import { UpstreamDirectory } from '../upstreams/index.js';
 import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';

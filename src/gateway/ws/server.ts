@@ -14,7 +14,7 @@ import type { UsageMeter } from '../meter.js';
 import { rpsWindow } from '../server.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels } from '../metrics.js';
-import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
+import { UpstreamError, type UpstreamDirectory } from '../upstreams/index.js';
 import { routeHints, type CallHandler } from '../calls.js';
 import { parseJson, type ParsedRpc } from '../jsonrpc.js';
 import { SendQueues } from './queues.js';
