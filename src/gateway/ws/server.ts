@@ -7,11 +7,11 @@ import { clientIp, IpAllowlist } from '../../util/ip.js';
 import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
-import { priceRpc, usageMethodName } from '../../pricing/credits.js';
+import { bill } from '../bill.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
-import { rpsWindow } from '../server.js';
+import { rpsWindow } from '../http/context.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels } from '../metrics.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams/index.js';
@@ -482,8 +482,7 @@ export class WebSocketGateway {
   }
 
   #meterCall(conn: Connection, method: string, units = 1): void {
-    const network = conn.env.network;
-    this.#d.meter.record(conn.ep.id, conn.ep.accountId, usageMethodName(network, method), priceRpc(network, method) * units);
+    bill(this.#d.meter, conn.ep, conn.env.network, method, units);
   }
 
   #hub(env: Environment): SubscriptionHub {
