@@ -23,7 +23,8 @@ export function endpointOf(cx: GatewayContext, req: IncomingMessage, url: string
   return ep;
 }
 
-function hostMatches(prefix: string, host: string | undefined, ep: EndpointState): boolean {
+/** Whether a Host of the `{prefix}-…` form names this endpoint (WebSocket upgrades check the same). */
+export function hostMatches(prefix: string, host: string | undefined, ep: EndpointState): boolean {
   if (host === undefined) return true;
   const dot = host.indexOf('.');
   if (dot === -1) return true;
