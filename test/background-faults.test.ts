@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { createLogger } from '../src/log/index.js';
 import { Metrics } from '../src/metrics/index.js';
 import { NodeProbe, PROBE_TASK } from '../src/gateway/probe.js';
-import { UpstreamDirectory } from '../src/gateway/upstreams.js';
+import { UpstreamDirectory } from '../src/gateway/upstreams/index.js';
 import { Supervisor } from '../src/runtime/supervisor.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';

@@ -6,7 +6,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 import { cli } from './helpers/cli.js';
 import { Registry } from 'prom-client';
 import { registerUpstreamMetrics } from '../src/gateway/index.js';
-import { UpstreamDirectory } from '../src/gateway/upstreams.js';
+import { UpstreamDirectory } from '../src/gateway/upstreams/index.js';
 
 // Three nodes behind one environment, each behind a counting loopback proxy:
 //   lag  — 40 blocks behind the others (over max_lag_blocks)

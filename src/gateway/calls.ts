@@ -3,7 +3,7 @@ import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { rpcError } from './errors.js';
-import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
+import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
 export interface CallAnswer {

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { storeHealth, type Store } from '../store/index.js';
 import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
-import { UpstreamDirectory } from './upstreams.js';
+import { UpstreamDirectory } from './upstreams/index.js';
 import { NodeProbe } from './probe.js';
 import type { CacheStats, ChainView } from './cache.js';
 import { registerUpstreamMetrics } from './upstream-metrics.js';

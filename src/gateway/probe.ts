@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { announceChange, type Environment, type Store } from '../store/index.js';
 import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
-import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams.js';
+import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
 import type { UpstreamSnapshot } from './health.js';
 import { chainOf } from '../chains/index.js';
 import { Supervisor } from '../runtime/supervisor.js';

@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { BUFFERED_BYTES, type UpstreamResponse } from './upstreams.js';
+import { BUFFERED_BYTES, type UpstreamResponse } from './upstreams/index.js';
 
 const HEADERS_WITH_TYPE = (contentType: string): OutgoingHttpHeaders => ({ 'content-type': contentType, 'access-control-allow-origin': '*' });
 const HEADERS_NO_TYPE: Readonly<OutgoingHttpHeaders> = { 'access-control-allow-origin': '*' };
@@ -8,7 +8,7 @@ type Body = UpstreamResponse['body'];
 
 /**
  * Passes an upstream answer on unchanged (status, content type, every byte of the body), without
- * stream machinery for the usual small answer: upstreams.ts gathers it whole and it goes out in
+ * stream machinery for the usual small answer: upstreams/call-handler.ts gathers it whole and it goes out in
  * one `res.end(buf)` with a Content-Length; a large one is streamed with backpressure. Either
  * way a client that goes away cancels the upstream's answer, and an upstream failing mid-body
  * closes the client's connection (the answer cannot be completed, and a truncated one must not

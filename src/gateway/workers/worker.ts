@@ -8,14 +8,14 @@ import type { Server } from 'node:http';
 import { Catalog } from '../../store/catalog.js';
 import { EndpointTable } from '../registry.js';
 import { SharedWindows } from '../rps-shared.js';
-import { UpstreamDirectory } from '../upstreams.js';
+import { UpstreamDirectory } from '../upstreams/index.js';
 import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
 import { logsPolicies } from '../logs.js';
 import { createGatewayServer } from '../server.js';
 import { Metrics } from '../../metrics/index.js';
-import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK } from '../metrics.js';
+import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK, type GatewayMetrics } from '../metrics.js';
 import { observeRequests, sampleAccessLog } from '../observe.js';
 import { IpAllowlist } from '../../util/ip.js';
 import { WebSocketGateway } from '../ws/server.js';
@@ -88,57 +88,111 @@ function ask<T>(what: 'health'): Promise<T> {
   });
 }
 
+/** What a running worker is made of: what the main thread's messages act on. */
+interface WorkerParts {
+  catalog: Catalog;
+  registry: EndpointTable;
+  upstreams: UpstreamDirectory;
+  chain: Map<number, ChainView>;
+  meter: WorkerMeter;
+  metrics: Metrics;
+  cache: ReplicatedCache | undefined;
+  limits: RedisLimits | undefined;
+  server: Server;
+  websockets: WebSocketGateway;
+  /** Sends the state to the main thread when it changed. */
+  pushState: () => void;
+  timers: NodeJS.Timeout[];
+}
+
+/** Redis's parts of the worker: absent without Redis. */
+interface RedisParts {
+  limits: RedisLimits | undefined;
+  sharedRps: WindowLimiter | undefined;
+  sharedCache: RedisCacheTier | undefined;
+}
+
 async function main(): Promise<void> {
   const { config } = start;
   const g = config.gateway;
+  const { catalog, registry } = openEndpoints();
+  const windows = new SharedWindows(start.workers, { windows: start.windows, sockets: start.sockets });
+  const meter = new WorkerMeter();
+  const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
+  // Registers the gateway's metrics: once per thread.
+  const gm = gatewayMetrics(metrics);
+  const upstreams = openUpstreams(catalog, gm);
+  shareBackOffs(upstreams);
+  const chain = new Map<number, ChainView>(start.chain);
+  const redis: RedisParts = start.redis ? await openRedis(start.redis, registry, windows, metrics) : { limits: undefined, sharedRps: undefined, sharedCache: undefined };
+  // The memory the operator gave the cache is the machine's, split between the workers.
+  const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), redis.sharedCache) : undefined;
+  const parts = startServers({ catalog, registry, upstreams, chain, meter, metrics, cache, limits: redis.limits }, gm, windows, redis.sharedRps);
+  port.on('message', (m: ToWorker) => onMessage(parts, m));
+  const server = parts.server;
+  server.once('error', (err: NodeJS.ErrnoException) => post({ t: 'failed', code: err.code, message: err.message }));
+  server.listen({ port: start.port, host: start.host, reusePort: true } as Parameters<Server['listen']>[0], () => post({ t: 'listening' }));
+}
+
+/** The endpoints of the start message, in memory; the message's copy is dropped. */
+function openEndpoints(): { catalog: Catalog; registry: EndpointTable } {
   const catalog = new Catalog(start.networks, start.plans);
-  const registry = new EndpointTable(catalog, g.host_prefix);
+  const registry = new EndpointTable(catalog, start.config.gateway.host_prefix);
   registry.applyPack(start.endpoints);
   // workerData lives as long as the thread: the snapshot is not kept beside the table.
   start.endpoints = { uuids: '', numbers: new Float64Array(0), allowlists: [] };
-  const windows = new SharedWindows(start.workers, { windows: start.windows, sockets: start.sockets });
-  const socketPlaces = {
-    acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
-    release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
-  };
-  const meter = new WorkerMeter();
-  const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
-  const gm = gatewayMetrics(metrics);
+  return { catalog, registry };
+}
+
+function openUpstreams(catalog: Catalog, gm: GatewayMetrics): UpstreamDirectory {
+  const { config } = start;
+  const g = config.gateway;
   const labelsOf = (envId: number) => {
     const env = catalog.environment(envId);
     return env ? networkLabels(env) : UNKNOWN_NETWORK;
   };
-  const upstreams = new UpstreamDirectory(
+  return new UpstreamDirectory(
     { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
     (envId) => config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)?.max_lag_blocks,
     { metrics: gm, labelsOf },
   );
-  shareBackOffs(upstreams);
-  const chain = new Map<number, ChainView>(start.chain);
-  let limits: RedisLimits | undefined;
-  let sharedRps: WindowLimiter | undefined;
-  let sharedCache: RedisCacheTier | undefined;
+}
+
+/** RPS windows (and the shared cache tier, when asked for) in Redis, with this machine's windows as the fallback. */
+async function openRedis(redis: NonNullable<WorkerStart['redis']>, registry: EndpointTable, windows: SharedWindows, metrics: Metrics): Promise<RedisParts> {
+  const { config } = start;
   // The main thread reports the outage once for the whole process (limits/outage.ts).
   const onOutage = (part: string) => (down: boolean, reason: string) => post({ t: 'redis', part, down, reason });
-  if (start.redis) {
-    limits = await RedisLimits.open({ url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, onOutage: onOutage('limits') });
-    limits.liveInstances = start.liveInstances;
-    // Redis away or slow: this machine's shared windows decide, exact across its workers.
-    const here = (key: string, limit: number, cost: number) => {
-      const ep = registry.byId(Number(key));
-      return ep ? windows.take(ep.slot, limit, cost) : 0;
-    };
-    sharedRps = limits.window('rps', 1000, { admit: here, take: (key, limit, cost = 1) => (here(key, limit, cost) === cost ? 0 : 1) });
-    if (start.redis.sharedCache) {
-      sharedCache = await RedisCacheTier.open({
-        url: start.redis.url, keyPrefix: start.redis.keyPrefix, log, onOutage: onOutage('cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes,
-      });
-    }
-    // The decisions this thread took without Redis, summed with the main thread's at scrape.
-    observeRedisFallbacks(metrics, [{ part: 'limits', source: limits }, ...(sharedCache ? [{ part: 'cache', source: sharedCache }] : [])]);
+  const limits = await RedisLimits.open({ url: redis.url, keyPrefix: redis.keyPrefix, log, onOutage: onOutage('limits') });
+  limits.liveInstances = start.liveInstances;
+  // Redis away or slow: this machine's shared windows decide, exact across its workers.
+  const here = (key: string, limit: number, cost: number) => {
+    const ep = registry.byId(Number(key));
+    return ep ? windows.take(ep.slot, limit, cost) : 0;
+  };
+  const sharedRps = limits.window('rps', 1000, { admit: here, take: (key, limit, cost = 1) => (here(key, limit, cost) === cost ? 0 : 1) });
+  let sharedCache: RedisCacheTier | undefined;
+  if (redis.sharedCache) {
+    sharedCache = await RedisCacheTier.open({
+      url: redis.url, keyPrefix: redis.keyPrefix, log, onOutage: onOutage('cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes,
+    });
   }
-  // The memory the operator gave the cache is the machine's, split between the workers.
-  const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), sharedCache) : undefined;
+  // The decisions this thread took without Redis, summed with the main thread's at scrape.
+  observeRedisFallbacks(metrics, [{ part: 'limits', source: limits }, ...(sharedCache ? [{ part: 'cache', source: sharedCache }] : [])]);
+  return { limits, sharedRps, sharedCache };
+}
+
+/** The HTTP server with its WebSocket listener, its observers, and the timers that push usage and state. */
+function startServers(
+  base: Omit<WorkerParts, 'server' | 'websockets' | 'pushState' | 'timers'>, gm: GatewayMetrics, windows: SharedWindows, sharedRps: WindowLimiter | undefined,
+): WorkerParts {
+  const { config } = start;
+  const g = config.gateway;
+  const { registry, meter, upstreams, metrics, cache, chain } = base;
+  const socketPlaces = {
+    acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
+    release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
+  };
   const calls = new CallHandler({ upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes });
   const localRps = (ep: { slot: number; rpsLimit: number }, cost: number) => windows.take(ep.slot, ep.rpsLimit, cost);
   const server = createGatewayServer({
@@ -159,7 +213,6 @@ async function main(): Promise<void> {
     const rows = meter.take();
     if (rows.length > 0) post({ t: 'usage-push', rows });
   };
-  const usageTimer = setInterval(pushUsage, USAGE_PUSH_MS);
   let lastState = '';
   const pushState = () => {
     const state: Extract<FromWorker, { t: 'state' }> = { t: 'state', subscriptions: websockets.subscriptions, upstreams: [...upstreams.snapshot()], cache: cache?.snapshot() };
@@ -168,85 +221,89 @@ async function main(): Promise<void> {
     lastState = text;
     post(state);
   };
-  const stateTimer = setInterval(pushState, STATE_PUSH_MS);
+  const timers = [setInterval(pushUsage, USAGE_PUSH_MS), setInterval(pushState, STATE_PUSH_MS)];
+  return { ...base, server, websockets, pushState, timers };
+}
 
-  port.on('message', (m: ToWorker) => {
-    switch (m.t) {
-      case 'endpoints':
-        registry.apply(m.rows);
-        return reply(m.seq, true);
-      case 'chain':
-        for (const [envId, view] of m.views) chain.set(envId, view);
-        return;
-      case 'probed':
-        for (const [envId, ups] of m.envs) {
-          const env = catalog.environment(envId);
-          if (!env) continue;
-          const set = upstreams.for(envId, env.upstreams);
-          set.upstreams.forEach((up, i) => {
-            const p = ups[i];
-            if (!p) return;
-            // The probe's answer counts as one of this copy's own answers, as it does on a
-            // single thread: back in the rotation, its errors washing out, its latency sampled.
-            if (p[2]) up.ok(p[3] ?? up.latencyMs ?? 0);
-            if (p[0] !== null) up.probed(p[0]);
-            up.bestHead = p[1] ?? undefined;
-          });
-        }
-        return;
-      case 'usage':
-        return reply(m.seq, meter.take());
-      case 'metrics':
-        metrics.registry.getMetricsAsJSON().then((json) => reply(m.seq, json), () => reply(m.seq, []));
-        return;
-      case 'cache-drop': {
-        const n = cache ? cache.dropFrom(m.envId, m.height) : 0;
-        // The main thread's view of the stats moves with the drop it asked for.
-        pushState();
-        return reply(m.seq, n);
-      }
-      case 'cache-anchors':
-        return reply(m.seq, cache ? cache.anchors(m.envId) : []);
-      case 'upstream-failed': {
-        const env = catalog.environment(m.envId);
-        const up = env ? upstreams.for(m.envId, env.upstreams).upstreams[m.index] : undefined;
-        if (!up) return;
-        up.downUntil = Math.max(up.downUntil, m.downUntil);
-        up.consecutiveFailures = Math.max(up.consecutiveFailures, m.consecutiveFailures);
-        up.lastError = m.reason;
-        return;
-      }
-      case 'cache-set':
-        cache?.setHere(m.key, m.text, m.envId, m.height, m.hash);
-        return;
-      case 'cache-get':
-        return reply(m.seq, cache?.get(m.key));
-      case 'instances':
-        if (limits) limits.liveInstances = m.live;
-        return;
-      case 'close-sockets':
-        websockets.close().then(() => reply(m.seq, true), () => reply(m.seq, true));
-        return;
-      case 'stop':
-        void stop(server, websockets).then(() => {
-          clearInterval(usageTimer);
-          clearInterval(stateTimer);
-          // The last counts go with the answer: nothing counted is left behind. The main
-          // thread ends this thread then; connections to upstreams and Redis go with it.
-          reply(m.seq, meter.take());
-        });
-        return;
-      case 'answer': {
-        const resolve = pendingAsks.get(m.seq);
-        pendingAsks.delete(m.seq);
-        resolve?.(m.value);
-        return;
-      }
+/** The main thread's messages: endpoint and chain changes, probe results, questions, stop. */
+function onMessage(w: WorkerParts, m: ToWorker): void {
+  switch (m.t) {
+    case 'endpoints':
+      w.registry.apply(m.rows);
+      return reply(m.seq, true);
+    case 'chain':
+      for (const [envId, view] of m.views) w.chain.set(envId, view);
+      return;
+    case 'probed':
+      return applyProbes(w, m.envs);
+    case 'usage':
+      return reply(m.seq, w.meter.take());
+    case 'metrics':
+      w.metrics.registry.getMetricsAsJSON().then((json) => reply(m.seq, json), () => reply(m.seq, []));
+      return;
+    case 'cache-drop': {
+      const n = w.cache ? w.cache.dropFrom(m.envId, m.height) : 0;
+      // The main thread's view of the stats moves with the drop it asked for.
+      w.pushState();
+      return reply(m.seq, n);
     }
-  });
+    case 'cache-anchors':
+      return reply(m.seq, w.cache ? w.cache.anchors(m.envId) : []);
+    case 'upstream-failed':
+      return applyBackOff(w, m);
+    case 'cache-set':
+      w.cache?.setHere(m.key, m.text, m.envId, m.height, m.hash);
+      return;
+    case 'cache-get':
+      return reply(m.seq, w.cache?.get(m.key));
+    case 'instances':
+      if (w.limits) w.limits.liveInstances = m.live;
+      return;
+    case 'close-sockets':
+      w.websockets.close().then(() => reply(m.seq, true), () => reply(m.seq, true));
+      return;
+    case 'stop':
+      void stop(w.server, w.websockets).then(() => {
+        for (const t of w.timers) clearInterval(t);
+        // The last counts go with the answer: nothing counted is left behind. The main
+        // thread ends this thread then; connections to upstreams and Redis go with it.
+        reply(m.seq, w.meter.take());
+      });
+      return;
+    case 'answer': {
+      const resolve = pendingAsks.get(m.seq);
+      pendingAsks.delete(m.seq);
+      resolve?.(m.value);
+      return;
+    }
+  }
+}
 
-  server.once('error', (err: NodeJS.ErrnoException) => post({ t: 'failed', code: err.code, message: err.message }));
-  server.listen({ port: start.port, host: start.host, reusePort: true } as Parameters<Server['listen']>[0], () => post({ t: 'listening' }));
+function applyProbes(w: WorkerParts, envs: Extract<ToWorker, { t: 'probed' }>['envs']): void {
+  for (const [envId, ups] of envs) {
+    const env = w.catalog.environment(envId);
+    if (!env) continue;
+    const set = w.upstreams.for(envId, env.upstreams);
+    set.upstreams.forEach((up, i) => {
+      const p = ups[i];
+      if (!p) return;
+      // The probe's answer counts as one of this copy's own answers, as it does on a
+      // single thread: back in the rotation, its errors washing out, its latency sampled.
+      if (p[2]) up.ok(p[3] ?? up.latencyMs ?? 0);
+      if (p[0] !== null) up.probed(p[0]);
+      up.bestHead = p[1] ?? undefined;
+    });
+  }
+}
+
+/** Another worker's upstream failure, applied here (see shareBackOffs). */
+function applyBackOff(w: WorkerParts, m: Extract<ToWorker, { t: 'upstream-failed' }>): void {
+  const env = w.catalog.environment(m.envId);
+  const up = env ? w.upstreams.for(m.envId, env.upstreams).upstreams[m.index] : undefined;
+  if (!up) return;
+  up.downUntil = Math.max(up.downUntil, m.downUntil);
+  up.consecutiveFailures = Math.max(up.consecutiveFailures, m.consecutiveFailures);
+  up.lastError = m.reason;
 }
 
 /**

@@ -6,34 +6,26 @@ import type { Environment, Network } from '../../store/index.js';
 import { clientIp, IpAllowlist } from '../../util/ip.js';
 import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
-import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
-import { priceRpc, usageMethodName } from '../../pricing/credits.js';
+import { ERROR_BODIES, rpcError } from '../errors.js';
+import { bill } from '../bill.js';
 import { chainOf } from '../../chains/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
-import { rpsWindow } from '../server.js';
+import { rpsWindow } from '../http/context.js';
+import { hostMatches } from '../http/route.js';
+import { CLOSE, Connection, isCall, type Call } from './connection.js';
+import { refuseUpgrade } from './refuse-upgrade.js';
 import type { WindowLimiter } from '../../limits/index.js';
-import { networkLabels, UNKNOWN_NETWORK, type NetworkLabels } from '../metrics.js';
-import { UpstreamError, type UpstreamDirectory } from '../upstreams.js';
+import { networkLabels, UNKNOWN_NETWORK } from '../metrics.js';
+import { UpstreamError, type UpstreamDirectory } from '../upstreams/index.js';
 import { routeHints, type CallHandler } from '../calls.js';
 import { parseJson, type ParsedRpc } from '../jsonrpc.js';
 import { SendQueues } from './queues.js';
-import { Feed, FeedError, type Subscriber } from './feed.js';
+import { FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
 import { PollSource, WsSource } from './sources.js';
 import { jsonDeeperThan } from '../../util/json-depth.js';
-
-/** Close codes besides the standard ones (1001 going away, 1009 too big, 1011, 1013 try again later). */
-export const CLOSE = {
-  shuttingDown: [1001, 'server shutting down'],
-  noUpstream: [1013, 'no upstream available'],
-  notFound: [4001, 'endpoint not found'],
-  paused: [4002, 'endpoint paused'],
-  ipNotAllowed: [4003, 'ip address not allowed'],
-  /** 1008 (policy violation): a client that does not read what it asked for. */
-  tooSlow: [1008, 'client not reading: too many bytes queued'],
-} as const satisfies Record<string, readonly [number, string]>;
 
 /**
  * Messages of one socket being answered at once; past this its reads pause (TCP pushes back on
@@ -70,56 +62,6 @@ export interface WsGatewayDeps {
   calls?: CallHandler;
   /** Gateway workers sharing the `max_queued_bytes*` caps of endpoints and in total (each gets its share). */
   workers?: number;
-}
-
-interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
-
-const isCall = (v: unknown): v is Call => typeof v === 'object' && v !== null && !Array.isArray(v)
-  && typeof (v as { method?: unknown }).method === 'string' && (v as { method: string }).method.length > 0;
-
-/** One client socket on one endpoint. */
-class Connection {
-  readonly ws: WebSocket;
-  readonly ep: EndpointState;
-  readonly env: Environment;
-  readonly ip: string;
-  readonly network: string;
-  readonly labels: NetworkLabels;
-  readonly subs = new Map<string, { sub: Subscriber; feed: Feed }>();
-  /** eth_subscribe calls waiting on their upstream: they count toward the per-socket limit too. */
-  pendingSubs = 0;
-  alive = true;
-  closed = false;
-  readonly opened = performance.now();
-  calls = 0;
-  notifications = 0;
-  /** Messages being answered (MAX_CALLS_IN_FLIGHT). */
-  inFlight = 0;
-  /** Bytes sent and not yet written to the kernel (SendQueues). */
-  queued = 0;
-  overCap = false;
-  released = false;
-  readonly queues: SendQueues<Connection>;
-  constructor(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, queues: SendQueues<Connection>) {
-    this.ws = ws;
-    this.ep = ep;
-    this.env = env;
-    this.ip = ip;
-    this.network = `${env.network.slug}-${env.slug}`;
-    this.labels = networkLabels(env);
-    this.queues = queues;
-  }
-  /** Sends a frame, or closes the socket (1008) when its bytes would go over a cap. */
-  send(text: string): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    const bytes = Buffer.byteLength(text);
-    if (!this.queues.admit(this, bytes)) return;
-    this.queues.add(this, bytes);
-    this.ws.send(text, () => this.queues.add(this, -bytes));
-  }
-  close([code, reason]: readonly [number, string]): void {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
-  }
 }
 
 /**
@@ -204,39 +146,39 @@ export class WebSocketGateway {
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
-    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuse(socket, 400, 'invalidRequest');
+    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuseUpgrade(socket, 400, 'invalidRequest');
     const url = req.url ?? '/';
     const uuid = url.slice(1, 37);
     const after = url.charCodeAt(37);
     const ep = url.length === 37 || after === 47 || after === 63 ? this.#d.registry.get(uuid) : undefined;
     const env = ep?.env;
     const m = this.#d.metrics;
-    if (!ep || !env || !this.#hostMatches(req.headers.host, ep)) {
+    if (!ep || !env || !hostMatches(this.#prefix, req.headers.host, ep)) {
       m.rejections.inc({ ...UNKNOWN_NETWORK, reason: 'not_found', transport: 'ws' });
-      return refuse(socket, 404, 'notFound');
+      return refuseUpgrade(socket, 404, 'notFound');
     }
     const labels = networkLabels(env);
     const rest = url.slice(37);
     if (!(rest === '' || rest === '/' || rest.startsWith('?') || rest.startsWith('/?'))) {
       m.rejections.inc({ ...labels, reason: 'not_found', transport: 'ws' });
-      return refuse(socket, 404, 'notFound');
+      return refuseUpgrade(socket, 404, 'notFound');
     }
     if (ep.paused) {
       m.rejections.inc({ ...labels, reason: 'paused', transport: 'ws' });
-      return refuse(socket, 403, 'paused');
+      return refuseUpgrade(socket, 403, 'paused');
     }
     const ip = clientIp(req, this.#trusted);
     if (ep.allowlist.size > 0 && !ep.allowlist.allows(ip)) {
       m.rejections.inc({ ...labels, reason: 'ip_not_allowed', transport: 'ws' });
-      return refuse(socket, 403, 'ipNotAllowed');
+      return refuseUpgrade(socket, 403, 'ipNotAllowed');
     }
     if (!chainOf(env.network.family).gateway.websocket) {
       m.rejections.inc({ ...labels, reason: 'invalid_request', transport: 'ws' });
-      return refuse(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
+      return refuseUpgrade(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }
     if (!this.#acquireSlot(ep)) {
       m.rejections.inc({ ...labels, reason: 'too_many_sockets', transport: 'ws' });
-      return refuse(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
+      return refuseUpgrade(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
     }
     const id = requestId(req);
     // ws drops a bad handshake, or a socket closed mid-upgrade, without calling back: the slot
@@ -264,14 +206,6 @@ export class WebSocketGateway {
     const n = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
     if (n <= 0) this.#perEndpoint.delete(endpointId);
     else this.#perEndpoint.set(endpointId, n);
-  }
-
-  #hostMatches(host: string | undefined, ep: EndpointState): boolean {
-    if (host === undefined) return true;
-    const dot = host.indexOf('.');
-    if (dot === -1) return true;
-    const label = host.slice(0, dot).toLowerCase();
-    return !label.startsWith(this.#prefix) || label === ep.hostLabel;
   }
 
   #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string): void {
@@ -483,8 +417,7 @@ export class WebSocketGateway {
   }
 
   #meterCall(conn: Connection, method: string, units = 1): void {
-    const network = conn.env.network;
-    this.#d.meter.record(conn.ep.id, conn.ep.accountId, usageMethodName(network, method), priceRpc(network, method) * units);
+    bill(this.#d.meter, conn.ep, conn.env.network, method, units);
   }
 
   #hub(env: Environment): SubscriptionHub {
@@ -553,13 +486,4 @@ export class WebSocketGateway {
 
 function randomHex(): string {
   return crypto.getRandomValues(Buffer.alloc(16)).toString('hex');
-}
-
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' };
-
-/** An upgrade refused with the status an HTTP request would get, and a JSON-RPC error body. */
-function refuse(socket: Duplex, status: number, kind: RpcErrorKind, message?: string): void {
-  const body = message ? Buffer.from(JSON.stringify(rpcError(RPC_ERRORS[kind].code, message))) : ERROR_BODIES[kind];
-  if (!socket.writable) return void socket.destroy();
-  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`, () => socket.destroy());
 }

@@ -1,4 +1,4 @@
-import type { UpstreamSet } from '../upstreams.js';
+import type { UpstreamSet } from '../upstreams/index.js';
 import { Feed, FeedError, type FeedSource } from './feed.js';
 import { UpstreamRpcError, UpstreamSocket } from './upstream-socket.js';
 

@@ -1,0 +1,18 @@
+import type { ServerResponse } from 'node:http';
+import type { EndpointState } from '../registry.js';
+import { UpstreamError, type RouteHints, type UpstreamRequest, type UpstreamResponse } from '../upstreams/index.js';
+import type { GatewayContext } from './context.js';
+import { sendUpstreamError } from './respond.js';
+
+/** The upstream's answer; undefined when every upstream failed (and the client was answered 502 or 504). */
+export async function forward(cx: GatewayContext, res: ServerResponse, ep: EndpointState, req: UpstreamRequest, hints?: RouteHints): Promise<UpstreamResponse | undefined> {
+  try {
+    return await cx.upstreams.for(ep.env!.id, ep.env!.upstreams).send(req, hints);
+  } catch (err) {
+    if (err instanceof UpstreamError) {
+      sendUpstreamError(res, err);
+      return undefined;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,55 @@
+import type { Upstream } from './upstream.js';
+import type { UpstreamBody } from './body.js';
+import { RpcctlError } from '../../util/errors.js';
+
+export class UpstreamError extends RpcctlError {
+  readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
+  constructor(timeout: boolean, cause: unknown) {
+    super(timeout ? 'upstream timed out' : 'upstream failed', { cause });
+    this.name = 'UpstreamError';
+    this.code = timeout ? 'E_UPSTREAM_TIMEOUT' : 'E_UPSTREAM_FAILED';
+  }
+}
+
+export interface UpstreamResponse {
+  status: number;
+  contentType: string | undefined;
+  /** The upstream's declared Content-Length, if any: how the relay knows an answer is large before reading it. */
+  contentLength: number | undefined;
+  body: UpstreamBody;
+  /** The upstream that answered. */
+  upstream: Upstream;
+  /**
+   * The relay's way around the stream: calls back once with the whole body when it is at most
+   * `BUFFERED_BYTES`, with the error that cut it, or with neither when it turned out larger
+   * (then read on from `body`, which starts with what came so far). False: read `body`.
+   */
+  whole(done: (err: Error | undefined, body: Buffer | undefined) => void): boolean;
+  /** Cancels the upstream's answer (the client went away). */
+  cancel(): void;
+}
+
+export interface UpstreamRequest {
+  method: string;
+  /** Appended to the upstream URL's own path; '' for JSON-RPC. Includes the query string. */
+  path: string;
+  body: Buffer | undefined;
+  contentType: string | undefined;
+  /** Ends the call at once (shutdown); an aborted call does not count against the upstream. */
+  signal?: AbortSignal;
+  /**
+   * Bitcoin Core answers JSON-RPC 1.0 errors with HTTP 500 and a JSON body: that is the node's
+   * answer to pass on, not a failed node to move away from.
+   */
+  rpcErrorsAre500?: boolean;
+}
+
+export interface RouteHints {
+  /** The call reads the chain head (`latest`, `pending`, no block): upstreams lagging too far come last. */
+  needsHead?: boolean;
+  /** A read that may be sent twice: hedged when hedging is on. */
+  idempotent?: boolean;
+  /** Only these upstreams (a retry elsewhere). */
+  only?: (u: Upstream) => boolean;
+}
+
