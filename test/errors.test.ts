@@ -41,7 +41,7 @@ const LISTENER_CODES = new Set(['E_BODY_TOO_LARGE', 'E_BODY_TIMEOUT', 'E_BODY_BU
 /** An HttpError is already the answer: its status travels with it. */
 const ANSWER_CODES = new Set(['E_HTTP']);
 
-interface ErrorClass { id: string; file: string; name: string; parent: string; codes: string[] | 'open' | undefined }
+interface ErrorClass { id: string; file: string; name: string; parent: string; codes: string[] | 'open' | undefined; abstract: boolean }
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -53,7 +53,7 @@ const files = tsFiles(src).map((f) => relative(src, f)).filter((f) => !f.startsW
 const text = new Map(files.map((f) => [f, readFileSync(join(src, f), 'utf8')]));
 
 /** `class X extends YError { … }` with its body up to the closing brace at the start of a line. */
-const CLASS = /^(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b[^{]*\{(?:\}|([\s\S]*?)^\})/gm;
+const CLASS = /^(?:export\s+)?(abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b[^{]*\{(?:\}|([\s\S]*?)^\})/gm;
 
 function codesOf(body: string): string[] | 'open' | undefined {
   const assigned = /readonly\s+code\s*=\s*'([^']+)'/.exec(body);
@@ -68,7 +68,7 @@ function errorClasses(sources: Map<string, string>): ErrorClass[] {
   const found: ErrorClass[] = [];
   for (const [file, body] of sources) {
     for (const m of body.matchAll(CLASS)) {
-      found.push({ id: `${file}:${m[1]}`, file, name: m[1]!, parent: m[2]!, codes: codesOf(m[3] ?? '') });
+      found.push({ id: `${file}:${m[2]}`, file, name: m[2]!, parent: m[3]!, codes: codesOf(m[4] ?? ''), abstract: m[1] !== undefined });
     }
   }
   return found;
@@ -91,7 +91,8 @@ function violations(sources: Map<string, string>): string[] {
   const classes = errorClasses(sources);
   const out: string[] = [];
   for (const c of classes) {
-    if (OUTSIDE_THE_BASE[c.id] || c.id === 'util/errors.ts:RpcctlError') continue;
+    // An abstract class is never thrown itself; its concrete subclasses are checked.
+    if (OUTSIDE_THE_BASE[c.id] || c.id === 'util/errors.ts:RpcctlError' || c.abstract) continue;
     let at: ErrorClass | undefined = c;
     let codes = c.codes;
     const seen = new Set<string>();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
+import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, type Litecoind } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { paymentOrders } from './helpers/payments.js';
 import type { Merchant, TestService } from './helpers/service.js';
@@ -27,7 +27,7 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
   const rpc = <T = any>(method: string, params: unknown[] = [], wallet?: string) => node.rpc<T>(method, params, wallet);
 
   const mine = async (n: number): Promise<string[]> => rpc<string[]>('generatetoaddress', [n, miner]);
-  const { hooksOf, seq, settle, create } = paymentOrders(() => ({ rx, m }), 'litecoin', { waitMs: 30_000, quietMs: 500 });
+  const { seq, settle, create } = paymentOrders(() => ({ rx, m }), 'litecoin', { waitMs: 30_000, quietMs: 500 });
 
   beforeAll(async () => {
     node = await startLitecoind();

@@ -7,7 +7,6 @@ import { clientError, HttpError, sendError, sendJson } from './http.js';
 import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readBody } from '../util/body.js';
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { parseJsonBody } from './json-body.js';
-import { FixedWindowLimiter } from '../limits/rate-limit.js';
 import { memoryLimits, type Limits, type WindowLimiter } from '../limits/index.js';
 import { Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../api/http.js';
 import { invokeRoute } from '../api/invoke.js';
-import { getAccount, type AccountRow } from '../store/index.js';
+import { getAccount } from '../store/index.js';
 import { BodyTooLargeError } from '../util/body.js';
 import { clientIp } from '../util/ip.js';
 import type { PageContext, PageRoute } from './context.js';
@@ -120,15 +120,8 @@ function sendToSignIn(shell: Shell, req: IncomingMessage, res: ServerResponse, u
   return redirect(res, `/login?${cookie ? 'expired=1&' : ''}next=${encodeURIComponent(next)}`, headers?.['set-cookie']);
 }
 
-interface SignedIn {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  params: Record<string, string>;
-  form: URLSearchParams;
-  account: AccountRow;
-  session: Session;
-}
+/** What a signed-in request brings before the page context is completed. */
+type SignedIn = Pick<PageContext, 'req' | 'res' | 'url' | 'params' | 'form' | 'account' | 'session'>;
 
 /** What a page handler gets: the account, its Public API, and the ways to answer inside the layout. */
 async function pageContext(shell: Shell, s: SignedIn): Promise<PageContext> {

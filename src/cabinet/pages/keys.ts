@@ -3,7 +3,7 @@ import { validate } from '../../api/invoke.js';
 import { createApiKey, getAccountKeyByPrefix, listApiKeys, revokeAccountKey, setKeyAllowedIps, type ApiKeyInfo } from '../../store/index.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { attempt, badge, copyable, csrfField, errorBox, pageHeader, splitList, time } from './ui.js';
+import { attempt, copyable, csrfField, errorBox, pageHeader, splitList, time } from './ui.js';
 import { HttpError } from '../../api/http.js';
 
 /** At most this many live keys per account: enough for rotation and a few services. */

@@ -1,4 +1,4 @@
-import { RpcctlError } from '../../util/errors.js';
+import { JsonRpcCodedError } from './rpc-coded-error.js';
 export type FeedType = 'newHeads' | 'logs' | 'newPendingTransactions';
 export const FEED_TYPES: readonly FeedType[] = ['newHeads', 'logs', 'newPendingTransactions'];
 
@@ -91,14 +91,11 @@ export interface FeedSource {
   close(): void;
 }
 
-export class FeedError extends RpcctlError {
+export class FeedError extends JsonRpcCodedError {
   readonly code = 'E_FEED';
-  /** The JSON-RPC error code the client is answered with. */
-  readonly rpcCode: number;
   constructor(rpcCode: number, message: string) {
-    super(message);
+    super(rpcCode, message);
     this.name = 'FeedError';
-    this.rpcCode = rpcCode;
   }
 }
 

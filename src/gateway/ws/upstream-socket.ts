@@ -1,14 +1,11 @@
 import WebSocket from 'ws';
-import { RpcctlError } from '../../util/errors.js';
+import { JsonRpcCodedError } from './rpc-coded-error.js';
 
-export class UpstreamRpcError extends RpcctlError {
+export class UpstreamRpcError extends JsonRpcCodedError {
   readonly code = 'E_UPSTREAM_RPC';
-  /** The JSON-RPC error code the client is answered with. */
-  readonly rpcCode: number;
   constructor(rpcCode: number, message: string) {
-    super(message);
+    super(rpcCode, message);
     this.name = 'UpstreamRpcError';
-    this.rpcCode = rpcCode;
   }
 }
 
