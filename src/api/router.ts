@@ -75,7 +75,13 @@ export class Router<D extends Routable = RouteDef> {
 
   constructor(routes: D[]) {
     this.routes = routes;
+    // Two definitions of one route would leave which one answers to registration order (a
+    // cabinet section could shadow a core page): refused when the table is built.
+    const seen = new Set<string>();
     for (const def of routes) {
+      const key = `${def.method} ${def.path}`;
+      if (seen.has(key)) throw new Error(`two routes for ${key}`);
+      seen.add(key);
       if (def.path.includes('{')) {
         this.#dynamic.push({ def, segments: def.path.split('/') });
       } else {
