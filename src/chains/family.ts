@@ -116,16 +116,13 @@ export interface OrderDerivation {
 }
 
 /**
- * One chain architecture (as erpc's architecture/<name>/ handlers): everything that differs
- * between families, so no code outside chains/ branches on a family's name. A new family is
- * a folder implementing this and one line in chains/index.ts.
+ * What a family is, without the code that talks to its nodes or derives its keys: read by the
+ * gateway, config, the catalog and pricing, which every process and gateway worker loads. Kept
+ * apart from `ChainFamily` so that loading them pulls in no scanner, HTTP client or BIP32
+ * code (chains/traits.ts is their registry).
  */
-export interface ChainFamily {
+export interface ChainTraits {
   readonly name: NetworkFamily;
-  /** An address given for a watch or an order on `env`: display form and match key. */
-  parseAddress(env: ChainEnvironment, input: string): ParsedAddress;
-  /** The scanner's adapter for an environment's upstreams (also the payments' unconfirmed-block look). */
-  scanner(upstreams: string[], timeoutMs?: number): ChainAdapter;
   readonly gateway: {
     /** `rpc`: JSON-RPC POSTs to the endpoint root; `rest`: any path forwarded (Horizon, the Tron HTTP API). */
     transport: 'rpc' | 'rest';
@@ -158,6 +155,21 @@ export interface ChainFamily {
     native: { symbol: string; decimals: number };
     /** The chain name AML providers (TRM) use when config names none. */
     amlChain: string;
+  };
+}
+
+/**
+ * One chain architecture (as erpc's architecture/<name>/ handlers): everything that differs
+ * between families, so no code outside chains/ branches on a family's name. A new family is
+ * a folder implementing this (its traits in `traits.ts`, the rest in `index.ts`) and a line
+ * in each registry (chains/traits.ts, chains/index.ts).
+ */
+export interface ChainFamily extends ChainTraits {
+  /** An address given for a watch or an order on `env`: display form and match key. */
+  parseAddress(env: ChainEnvironment, input: string): ParsedAddress;
+  /** The scanner's adapter for an environment's upstreams (also the payments' unconfirmed-block look). */
+  scanner(upstreams: string[], timeoutMs?: number): ChainAdapter;
+  readonly payments: ChainTraits['payments'] & {
     /** A listed contract token: its asset id and what a scanned hit's `token` is for it. */
     contractToken(address: string): { id: string; matchKey: string };
     /** Deriving order addresses from an extended public key; undefined: orders need an address. */

@@ -1,9 +1,10 @@
 // The registry of chain families: the one place that maps a family's name to its adapter
 // (as erpc registers one handler per architecture). A fifth family is a folder implementing
-// `ChainFamily` and one line in FAMILIES.
+// `ChainFamily` (its traits in `traits.ts`) and one line here and in chains/traits.ts.
 
 import { evm } from './evm/index.js';
 import type { ChainEnvironment, ChainFamily, NetworkFamily } from './family.js';
+import { DEFAULT_FAMILY } from './traits.js';
 import type { ParsedAddress } from './address.js';
 import { stellar } from './stellar/index.js';
 import { tron } from './tron/index.js';
@@ -16,8 +17,7 @@ const FAMILIES: Record<NetworkFamily, ChainFamily> = {
   tron,
 };
 
-/** The family a network without one is (config's default). */
-export const DEFAULT_FAMILY: NetworkFamily = 'evm';
+export { DEFAULT_FAMILY } from './traits.js';
 
 /**
  * A family's adapter. An unknown name (a stored row from a newer version) is read as the
@@ -37,4 +37,4 @@ export function parseAddress(env: ChainEnvironment, input: string): ParsedAddres
   return chainOf(env.network.family).parseAddress(env, input);
 }
 
-export type { ChainAdapter, ChainEnvironment, ChainFamily, FetchedBlock, Hit, NetworkFamily, WatchLookup, WatchRef } from './family.js';
+export type { ChainAdapter, ChainEnvironment, ChainFamily, ChainTraits, FetchedBlock, Hit, NetworkFamily, WatchLookup, WatchRef } from './family.js';

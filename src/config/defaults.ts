@@ -1,9 +1,9 @@
-import { chainOf } from '../chains/index.js';
+import { traitsOf } from '../chains/traits.js';
 import type { NetworkConfig, PlanConfig } from './schema.js';
 
 /** A network's credit table when its config gives none: its family's built-in one. */
 export function defaultCredits(family: NetworkConfig['family']): NetworkConfig['credits'] {
-  return chainOf(family).credits.defaults();
+  return traitsOf(family).credits.defaults();
 }
 
 /**

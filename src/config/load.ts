@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { formatIssues } from '../util/zod.js';
 import { configSchema, type Config } from './schema.js';
 import { defaultCredits, defaultNetworks, defaultPlans } from './defaults.js';
-import { chainFamilies, chainOf } from '../chains/index.js';
+import { allTraits, traitsOf } from '../chains/traits.js';
 import { RpcctlError } from '../util/errors.js';
 
 export class ConfigError extends RpcctlError {
@@ -71,10 +71,10 @@ function checkConsistency(config: Config, source: string): void {
       if (netIds.has(n.id)) fail(`networks[${i}].id: duplicate network id ${n.id}`);
       netIds.add(n.id);
     }
-    const family = chainOf(n.family);
+    const family = traitsOf(n.family);
     n.tokens.forEach((t, j) => {
       // Checked here, where the family is known: a token of another chain's form could never match a transfer.
-      const form = chainFamilies().find((f) => f.config.tokens?.claims(t))!;
+      const form = allTraits().find((f) => f.config.tokens?.claims(t))!;
       if (!family.config.tokens) fail(`networks[${i}].tokens[${j}]: ${n.family} networks have no tokens (orders there are in the native coin)`);
       if (form !== family) fail(`networks[${i}].tokens[${j}]: ${form.config.tokens!.description} is not a token form of the ${n.family} family`);
       try {

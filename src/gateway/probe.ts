@@ -4,7 +4,7 @@ import { announceChange, type Environment, type Store } from '../store/index.js'
 import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
 import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
 import type { UpstreamSnapshot } from './health.js';
-import { chainOf } from '../chains/index.js';
+import { traitsOf } from '../chains/traits.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
@@ -135,7 +135,7 @@ export class NodeProbe {
   async probe(env: Environment): Promise<ProbeResult> {
     const set = this.#upstreams.for(env.id, env.upstreams);
     // One request tells the family's version and height; EVM upstreams are probed one by one below.
-    const health = chainOf(env.network.family).gateway.health;
+    const health = traitsOf(env.network.family).gateway.health;
     if (health) {
       const res = await set.send({
         method: health.method, path: health.path, body: health.body === undefined ? undefined : Buffer.from(health.body),

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import type { Database, Store, WatchedAddressRow } from '../store/index.js';
-import { DEFAULT_FAMILY } from '../chains/index.js';
+import { DEFAULT_FAMILY } from '../chains/traits.js';
 import { covers } from './amounts.js';
 import { assetOfRow, hitIsAsset } from './assets.js';
 import { combine, failsAt, type AmlProvider, type AmlResult } from './aml/types.js';

@@ -1,4 +1,4 @@
-import { chainOf } from '../chains/index.js';
+import { traitsOf } from '../chains/traits.js';
 import type { RouteCredits } from '../chains/family.js';
 
 /**
@@ -20,7 +20,7 @@ const compiledRoutes = new Map<string, CompiledRoute[]>();
 /** A REST family's route table, compiled once. */
 function routesOf(family: string): CompiledRoute[] {
   let routes = compiledRoutes.get(family);
-  if (!routes) compiledRoutes.set(family, (routes = compile(chainOf(family).credits.routes ?? [])));
+  if (!routes) compiledRoutes.set(family, (routes = compile(traitsOf(family).credits.routes ?? [])));
   return routes;
 }
 
@@ -90,6 +90,6 @@ export const WALLET_HIT_CREDITS = 30;
 
 /** A block webhook costs what fetching the block costs on that network. */
 export function blockCredits(network: PricedNetwork): number {
-  const fetch = chainOf(network.family).credits.block;
+  const fetch = traitsOf(network.family).credits.block;
   return fetch.path === undefined ? priceRpc(network, fetch.method) : priceRest(network, fetch.method, fetch.path).credits;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
-import { chainOf } from '../chains/index.js';
+import { traitsOf } from '../chains/traits.js';
 import type { Database, PlanRow } from './tables.js';
 import type { UtxoAddressFormat } from '../chains/utxo/address.js';
 import type { NetworkFamily } from '../chains/family.js';
@@ -108,7 +108,7 @@ export async function syncCatalog(db: Kysely<Database>, config: Config): Promise
         const clash = existingEnvs.find((x) => x.id === e.id && (x.network_id !== id || x.slug !== e.slug));
         if (clash) throw new ConfigError(`networks[${i}].environments[${j}].id: id ${e.id} already belongs to another environment`);
         const envId = storedEnv?.id ?? e.id ?? nextEnvId++;
-        const builtInFormat = chainOf(n.family).config.addressFormat;
+        const builtInFormat = traitsOf(n.family).config.addressFormat;
         const format = builtInFormat ? e.address_format ?? builtInFormat(e.slug) : undefined;
         const envRow = {
           network_id: id, slug: e.slug, upstreams: JSON.stringify(e.upstreams), confirmations: e.confirmations, position: j, active: 1,

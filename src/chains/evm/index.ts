@@ -1,8 +1,8 @@
 import type { ChainFamily } from '../family.js';
+import { evmTraits } from './traits.js';
 import { parseXpub } from '../xpub.js';
 import { parseEvmAddress, toChecksumAddress } from './address.js';
 import { EvmChain } from './chain.js';
-import { evmCredits } from './credits.js';
 import { evmAddressAt } from './derive.js';
 
 /** Contract tokens as EVM writes them: EIP-55 ids, matched on the lower-case address. */
@@ -12,22 +12,11 @@ export function evmContractToken(address: string): { id: string; matchKey: strin
 
 /** EVM chains: JSON-RPC nodes, `0x` addresses, ERC-20 tokens, orders derived from an xpub (m/44'/60'/0'). */
 export const evm: ChainFamily = {
-  name: 'evm',
+  ...evmTraits,
   parseAddress: (_env, input) => parseEvmAddress(input),
   scanner: (upstreams, timeoutMs) => new EvmChain(upstreams, timeoutMs),
-  gateway: { transport: 'rpc', rpcErrorsAre500: false, websocket: true, health: undefined },
-  credits: {
-    defaults: () => ({ default: evmCredits.default, methods: { ...evmCredits.methods } }),
-    routes: undefined,
-    block: { method: 'eth_getBlockByNumber' },
-  },
-  config: {
-    tokens: { description: 'a 0x address', claims: (t) => t.asset === undefined && t.address!.startsWith('0x') },
-    addressFormat: undefined,
-  },
   payments: {
-    native: { symbol: 'ETH', decimals: 18 },
-    amlChain: 'ethereum',
+    ...evmTraits.payments,
     contractToken: evmContractToken,
     derivation: {
       checkKey: (xpub) => void parseXpub(xpub),

@@ -1,8 +1,8 @@
 import { evmContractToken } from '../evm/index.js';
 import type { ChainFamily } from '../family.js';
+import { utxoTraits } from './traits.js';
 import { parseUtxoAddress } from './address.js';
 import { UtxoChain } from './chain.js';
-import { bitcoinCredits } from './credits.js';
 import { parseUtxoXpub, utxoAddressAt, utxoKeyFits } from './derive.js';
 import { bitcoinAddressFormat } from './formats.js';
 import { KeyMisfitError } from '../xpub.js';
@@ -12,36 +12,11 @@ import { KeyMisfitError } from '../xpub.js';
  * no tokens, orders derived from a zpub/ypub/xpub (or their test-network forms).
  */
 export const utxo: ChainFamily = {
-  name: 'utxo',
+  ...utxoTraits,
   parseAddress: (env, input) => parseUtxoAddress(env.addressFormat!, input),
   scanner: (upstreams, timeoutMs) => new UtxoChain(upstreams, timeoutMs),
-  gateway: {
-    transport: 'rpc', rpcErrorsAre500: true, websocket: false,
-    health: {
-      method: 'POST', path: '', contentType: 'application/json',
-      body: JSON.stringify([
-        { jsonrpc: '1.0', id: 1, method: 'getnetworkinfo', params: [] },
-        { jsonrpc: '1.0', id: 2, method: 'getblockcount', params: [] },
-      ]),
-      read: (text) => {
-        const answers = JSON.parse(text) as Array<{ id: number; result?: { subversion?: string } | number }>;
-        if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
-        const info = answers.find((a) => a.id === 1)?.result;
-        const height = answers.find((a) => a.id === 2)?.result;
-        return { version: typeof info === 'object' ? info.subversion ?? null : null, blockHeight: typeof height === 'number' ? height : null };
-      },
-    },
-  },
-  credits: {
-    defaults: () => ({ default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } }),
-    routes: undefined,
-    block: { method: 'getblock' },
-  },
-  config: { tokens: undefined, addressFormat: bitcoinAddressFormat },
   payments: {
-    // Satoshis; Litecoin and Dogecoin count in 8 decimals too.
-    native: { symbol: 'BTC', decimals: 8 },
-    amlChain: 'bitcoin',
+    ...utxoTraits.payments,
     // Config lists no tokens here; kept as the reading it always had.
     contractToken: evmContractToken,
     derivation: {

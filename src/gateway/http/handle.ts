@@ -6,7 +6,7 @@ import { endpointOf, refuse, UUID_LENGTH } from './route.js';
 import { closedTo } from './admit.js';
 import { rpc } from './rpc.js';
 import { restCall } from './rest.js';
-import { chainOf } from '../../chains/index.js';
+import { traitsOf } from '../../chains/traits.js';
 import { send, sendJson } from './respond.js';
 
 const CORS_PREFLIGHT = {
@@ -45,7 +45,7 @@ export function handle(cx: GatewayContext, req: IncomingMessage, res: ServerResp
   const closed = closedTo(ep, ip);
   if (closed) return refuse(cx, req, res, 403, closed, ip);
   const rest = url.slice(UUID_LENGTH + 1);
-  if (chainOf(ep.env!.network.family).gateway.transport === 'rest') return restCall(cx, req, res, ep, rest, ip);
+  if (traitsOf(ep.env!.network.family).gateway.transport === 'rest') return restCall(cx, req, res, ep, rest, ip);
   return rpc(cx, req, res, ep, rest, ip);
 }
 

@@ -8,7 +8,7 @@ import { passedOn } from '../observe.js';
 import { UpstreamError, type RouteHints, type UpstreamResponse } from '../upstreams/index.js';
 import { routeHints, type CallHandler } from '../calls.js';
 import { bill } from '../bill.js';
-import { chainOf } from '../../chains/index.js';
+import { traitsOf } from '../../chains/traits.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
@@ -45,7 +45,7 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   if (typeof one !== 'number') one = await one;
   if (one === 0) return send(res, 429, 'rps');
   if (calls && await answerCall(cx, res, ep, calls, parsed.call, body)) return;
-  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: chainOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, routeHints(parsed.call));
+  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, routeHints(parsed.call));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) bill(cx.meter, ep, env.network, parsed.call.method, calls?.units(env, parsed.call) ?? 1);
   return relay(res, upstream);
@@ -73,7 +73,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
     : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
   if (calls && await answerBatch(cx, res, ep, calls, inWindow)) return;
   const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(inWindow.valid)) : body;
-  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: chainOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, BATCH_HINTS);
+  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, BATCH_HINTS);
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) {
     for (const call of inWindow.calls) bill(cx.meter, ep, env.network, call.method, calls?.units(env, call) ?? 1);

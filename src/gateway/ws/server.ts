@@ -8,7 +8,7 @@ import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, rpcError } from '../errors.js';
 import { bill } from '../bill.js';
-import { chainOf } from '../../chains/index.js';
+import { traitsOf } from '../../chains/traits.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
@@ -172,7 +172,7 @@ export class WebSocketGateway {
       m.rejections.inc({ ...labels, reason: 'ip_not_allowed', transport: 'ws' });
       return refuseUpgrade(socket, 403, 'ipNotAllowed');
     }
-    if (!chainOf(env.network.family).gateway.websocket) {
+    if (!traitsOf(env.network.family).gateway.websocket) {
       m.rejections.inc({ ...labels, reason: 'invalid_request', transport: 'ws' });
       return refuseUpgrade(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { chainOf } from '../../chains/index.js';
+import { traitsOf } from '../../chains/traits.js';
 import { AmlRetryError, scoreOf, type AmlDetail, type AmlProvider, type AmlResult, type AmlSubject, type RiskLevel } from './types.js';
 import { RpcctlError } from '../../util/errors.js';
 
@@ -65,7 +65,7 @@ export class HttpAmlProvider implements AmlProvider {
   }
 
   async #trm(s: AmlSubject): Promise<AmlResult> {
-    const chain = this.#o.chains[s.network] ?? chainOf(s.family).payments.amlChain;
+    const chain = this.#o.chains[s.network] ?? traitsOf(s.family).payments.amlChain;
     const headers = {
       authorization: `Basic ${Buffer.from(`${this.#o.apiKey}:`).toString('base64')}`,
       accept: 'application/json', 'content-type': 'application/json',
