@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Catalog, Database, Environment, Store } from '../store/index.js';
+import type { Catalog, Database, Environment, Store, WatchedAddressRow } from '../store/index.js';
+import { lockFor } from '../store/index.js';
 import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
 import { envIdentifier } from '../store/index.js';
 import { filtersSelect } from '../webhooks/filters.js';
@@ -23,29 +24,70 @@ class CursorMovedError extends RpcctlError {
   readonly code = 'E_CURSOR_MOVED';
 }
 
+/** Thrown inside the record transaction to roll it back: the block was matched without some watches. */
+class WatchesBehindError extends RpcctlError {
+  readonly code = 'E_WATCHES_BEHIND';
+  readonly rows: WatchedAddressRow[];
+  constructor(rows: WatchedAddressRow[]) {
+    super(`${rows.length} watch(es) added elsewhere were not yet known here`);
+    this.rows = rows;
+  }
+}
+
+/** Held while an environment's cursor is created, and by watch adds that find none (watches.ts). */
+export function cursorLock(envId: number): string {
+  return `scanner:${envId}`;
+}
+
 /**
  * Stores a block's events, their deliveries (outbox) and the advanced cursor in one
  * transaction: after a crash the block is either fully recorded or scanned again, so no
  * event is skipped or emitted twice. The cursor moves by compare-and-set: when another
  * scanner (a second process on the same store) recorded the block first, nothing is
  * written and `recorded` is false.
+ *
+ * A block is never recorded without a watch that starts at or before it: when the store has
+ * watches the registry has not heard of (added through another instance whose notification
+ * is late or lost), they are put into the registry, nothing is written, and `rematch` asks the
+ * caller to match the block again.
  */
 export async function recordBlock(
   store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[], lease?: ScannerLease,
-): Promise<{ recorded: boolean; events: number; deliveries: number }> {
+): Promise<{ recorded: boolean; events: number; deliveries: number; rematch?: boolean }> {
   try {
     return await store.db.transaction().execute(async (trx) => {
       if (lease) await fence(trx, env.id, lease);
-      // First, so a scanner that lost the race writes nothing and holds the lock briefly.
+      // First, so a scanner that lost the race writes nothing and holds the lock briefly. It
+      // also orders the record after every watch add that read the cursor (watches.ts
+      // startHeightIn), so the query below sees each watch that starts at or before this block.
       const moved = await trx.updateTable('scanner_cursors').set({ next_height: block.height + 1, updated_at: new Date().toISOString() })
         .where('network_environment_id', '=', env.id).where('next_height', '=', block.height).executeTakeFirst();
       if (Number(moved.numUpdatedRows) !== 1) throw new CursorMovedError();
+      await catchUpWatches(trx, registry, env.id);
       return { recorded: true, ...await writeBlock(trx, store.catalog, registry, env, block, hits) };
     });
   } catch (err) {
     if (err instanceof CursorMovedError) return { recorded: false, events: 0, deliveries: 0 };
+    if (err instanceof WatchesBehindError) {
+      for (const row of err.rows) registry.add(row);
+      return { recorded: false, events: 0, deliveries: 0, rematch: true };
+    }
     throw err;
   }
+}
+
+/**
+ * The watches of the environment added since the registry last looked: one seek on
+ * (network_environment_id, id), usually empty. Adds on an environment commit in id order
+ * (watches.ts startHeightIn), so every watch at or below the highest id seen is known.
+ */
+async function catchUpWatches(trx: Kysely<Database>, registry: WatchRegistry, envId: number): Promise<void> {
+  const rows = await trx.selectFrom('watched_addresses').selectAll()
+    .where('network_environment_id', '=', envId).where('id', '>', registry.seenThrough(envId)).orderBy('id').execute();
+  if (rows.length === 0) return;
+  const unknown = rows.filter((r) => !registry.has(r));
+  if (unknown.length > 0) throw new WatchesBehindError(unknown);
+  registry.seen(envId, rows[rows.length - 1]!.id);
 }
 
 /** The block's events, their deliveries and its kept hash. */
@@ -57,7 +99,9 @@ async function writeBlock(
   let events = 0;
   let deliveries = 0;
   const current = await currentWatches(trx, hits);
-  const kept = hits.filter((h) => current.has(h.watch.watchId));
+  // A watch reports the blocks from its start on: one matched again after a rewind to before
+  // it was added gets no events of the blocks recorded before it existed.
+  const kept = hits.filter((h) => block.height >= (current.get(h.watch.watchId) ?? Infinity));
   const webhooks = await getWebhooks(trx, [...new Set(kept.map((h) => h.watch.accountId))]);
   const orderWatches = await paymentOrderWatches(trx, kept);
   for (const h of kept) {
@@ -93,16 +137,17 @@ async function writeBlock(
 }
 
 /**
- * The hits' watches that still exist. The hits were matched against the registry before the
- * block was fetched; a watch deleted since then (its slot already free, maybe reused) must
- * get no events. Read in the record transaction, so a delete is either before it or after.
+ * The hits' watches that still exist, with their start heights. The hits were matched against
+ * the registry before the block was fetched; a watch deleted since then (its slot already
+ * free, maybe reused) must get no events. Read in the record transaction, so a delete is
+ * either before it or after.
  */
-async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Set<string>> {
+async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Map<string, number>> {
   const ids = [...new Set(hits.map((h) => h.watch.watchId))];
-  const current = new Set<string>();
+  const current = new Map<string, number>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('watched_addresses').select('watch_id').where('watch_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const r of rows) current.add(r.watch_id);
+    const rows = await trx.selectFrom('watched_addresses').select(['watch_id', 'start_height']).where('watch_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) current.set(r.watch_id, Number(r.start_height));
   }
   return current;
 }
@@ -157,10 +202,14 @@ export async function setCursor(db: Kysely<Database>, envId: number, nextHeight:
  * possibly just written) is kept: overwriting it could skip or replay blocks.
  */
 export async function initCursor(db: Kysely<Database>, envId: number, nextHeight: number): Promise<number> {
-  await db.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: new Date().toISOString() })
-    .onConflict((oc) => oc.column('network_environment_id').doNothing()).execute();
-  const r = await db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirstOrThrow();
-  return r.next_height;
+  return db.transaction().execute(async (trx) => {
+    // Not while a watch add that found no cursor is under way (watches.ts startHeightIn).
+    await lockFor(trx, cursorLock(envId));
+    await trx.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: new Date().toISOString() })
+      .onConflict((oc) => oc.column('network_environment_id').doNothing()).execute();
+    const r = await trx.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirstOrThrow();
+    return r.next_height;
+  });
 }
 
 export async function getCursor(store: Store, envId: number): Promise<number | undefined> {

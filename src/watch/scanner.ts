@@ -152,6 +152,8 @@ export class Scanner {
       }
     }
     const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits, lease);
+    // Watches added elsewhere that this instance had not heard of are known now: match again.
+    if (r.rematch) return false;
     // Lost the compare-and-set: another scanner on this store recorded the block. Carry on
     // from wherever the cursor is now; saying so shows two processes share the data dir.
     if (!r.recorded) this.#o.log(`watch: ${this.#name()}: block ${next} was recorded by another scanner`);
