@@ -253,6 +253,31 @@ describe('deliveries of events orphaned by a reorg', () => {
   });
 });
 
+describe('a rewind run twice', () => {
+  it('a retried or stale rewind marks nothing again and leaves the new chain\'s block at the same height alone', async () => {
+    const h = await freshHeight();
+    const orphaned = payment();
+    const orphanHash = hex32();
+    expect(await record(h, [orphaned], orphanHash)).toMatchObject({ recorded: true, events: 1, deliveries: 1 });
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 1, cancelled: 1 });
+    // The same rewind again at once (a retry after its commit): nothing left to undo.
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 0, cancelled: 0 });
+    // The transaction re-mined in the new chain's block at the same height.
+    const remined = { ...orphaned };
+    const newHash = hex32();
+    expect(await record(h, [remined], newHash)).toMatchObject({ recorded: true, events: 1, deliveries: 1 });
+    // The old rewind once more (another instance's, or a retry that saw the old block): the
+    // cursor is where it expects, but block h is now another one.
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 0, cancelled: 0 });
+    const events = await t.store.db.selectFrom('watch_events').select(['id', 'block_hash', 'removed']).where('network_environment_id', '=', env.id)
+      .where('block_height', '=', h).orderBy('id').execute();
+    expect(events.map((e) => [e.block_hash, e.removed])).toEqual([[orphanHash, 1], [newHash, 0]]);
+    const deliveries = await t.store.db.selectFrom('webhook_deliveries').select(['event_id', 'status']).where('event_id', 'in', events.map((e) => e.id)).orderBy('event_id').execute();
+    expect(deliveries.map((d) => d.status)).toEqual(['cancelled', expect.not.stringMatching(/cancelled/)]);
+    expect(await cursor()).toBe(h + 1);
+  });
+});
+
 describe('scanner lease (one scanning instance per environment)', () => {
   it('a free or expired lease is taken with the next generation; a former owner\'s cursor and event writes are fenced off', async () => {
     const { acquireLease, LeaseLostError } = await import('../src/watch/lease.js');

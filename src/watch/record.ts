@@ -99,9 +99,9 @@ async function writeBlock(
   let events = 0;
   let deliveries = 0;
   const current = await currentWatches(trx, hits);
-  // A watch reports the blocks from its start on: one matched again after a rewind to before
-  // it was added gets no events of the blocks recorded before it existed.
-  const kept = hits.filter((h) => block.height >= (current.get(h.watch.watchId) ?? Infinity));
+  // No cut at the watch's start height: a block below it is only scanned again when a reorg
+  // replaced it, and the new block, mined after the add, may hold a payment re-mined there.
+  const kept = hits.filter((h) => current.has(h.watch.watchId));
   const webhooks = await getWebhooks(trx, [...new Set(kept.map((h) => h.watch.accountId))]);
   const orderWatches = await paymentOrderWatches(trx, kept);
   for (const h of kept) {
@@ -137,17 +137,16 @@ async function writeBlock(
 }
 
 /**
- * The hits' watches that still exist, with their start heights. The hits were matched against
- * the registry before the block was fetched; a watch deleted since then (its slot already
- * free, maybe reused) must get no events. Read in the record transaction, so a delete is
- * either before it or after.
+ * The hits' watches that still exist. The hits were matched against the registry before the
+ * block was fetched; a watch deleted since then (its slot already free, maybe reused) must
+ * get no events. Read in the record transaction, so a delete is either before it or after.
  */
-async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Map<string, number>> {
+async function currentWatches(trx: Kysely<Database>, hits: readonly Hit[]): Promise<Set<string>> {
   const ids = [...new Set(hits.map((h) => h.watch.watchId))];
-  const current = new Map<string, number>();
+  const current = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('watched_addresses').select(['watch_id', 'start_height']).where('watch_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const r of rows) current.set(r.watch_id, Number(r.start_height));
+    const rows = await trx.selectFrom('watched_addresses').select('watch_id').where('watch_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) current.add(r.watch_id);
   }
   return current;
 }
@@ -222,13 +221,46 @@ export async function storedBlockHash(store: Store, envId: number, height: numbe
   return r?.hash;
 }
 
+/** Block `height` is the one recorded under `hash`: its kept hash says so, or below the kept blocks its events do. */
+async function recordedAs(trx: Kysely<Database>, envId: number, height: number, hash: string): Promise<boolean> {
+  const kept = await trx.selectFrom('scanner_blocks').select('hash').where('network_environment_id', '=', envId).where('height', '=', height).executeTakeFirst();
+  if (kept) return kept.hash === hash;
+  const event = await trx.selectFrom('watch_events').select('id').where('network_environment_id', '=', envId).where('block_height', '=', height)
+    .where('block_hash', '=', hash).where('removed', '=', 0).limit(1).executeTakeFirst();
+  return event !== undefined;
+}
+
+/**
+ * The highest block below `height` that has events still in the feed, with the hash they were
+ * recorded under: the evidence left about a block below the kept window.
+ */
+export async function lastEventBlockBelow(store: Store, envId: number, height: number): Promise<{ height: number; hash: string } | undefined> {
+  const r = await store.db.selectFrom('watch_events').select(['block_height', 'block_hash'])
+    .where('network_environment_id', '=', envId).where('block_height', '<', height).where('removed', '=', 0)
+    .orderBy('block_height', 'desc').limit(1).executeTakeFirst();
+  return r && { height: Number(r.block_height), hash: r.block_hash };
+}
+
 /**
  * Undoes block `height` and above after a reorg: their events leave the feed (`removed`),
  * their deliveries that have not been delivered are cancelled, and the cursor moves back.
+ *
+ * Only what the caller saw: the cursor at `from` (by default `height + 1`: one block back)
+ * and, when `hash` is given, block `height` recorded under that hash (its kept hash, or below
+ * the kept blocks its events'). A rewind run again, a retry after its commit or a stale
+ * one, finds otherwise and does nothing: it would mark the same events again, or remove and
+ * cancel those of the new chain's block recorded since at the same height.
  */
-export async function rewindTo(store: Store, envId: number, height: number, lease?: ScannerLease): Promise<{ removedEvents: number; cancelled: number }> {
+export async function rewindTo(
+  store: Store, envId: number, height: number, lease?: ScannerLease, seen: { from?: number; hash?: string } = {},
+): Promise<{ removedEvents: number; cancelled: number }> {
   return store.db.transaction().execute(async (trx) => {
     if (lease) await fence(trx, envId, lease);
+    const none = { removedEvents: 0, cancelled: 0 };
+    if (seen.hash !== undefined && !(await recordedAs(trx, envId, height, seen.hash))) return none;
+    const moved = await trx.updateTable('scanner_cursors').set({ next_height: height, updated_at: new Date().toISOString() })
+      .where('network_environment_id', '=', envId).where('next_height', '=', seen.from ?? height + 1).executeTakeFirst();
+    if (Number(moved.numUpdatedRows) !== 1) return none;
     const ids = (await trx.selectFrom('watch_events').select('id')
       .where('network_environment_id', '=', envId).where('block_height', '>=', height).where('removed', '=', 0).execute()).map((r) => r.id);
     let cancelled = 0;
@@ -246,7 +278,6 @@ export async function rewindTo(store: Store, envId: number, height: number, leas
       cancelled += Number(res.numUpdatedRows);
     }
     await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).where('height', '>=', height).execute();
-    await setCursor(trx, envId, height);
     return { removedEvents: ids.length, cancelled };
   });
 }
