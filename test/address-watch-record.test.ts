@@ -253,6 +253,55 @@ describe('deliveries of events orphaned by a reorg', () => {
   });
 });
 
+describe('a watch added while its first block is being recorded', () => {
+  it('the record waits for the add and matches the block again with the watch, which it had not heard of', async () => {
+    const { addWatchIn } = await import('../src/watch/watches.js');
+    const { parseAddress } = await import('../src/watch/addresses.js');
+    const { getAccount } = await import('../src/store/index.js');
+    const { WatchRegistry } = await import('../src/watch/registry.js');
+    const { allWatches } = await import('../src/watch/watches.js');
+    // The scanning instance's watches, read before the add and never told of it.
+    const stale = new WatchRegistry();
+    stale.load(await allWatches(t.store));
+    const h = await freshHeight();
+    const address = parseAddress(env, '0x2222222222222222222222222222222222222222');
+    const plan = t.store.catalog.plan((await getAccount(t.store, m.userId))!.plan_id);
+    let added!: () => void;
+    const inserted = new Promise<void>((r) => { added = r; });
+    let commit!: () => void;
+    const held = new Promise<void>((r) => { commit = r; });
+    // Another instance's add, its transaction held open after the insert.
+    const adding = t.store.db.transaction().execute(async (trx) => {
+      const r = await addWatchIn(trx, { accountId: m.userId, plan, env, networkSlug: 'eth', address });
+      added();
+      await held;
+      return r.row;
+    });
+    let row;
+    try {
+      await inserted;
+      const recording = recordBlock(t.store, stale, env, { height: h, hash: hex32(), txHashes: [] }, []);
+      // The record cannot pass the add: it waits on the cursor the add read its start from.
+      const early = await Promise.race([recording.then(() => 'recorded'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+      expect(early).toBe('waiting');
+      commit();
+      row = await adding;
+      expect(await recording).toEqual({ recorded: false, events: 0, deliveries: 0, rematch: true });
+      expect(row.start_height).toBe(h);
+      expect(stale.lookup(env.id, address.key)?.map((w) => w.watchId)).toEqual([row.watch_id]);
+      expect(await cursor()).toBe(h);
+      // Matched again (the registry now knows it), the block is recorded with the payment.
+      const hit = { ...payment(row.watch_id), watch: { ...payment(row.watch_id).watch, address: address.display } };
+      expect(await recordBlock(t.store, stale, env, { height: h, hash: hex32(), txHashes: [hit.txHash] }, [hit]))
+        .toMatchObject({ recorded: true, events: 1 });
+    } finally {
+      commit();
+      await adding.catch(() => {});
+      if (row) await t.store.db.deleteFrom('watched_addresses').where('watch_id', '=', row.watch_id).execute();
+    }
+  });
+});
+
 describe('a rewind run twice', () => {
   it('a retried or stale rewind marks nothing again and leaves the new chain\'s block at the same height alone', async () => {
     const h = await freshHeight();
