@@ -111,6 +111,6 @@ describe.skipIf(!haveLitecoind)('a real UTXO node (litecoind -regtest)', () => {
     expect(rows.map((e) => [e.block_hash === h2 ? 'h2' : fresh.includes(e.block_hash) ? 'new block' : e.block_hash, e.removed]))
       .toEqual([['h2', 1], ['h2', 1], ['new block', 0], ['new block', 0]]);
     const deliveries = await t.store.db.selectFrom('webhook_deliveries').select('event_id').where('event_id', 'in', rows.map((e) => e.id)).execute();
-    expect(deliveries.map((d) => d.event_id).sort((a, b) => a - b)).toEqual(rows.map((e) => e.id));
+    expect(deliveries.map((d) => Number(d.event_id)).sort((a, b) => a - b)).toEqual(rows.map((e) => e.id));
   }, 120_000);
 });

@@ -158,7 +158,7 @@ describe('a transaction re-mined after a reorg (fake node)', () => {
     expect(feed.filter((e) => e.tx_hash === tx).map((e) => [e.block_height, e.block_hash])).toEqual([[c.height, c.hash]]);
     // One delivery per event, and the receiver gets the live one once.
     const deliveries = await t.store.db.selectFrom('webhook_deliveries').select('event_id').where('event_id', 'in', rows.map((e) => e.id)).execute();
-    expect(deliveries.map((d) => d.event_id).sort((x, y) => x - y)).toEqual(rows.map((e) => e.id));
+    expect(deliveries.map((d) => Number(d.event_id)).sort((x, y) => x - y)).toEqual(rows.map((e) => e.id));
     await rx.waitFor((all) => all.some((r) => JSON.parse(r.body).block_hash === c.hash));
     expect(rx.received.filter((r) => JSON.parse(r.body).block_hash === c.hash)).toHaveLength(1);
   });
