@@ -5,6 +5,10 @@ import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
 import { signatureValid, startReceiver, type Received, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { Scanner } from '../src/watch/scanner.js';
+import { WatchRegistry } from '../src/watch/registry.js';
+import { allWatches } from '../src/watch/watches.js';
+import { chainFor } from '../src/watch/chains.js';
 
 const json = (o: unknown) => JSON.stringify(o);
 let anvil: Anvil;
@@ -31,6 +35,9 @@ beforeAll(async () => {
     }, {
       // The same node as another network: nobody watches it until the lease test.
       slug: 'anvil2', name: 'Anvil 2', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 1 }],
+    }, {
+      // Scanned by a second instance the test drives (the per-watch start height test).
+      slug: 'anvil3', name: 'Anvil 3', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 1 }],
     }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
   });
@@ -221,6 +228,43 @@ describe('Address Watch against a real chain (anvil)', () => {
     await rx.waitFor((all) => bodies(all).some((x) => x.tx_hash === hash && x.network === 'anvil2'), 15_000);
     const lease = await t.store.db.selectFrom('scanner_leases').selectAll().where('network_environment_id', '=', env.id).executeTakeFirstOrThrow();
     expect(lease).toMatchObject({ owner: t.service.addressWatch.instanceId, generation: 2 });
+  });
+
+  it('a watch added through one instance while another scans, not having heard of it, gets the payment of the next block', async () => {
+    const env = t.store.catalog.environmentBySlug('anvil3')!;
+    const C = anvil.accounts[4]!;
+    // Instance B: its own registry, read before the add and never told of it (its change feed
+    // is late); it holds the lease, its cursor at the first unconfirmed block.
+    const registry = new WatchRegistry();
+    registry.load(await allWatches(t.store));
+    const b = new Scanner({ store: t.store, registry, env, chain: chainFor(env), log: () => {}, pollMs: 50, owner: 'instance-b', leaseMs: 60_000 });
+    const cursor = async () => (await t.store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', env.id).executeTakeFirst())?.next_height;
+    try {
+      const head = Number(await anvil.public.getBlockNumber());
+      await b.start();
+      expect(b.lease?.owner).toBe('instance-b');
+      expect(await cursor()).toBe(head + 1);
+      // Added through this instance's API (instance A), which never gets the lease meanwhile.
+      const w = (await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'anvil3', address: C }))).body;
+      expect(w.created).toBe(true);
+      const hash = await anvil.wallet.sendTransaction({ account: owner, to: C, value: 78n, chain: null });
+      const receipt = await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      expect(Number(receipt.blockNumber)).toBe(head + 1);
+      // B scans past it: the block with the payment is not recorded without the watch.
+      for (const deadline = Date.now() + 10_000; ((await cursor()) ?? 0) <= head + 1;) {
+        if (Date.now() > deadline) throw new Error('B did not scan the block');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const events = await t.store.db.selectFrom('watch_events').select(['block_height', 'body']).where('watch_id', '=', w.watch_id).execute();
+      expect(events.map((e) => [e.block_height, JSON.parse(e.body).tx_hash])).toEqual([[head + 1, hash]]);
+      expect(registry.lookup(env.id, C.toLowerCase())?.map((x) => x.watchId)).toEqual([w.watch_id]);
+      expect(b.lease?.owner).toBe('instance-b');
+      const row = await t.store.db.selectFrom('watched_addresses').selectAll().where('watch_id', '=', w.watch_id).executeTakeFirstOrThrow();
+      expect(row.start_height).toBe(head + 1);
+      await rx.waitFor((all) => bodies(all).some((x) => x.tx_hash === hash && x.network === 'anvil3'), 15_000);
+    } finally {
+      await b.stop();
+    }
   });
 
   it('a restart resumes from the persisted cursor: nothing skipped, nothing twice', async () => {

@@ -105,5 +105,12 @@ describe.skipIf(!haveLitecoind)('a real UTXO node (litecoind -regtest)', () => {
     const newEvents = reMined.has(txL2) ? 3 : 2;
     await rx.waitFor(() => rx.received.filter((r) => fresh.includes(JSON.parse(r.body).block_hash)).length >= newEvents);
     for (const r of rx.received) expect(signatureValid(secret, r)).toBe(true);
+    // In the store: the spend's events of h2 marked removed, its re-mined ones new rows of the
+    // new block, and each event exactly one delivery.
+    const rows = await t.store.db.selectFrom('watch_events').select(['id', 'block_hash', 'removed']).where('body', 'like', `%${spend}%`).orderBy('id').execute();
+    expect(rows.map((e) => [e.block_hash === h2 ? 'h2' : fresh.includes(e.block_hash) ? 'new block' : e.block_hash, e.removed]))
+      .toEqual([['h2', 1], ['h2', 1], ['new block', 0], ['new block', 0]]);
+    const deliveries = await t.store.db.selectFrom('webhook_deliveries').select('event_id').where('event_id', 'in', rows.map((e) => e.id)).execute();
+    expect(deliveries.map((d) => Number(d.event_id)).sort((a, b) => a - b)).toEqual(rows.map((e) => e.id));
   }, 120_000);
 });

@@ -253,6 +253,80 @@ describe('deliveries of events orphaned by a reorg', () => {
   });
 });
 
+describe('a watch added while its first block is being recorded', () => {
+  it('the record waits for the add and matches the block again with the watch, which it had not heard of', async () => {
+    const { addWatchIn } = await import('../src/watch/watches.js');
+    const { parseAddress } = await import('../src/watch/addresses.js');
+    const { getAccount } = await import('../src/store/index.js');
+    const { WatchRegistry } = await import('../src/watch/registry.js');
+    const { allWatches } = await import('../src/watch/watches.js');
+    // The scanning instance's watches, read before the add and never told of it.
+    const stale = new WatchRegistry();
+    stale.load(await allWatches(t.store));
+    const h = await freshHeight();
+    const address = parseAddress(env, '0x2222222222222222222222222222222222222222');
+    const plan = t.store.catalog.plan((await getAccount(t.store, m.userId))!.plan_id);
+    let added!: () => void;
+    const inserted = new Promise<void>((r) => { added = r; });
+    let commit!: () => void;
+    const held = new Promise<void>((r) => { commit = r; });
+    // Another instance's add, its transaction held open after the insert.
+    const adding = t.store.db.transaction().execute(async (trx) => {
+      const r = await addWatchIn(trx, { accountId: m.userId, plan, env, networkSlug: 'eth', address });
+      added();
+      await held;
+      return r.row;
+    });
+    let row;
+    try {
+      await inserted;
+      const recording = recordBlock(t.store, stale, env, { height: h, hash: hex32(), txHashes: [] }, []);
+      // The record cannot pass the add: it waits on the cursor the add read its start from.
+      const early = await Promise.race([recording.then(() => 'recorded'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+      expect(early).toBe('waiting');
+      commit();
+      row = await adding;
+      expect(await recording).toEqual({ recorded: false, events: 0, deliveries: 0, rematch: true });
+      expect(row.start_height).toBe(h);
+      expect(stale.lookup(env.id, address.key)?.map((w) => w.watchId)).toEqual([row.watch_id]);
+      expect(await cursor()).toBe(h);
+      // Matched again (the registry now knows it), the block is recorded with the payment.
+      const hit = { ...payment(row.watch_id), watch: { ...payment(row.watch_id).watch, address: address.display } };
+      expect(await recordBlock(t.store, stale, env, { height: h, hash: hex32(), txHashes: [hit.txHash] }, [hit]))
+        .toMatchObject({ recorded: true, events: 1 });
+    } finally {
+      commit();
+      await adding.catch(() => {});
+      if (row) await t.store.db.deleteFrom('watched_addresses').where('watch_id', '=', row.watch_id).execute();
+    }
+  });
+});
+
+describe('a rewind run twice', () => {
+  it('a retried or stale rewind marks nothing again and leaves the new chain\'s block at the same height alone', async () => {
+    const h = await freshHeight();
+    const orphaned = payment();
+    const orphanHash = hex32();
+    expect(await record(h, [orphaned], orphanHash)).toMatchObject({ recorded: true, events: 1, deliveries: 1 });
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 1, cancelled: 1 });
+    // The same rewind again at once (a retry after its commit): nothing left to undo.
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 0, cancelled: 0 });
+    // The transaction re-mined in the new chain's block at the same height.
+    const remined = { ...orphaned };
+    const newHash = hex32();
+    expect(await record(h, [remined], newHash)).toMatchObject({ recorded: true, events: 1, deliveries: 1 });
+    // The old rewind once more (another instance's, or a retry that saw the old block): the
+    // cursor is where it expects, but block h is now another one.
+    expect(await rewindTo(t.store, env.id, h, undefined, { hash: orphanHash })).toEqual({ removedEvents: 0, cancelled: 0 });
+    const events = await t.store.db.selectFrom('watch_events').select(['id', 'block_hash', 'removed']).where('network_environment_id', '=', env.id)
+      .where('block_height', '=', h).orderBy('id').execute();
+    expect(events.map((e) => [e.block_hash, e.removed])).toEqual([[orphanHash, 1], [newHash, 0]]);
+    const deliveries = await t.store.db.selectFrom('webhook_deliveries').select(['event_id', 'status']).where('event_id', 'in', events.map((e) => e.id)).orderBy('event_id').execute();
+    expect(deliveries.map((d) => d.status)).toEqual(['cancelled', expect.not.stringMatching(/cancelled/)]);
+    expect(await cursor()).toBe(h + 1);
+  });
+});
+
 describe('scanner lease (one scanning instance per environment)', () => {
   it('a free or expired lease is taken with the next generation; a former owner\'s cursor and event writes are fenced off', async () => {
     const { acquireLease, LeaseLostError } = await import('../src/watch/lease.js');

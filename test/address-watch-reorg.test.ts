@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { randomBytes } from 'node:crypto';
+import { KEPT_BLOCKS } from '../src/watch/record.js';
 
 const json = (o: unknown) => JSON.stringify(o);
 let anvil: Anvil;
@@ -11,9 +14,15 @@ let rx: Receiver;
 let m: Merchant;
 let A: Address;
 let owner: Address;
+/** A chain the test reorganises at will, re-mining a transaction under the same hash. */
+let fake: FakeEvmChain;
+let fakeTip = 9;
+let fakeWatch: string;
+const F = '0x00000000000000000000000000000000000000f1';
+const SENDER = '0x00000000000000000000000000000000000000a1';
 
 beforeAll(async () => {
-  [anvil, rx] = await Promise.all([startAnvil(), startReceiver()]);
+  [anvil, rx, fake] = await Promise.all([startAnvil(), startReceiver(), startFakeEvmChain()]);
   // One chain, two environments: `chain` emits at 1 confirmation, `chain-safe` at 3.
   t = await startTestService({
     networks: [{
@@ -22,6 +31,8 @@ beforeAll(async () => {
         { slug: 'fast', upstreams: [anvil.url], confirmations: 1 },
         { slug: 'safe', upstreams: [anvil.url], confirmations: 3 },
       ],
+    }, {
+      slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [fake.url], confirmations: 1 }],
     }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
   }, { watch: { pollMs: 100 } });
@@ -30,10 +41,11 @@ beforeAll(async () => {
   await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: true, events: { block: false } }));
   await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'chain', address: A }));
   await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'chain-safe', address: A }));
+  fakeWatch = (await m.call('POST', '/v1/address-watch/addresses', json({ network_slug: 'fake', address: F }))).body.watch_id;
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([anvil?.stop(), rx?.close()]);
+  await Promise.all([anvil?.stop(), rx?.close(), fake?.close()]);
 });
 
 const cursor = async (envSlug: string) => {
@@ -105,4 +117,65 @@ describe('reorgs', () => {
     expect(JSON.parse(rx.received.at(-1)!.body).tx_hash).toBe(orphan);
     rx.respond = () => 200;
   });
+});
+
+describe('a transaction re-mined after a reorg (fake node)', () => {
+  const mineFake = (txs: Array<{ hash?: string }> = []) => {
+    const b = fake.mine(txs.map((x) => ({ from: SENDER, to: F, wei: 5n, ...x })));
+    fakeTip = b.height;
+    return b;
+  };
+  const orphanFake = (height: number) => {
+    fake.orphan(height);
+    fakeTip = height - 1;
+  };
+  const events = (tx: string) => t.store.db.selectFrom('watch_events').select(['id', 'block_height', 'block_hash', 'removed'])
+    .where('watch_id', '=', fakeWatch).where('body', 'like', `%${tx}%`).orderBy('id').execute();
+  const atTip = () => until('the fake chain\'s scanner at its head', async () => (await cursor('fake')) === fakeTip + 1, 60_000);
+
+  it('each removal marks its event once; the re-mined transaction is one new event with its new block and one delivery, through two reorgs', async () => {
+    await atTip();
+    const tx = `0x${randomBytes(32).toString('hex')}`;
+    const a = mineFake([{ hash: tx }]);
+    await atTip();
+    // Reorg 1: the block goes; the new chain has the transaction one block later.
+    orphanFake(a.height);
+    mineFake();
+    const b = mineFake([{ hash: tx }]);
+    await atTip();
+    // Reorg 2: that block goes too; the transaction comes back two blocks later still.
+    orphanFake(b.height);
+    mineFake();
+    mineFake();
+    const c = mineFake([{ hash: tx }]);
+    await atTip();
+    const rows = await events(tx);
+    expect(rows.map((e) => [e.block_height, e.block_hash, e.removed])).toEqual([
+      [a.height, a.hash, 1], [b.height, b.hash, 1], [c.height, c.hash, 0],
+    ]);
+    // The feed: the live one only.
+    const feed = (await m.call('GET', '/v1/address-watch/events?network=fake')).body.events as any[];
+    expect(feed.filter((e) => e.tx_hash === tx).map((e) => [e.block_height, e.block_hash])).toEqual([[c.height, c.hash]]);
+    // One delivery per event, and the receiver gets the live one once.
+    const deliveries = await t.store.db.selectFrom('webhook_deliveries').select('event_id').where('event_id', 'in', rows.map((e) => e.id)).execute();
+    expect(deliveries.map((d) => Number(d.event_id)).sort((x, y) => x - y)).toEqual(rows.map((e) => e.id));
+    await rx.waitFor((all) => all.some((r) => JSON.parse(r.body).block_hash === c.hash));
+    expect(rx.received.filter((r) => JSON.parse(r.body).block_hash === c.hash)).toHaveLength(1);
+  });
+
+  it(`a reorg deeper than the ${KEPT_BLOCKS} kept block hashes: the orphaned event is removed and the payment re-mined below them is found`, async () => {
+    await atTip();
+    const tx = `0x${randomBytes(32).toString('hex')}`;
+    const a = mineFake([{ hash: tx }]);
+    for (let i = 0; i < KEPT_BLOCKS + 20; i++) mineFake();
+    await atTip();
+    orphanFake(a.height);
+    mineFake();
+    mineFake();
+    const b = mineFake([{ hash: tx }]);
+    for (let i = 0; i < KEPT_BLOCKS + 30; i++) mineFake();
+    await atTip();
+    const rows = await events(tx);
+    expect(rows.map((e) => [e.block_height, e.block_hash, e.removed])).toEqual([[a.height, a.hash, 1], [b.height, b.hash, 0]]);
+  }, 120_000);
 });

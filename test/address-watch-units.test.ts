@@ -43,7 +43,7 @@ describe('matching', () => {
   let id = 0;
   const watch = (envId: number, accountId: number, address: string) => reg.add({
     id: ++id, watch_id: `w_${id}`, account_id: accountId, network_environment_id: envId, network_slug: 'eth',
-    address: toChecksumAddress(address), address_key: address.toLowerCase(), created_at: '',
+    address: toChecksumAddress(address), address_key: address.toLowerCase(), created_at: '', start_height: 0,
   });
   watch(1, 1, addr(1));
   watch(1, 2, addr(1)); // a second account watching the same address
@@ -101,7 +101,7 @@ describe('matching', () => {
     const nft = { ...transfer('0xf', addr(7), addr(9), addr(1), 1n, 0), topics: [TRANSFER_TOPIC, `0x${'0'.repeat(24)}${addr(9).slice(2)}`, `0x${'0'.repeat(24)}${addr(1).slice(2)}`, '0x01'] };
     expect(matchEvmBlock(reg, 1, [tx('0xf', addr(9), addr(7), 0n)], [nft])).toEqual([]);
     const r = new WatchRegistry();
-    const row = { id: 1, watch_id: 'w_x', account_id: 1, network_environment_id: 1, network_slug: 'eth', address: addr(5), address_key: addr(5), created_at: '' };
+    const row = { id: 1, watch_id: 'w_x', account_id: 1, network_environment_id: 1, network_slug: 'eth', address: addr(5), address_key: addr(5), created_at: '', start_height: 0 };
     r.add(row);
     expect(matchEvmBlock(r, 1, [tx('0x1', addr(9), addr(5), 1n)], [])).toHaveLength(1);
     r.remove(row);

@@ -59,7 +59,7 @@ describe('UTXO addresses (BIP-173/350/86 and base58 vectors)', () => {
     const reg = new WatchRegistry();
     const watch = (id: number, address: string) => {
       const p = parseUtxoAddress(BTC, address);
-      reg.add({ id, watch_id: `w_${id}`, account_id: 1, network_environment_id: 1, network_slug: 'bitcoin', address: p.display, address_key: p.key, created_at: '' });
+      reg.add({ id, watch_id: `w_${id}`, account_id: 1, network_environment_id: 1, network_slug: 'bitcoin', address: p.display, address_key: p.key, created_at: '', start_height: 0 });
     };
     watch(1, 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4');
     watch(2, 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0');
@@ -90,7 +90,7 @@ describe('Tron', () => {
     const infos = parseTronJson(fixture('tron/gettransactioninfobyblocknum.json')) as TronTxInfo[];
     const reg = new WatchRegistry();
     const to = parseTronAddress('414fd7f7e2d9c1f6b0f3c8a5e1b2d3c4a5b6c7d8e9');
-    reg.add({ id: 1, watch_id: 'w_1', account_id: 1, network_environment_id: 1, network_slug: 'tron', address: to.display, address_key: to.key, created_at: '' });
+    reg.add({ id: 1, watch_id: 'w_1', account_id: 1, network_environment_id: 1, network_slug: 'tron', address: to.display, address_key: to.key, created_at: '', start_height: 0 });
     const hits = matchTronBlock(reg, 1, block.transactions, infos).map((h) => [h.txHash.slice(0, 4), h.type, h.direction, h.token, h.amount, h.logIndex, h.to]);
     expect(hits).toEqual([
       ['c3b7', 'payment', 'in', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', '25000000', 0, to.display],

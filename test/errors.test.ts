@@ -32,7 +32,7 @@ const OPEN_CODES: Record<string, string> = {
 const FAULT_CODES = new Set([
   'E_ORDER_CHANGED', // another writer changed the order first: the engine tries again
   'E_AMOUNT', 'E_ASSET', // createOrder wraps them into PaymentError where it reads the client's input
-  'E_CURSOR_MOVED', 'E_LEASE_LOST', // the scanners' bookkeeping, loaded with watch/
+  'E_CURSOR_MOVED', 'E_LEASE_LOST', 'E_WATCHES_BEHIND', // the scanners' bookkeeping, loaded with watch/
   'E_UPSTREAM', // a scanner's node failed: the service's own traffic, never a client's mistake
   'E_KEY_MISFIT', // createOrder turns it into a PaymentError naming the settings to fix
 ]);

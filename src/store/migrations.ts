@@ -353,7 +353,19 @@ export const migrationsOps: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps);
+/** Issue 23: a watch starts at its own block, which no scanner passes without it. */
+export const migrationsWatchStart: Record<string, Migration> = {
+  '0023_watch_start_height': {
+    async up(db: Kysely<any>) {
+      // Existing watches start before any block: they are in every registry already.
+      await db.schema.alterTable('watched_addresses').addColumn('start_height', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      // The scanner's per-block question "which watches of this environment were added since I
+      // last looked" is a seek on this index, whatever the number of watches.
+      await db.schema.createIndex('watched_addresses_env_id').on('watched_addresses').columns(['network_environment_id', 'id']).execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsWatchStart);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

@@ -161,6 +161,12 @@ export interface WatchedAddressesTable {
   /** Match form (lowercase for EVM). */
   address_key: string;
   created_at: string;
+  /**
+   * The first block whose payments the watch reports: the environment's next unrecorded block
+   * when it was added (0: before the first block the environment's scanner records). No scanner
+   * records a block at or past it without the watch (watch/record.ts).
+   */
+  start_height: Generated<number>;
 }
 
 export interface WatchWebhooksTable {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Catalog, Database, Environment, Store } from '../store/index.js';
+import type { Catalog, Database, Environment, Store, WatchedAddressRow } from '../store/index.js';
+import { lockFor } from '../store/index.js';
 import { blockSubscribers, getWebhooks } from '../webhooks/config.js';
 import { envIdentifier } from '../store/index.js';
 import { filtersSelect } from '../webhooks/filters.js';
@@ -23,29 +24,70 @@ class CursorMovedError extends RpcctlError {
   readonly code = 'E_CURSOR_MOVED';
 }
 
+/** Thrown inside the record transaction to roll it back: the block was matched without some watches. */
+class WatchesBehindError extends RpcctlError {
+  readonly code = 'E_WATCHES_BEHIND';
+  readonly rows: WatchedAddressRow[];
+  constructor(rows: WatchedAddressRow[]) {
+    super(`${rows.length} watch(es) added elsewhere were not yet known here`);
+    this.rows = rows;
+  }
+}
+
+/** Held while an environment's cursor is created, and by watch adds that find none (watches.ts). */
+export function cursorLock(envId: number): string {
+  return `scanner:${envId}`;
+}
+
 /**
  * Stores a block's events, their deliveries (outbox) and the advanced cursor in one
  * transaction: after a crash the block is either fully recorded or scanned again, so no
  * event is skipped or emitted twice. The cursor moves by compare-and-set: when another
  * scanner (a second process on the same store) recorded the block first, nothing is
  * written and `recorded` is false.
+ *
+ * A block is never recorded without a watch that starts at or before it: when the store has
+ * watches the registry has not heard of (added through another instance whose notification
+ * is late or lost), they are put into the registry, nothing is written, and `rematch` asks the
+ * caller to match the block again.
  */
 export async function recordBlock(
   store: Store, registry: WatchRegistry, env: Environment, block: ScannedBlock, hits: Hit[], lease?: ScannerLease,
-): Promise<{ recorded: boolean; events: number; deliveries: number }> {
+): Promise<{ recorded: boolean; events: number; deliveries: number; rematch?: boolean }> {
   try {
     return await store.db.transaction().execute(async (trx) => {
       if (lease) await fence(trx, env.id, lease);
-      // First, so a scanner that lost the race writes nothing and holds the lock briefly.
+      // First, so a scanner that lost the race writes nothing and holds the lock briefly. It
+      // also orders the record after every watch add that read the cursor (watches.ts
+      // startHeightIn), so the query below sees each watch that starts at or before this block.
       const moved = await trx.updateTable('scanner_cursors').set({ next_height: block.height + 1, updated_at: new Date().toISOString() })
         .where('network_environment_id', '=', env.id).where('next_height', '=', block.height).executeTakeFirst();
       if (Number(moved.numUpdatedRows) !== 1) throw new CursorMovedError();
+      await catchUpWatches(trx, registry, env.id);
       return { recorded: true, ...await writeBlock(trx, store.catalog, registry, env, block, hits) };
     });
   } catch (err) {
     if (err instanceof CursorMovedError) return { recorded: false, events: 0, deliveries: 0 };
+    if (err instanceof WatchesBehindError) {
+      for (const row of err.rows) registry.add(row);
+      return { recorded: false, events: 0, deliveries: 0, rematch: true };
+    }
     throw err;
   }
+}
+
+/**
+ * The watches of the environment added since the registry last looked: one seek on
+ * (network_environment_id, id), usually empty. Adds on an environment commit in id order
+ * (watches.ts startHeightIn), so every watch at or below the highest id seen is known.
+ */
+async function catchUpWatches(trx: Kysely<Database>, registry: WatchRegistry, envId: number): Promise<void> {
+  const rows = await trx.selectFrom('watched_addresses').selectAll()
+    .where('network_environment_id', '=', envId).where('id', '>', registry.seenThrough(envId)).orderBy('id').execute();
+  if (rows.length === 0) return;
+  const unknown = rows.filter((r) => !registry.has(r));
+  if (unknown.length > 0) throw new WatchesBehindError(unknown);
+  registry.seen(envId, rows[rows.length - 1]!.id);
 }
 
 /** The block's events, their deliveries and its kept hash. */
@@ -57,6 +99,8 @@ async function writeBlock(
   let events = 0;
   let deliveries = 0;
   const current = await currentWatches(trx, hits);
+  // No cut at the watch's start height: a block below it is only scanned again when a reorg
+  // replaced it, and the new block, mined after the add, may hold a payment re-mined there.
   const kept = hits.filter((h) => current.has(h.watch.watchId));
   const webhooks = await getWebhooks(trx, [...new Set(kept.map((h) => h.watch.accountId))]);
   const orderWatches = await paymentOrderWatches(trx, kept);
@@ -157,10 +201,14 @@ export async function setCursor(db: Kysely<Database>, envId: number, nextHeight:
  * possibly just written) is kept: overwriting it could skip or replay blocks.
  */
 export async function initCursor(db: Kysely<Database>, envId: number, nextHeight: number): Promise<number> {
-  await db.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: new Date().toISOString() })
-    .onConflict((oc) => oc.column('network_environment_id').doNothing()).execute();
-  const r = await db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirstOrThrow();
-  return r.next_height;
+  return db.transaction().execute(async (trx) => {
+    // Not while a watch add that found no cursor is under way (watches.ts startHeightIn).
+    await lockFor(trx, cursorLock(envId));
+    await trx.insertInto('scanner_cursors').values({ network_environment_id: envId, next_height: nextHeight, updated_at: new Date().toISOString() })
+      .onConflict((oc) => oc.column('network_environment_id').doNothing()).execute();
+    const r = await trx.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', envId).executeTakeFirstOrThrow();
+    return r.next_height;
+  });
 }
 
 export async function getCursor(store: Store, envId: number): Promise<number | undefined> {
@@ -173,13 +221,46 @@ export async function storedBlockHash(store: Store, envId: number, height: numbe
   return r?.hash;
 }
 
+/** Block `height` is the one recorded under `hash`: its kept hash says so, or below the kept blocks its events do. */
+async function recordedAs(trx: Kysely<Database>, envId: number, height: number, hash: string): Promise<boolean> {
+  const kept = await trx.selectFrom('scanner_blocks').select('hash').where('network_environment_id', '=', envId).where('height', '=', height).executeTakeFirst();
+  if (kept) return kept.hash === hash;
+  const event = await trx.selectFrom('watch_events').select('id').where('network_environment_id', '=', envId).where('block_height', '=', height)
+    .where('block_hash', '=', hash).where('removed', '=', 0).limit(1).executeTakeFirst();
+  return event !== undefined;
+}
+
+/**
+ * The highest block below `height` that has events still in the feed, with the hash they were
+ * recorded under: the evidence left about a block below the kept window.
+ */
+export async function lastEventBlockBelow(store: Store, envId: number, height: number): Promise<{ height: number; hash: string } | undefined> {
+  const r = await store.db.selectFrom('watch_events').select(['block_height', 'block_hash'])
+    .where('network_environment_id', '=', envId).where('block_height', '<', height).where('removed', '=', 0)
+    .orderBy('block_height', 'desc').limit(1).executeTakeFirst();
+  return r && { height: Number(r.block_height), hash: r.block_hash };
+}
+
 /**
  * Undoes block `height` and above after a reorg: their events leave the feed (`removed`),
  * their deliveries that have not been delivered are cancelled, and the cursor moves back.
+ *
+ * Only what the caller saw: the cursor at `from` (by default `height + 1`: one block back)
+ * and, when `hash` is given, block `height` recorded under that hash (its kept hash, or below
+ * the kept blocks its events'). A rewind run again, a retry after its commit or a stale
+ * one, finds otherwise and does nothing: it would mark the same events again, or remove and
+ * cancel those of the new chain's block recorded since at the same height.
  */
-export async function rewindTo(store: Store, envId: number, height: number, lease?: ScannerLease): Promise<{ removedEvents: number; cancelled: number }> {
+export async function rewindTo(
+  store: Store, envId: number, height: number, lease?: ScannerLease, seen: { from?: number; hash?: string } = {},
+): Promise<{ removedEvents: number; cancelled: number }> {
   return store.db.transaction().execute(async (trx) => {
     if (lease) await fence(trx, envId, lease);
+    const none = { removedEvents: 0, cancelled: 0 };
+    if (seen.hash !== undefined && !(await recordedAs(trx, envId, height, seen.hash))) return none;
+    const moved = await trx.updateTable('scanner_cursors').set({ next_height: height, updated_at: new Date().toISOString() })
+      .where('network_environment_id', '=', envId).where('next_height', '=', seen.from ?? height + 1).executeTakeFirst();
+    if (Number(moved.numUpdatedRows) !== 1) return none;
     const ids = (await trx.selectFrom('watch_events').select('id')
       .where('network_environment_id', '=', envId).where('block_height', '>=', height).where('removed', '=', 0).execute()).map((r) => r.id);
     let cancelled = 0;
@@ -197,7 +278,6 @@ export async function rewindTo(store: Store, envId: number, height: number, leas
       cancelled += Number(res.numUpdatedRows);
     }
     await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).where('height', '>=', height).execute();
-    await setCursor(trx, envId, height);
     return { removedEvents: ids.length, cancelled };
   });
 }

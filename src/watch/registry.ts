@@ -13,17 +13,36 @@ export class WatchRegistry implements WatchLookup {
   readonly #byEnv = new Map<number, Map<string, WatchRef[]>>();
   readonly #accountsByEnv = new Map<number, Map<number, number>>();
   readonly #listeners = new Set<() => void>();
+  /** Per environment, an id every watch at or below which is known here (watch/record.ts). */
+  readonly #seenThrough = new Map<number, number>();
 
+  /** Every watch of the store, as read in one query (so complete up to its highest id per environment). */
   load(rows: Iterable<WatchedAddressRow>): void {
-    for (const r of rows) this.#add(r);
+    for (const r of rows) {
+      this.#add(r);
+      this.seen(r.network_environment_id, r.id);
+    }
   }
 
   /** Replaces every watch (after a lost change feed). */
   reset(rows: Iterable<WatchedAddressRow>): void {
     this.#byEnv.clear();
     this.#accountsByEnv.clear();
-    for (const r of rows) this.#add(r);
+    this.load(rows);
     this.#changed();
+  }
+
+  /** Watch ids up to which the environment's watches are all known (never from a single add: others may be in flight). */
+  seenThrough(envId: number): number {
+    return this.#seenThrough.get(envId) ?? 0;
+  }
+
+  seen(envId: number, id: number): void {
+    if (id > this.seenThrough(envId)) this.#seenThrough.set(envId, id);
+  }
+
+  has(row: WatchedAddressRow): boolean {
+    return this.lookup(row.network_environment_id, row.address_key)?.some((w) => w.watchId === row.watch_id) ?? false;
   }
 
   add(row: WatchedAddressRow): void {

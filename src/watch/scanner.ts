@@ -1,9 +1,12 @@
 import type { Environment, Store } from '../store/index.js';
-import type { ChainAdapter } from '../chains/family.js';
-import { getCursor, initCursor, recordBlock, rewindTo, storedBlockHash } from './record.js';
+import type { ChainAdapter, WatchLookup } from '../chains/family.js';
+import { getCursor, initCursor, lastEventBlockBelow, recordBlock, rewindTo, storedBlockHash } from './record.js';
 import type { WatchRegistry } from './registry.js';
 import { acquireLease, LeaseLostError, releaseLease, SCANNER_LEASE_MS, type ScannerLease } from './lease.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+
+/** Matches nothing: a block fetched only for its hash. */
+const NO_WATCHES: WatchLookup = { lookup: () => undefined, size: () => 0 };
 
 /** Retries of a failing scanner: soon at first, at most every 5 s (it is back within 5 s of its dependency). */
 export const SCANNER_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
@@ -43,6 +46,8 @@ export class Scanner {
   #lease: ScannerLease | undefined;
   #leaseRenewAt = 0;
   #standby = false;
+  /** The last step rewound: a missing parent hash then means the rewind reached below the kept blocks. */
+  #rewinding = false;
 
   constructor(o: ScannerOptions) {
     this.#o = o;
@@ -146,17 +151,40 @@ export class Scanner {
     if (next > 0) {
       const parent = await storedBlockHash(store, env.id, next - 1);
       if (parent !== undefined && parent !== block.parentHash) {
-        const r = await rewindTo(store, env.id, next - 1, lease);
+        const r = await rewindTo(store, env.id, next - 1, lease, { from: next, hash: parent });
+        this.#rewinding = true;
         this.#o.log(`watch: ${this.#name()}: reorg at block ${next - 1}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
         return false;
       }
+      if (parent === undefined && this.#rewinding && await this.#rewindBelowWindow(next, lease)) return false;
     }
+    this.#rewinding = false;
     const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits, lease);
+    // Watches added elsewhere that this instance had not heard of are known now: match again.
+    if (r.rematch) return false;
     // Lost the compare-and-set: another scanner on this store recorded the block. Carry on
     // from wherever the cursor is now; saying so shows two processes share the data dir.
     if (!r.recorded) this.#o.log(`watch: ${this.#name()}: block ${next} was recorded by another scanner`);
     if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
     return next >= safe;
+  }
+
+  /**
+   * A reorg deeper than the kept block hashes: the rewind reached their bottom still on the
+   * old chain's side. The events below are the remaining evidence: the highest one whose
+   * block is no longer the chain's takes the cursor back to it (its events removed, the
+   * blocks between scanned again, where a re-mined payment is found). One block fetch per
+   * step, only while such a rewind lasts.
+   */
+  async #rewindBelowWindow(next: number, lease: ScannerLease): Promise<boolean> {
+    const { store, env, chain } = this.#o;
+    const last = await lastEventBlockBelow(store, env.id, next);
+    if (!last) return false;
+    const onChain = await chain.block(last.height, NO_WATCHES, env.id);
+    if (!onChain || onChain.hash === last.hash) return false;
+    const r = await rewindTo(store, env.id, last.height, lease, { from: next, hash: last.hash });
+    this.#o.log(`watch: ${this.#name()}: reorg below the kept blocks reaches block ${last.height}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+    return true;
   }
 
   /**

@@ -11,11 +11,17 @@ import { randomUUID } from 'node:crypto';
 import { CHANNELS, type WatchedAddressRow } from '../store/index.js';
 import { fence, LeaseLostError } from './lease.js';
 import { Supervisor } from '../runtime/supervisor.js';
+import { RpcctlError } from '../util/errors.js';
 
 /** Bringing the scanners in line with what is watched, under the supervisor. */
 export const RECONCILE_TASK = 'watch-reconcile';
 export const RELOAD_TASK = 'watch-reload';
 const RELOAD_BACKOFF = { minMs: 250, maxMs: 5000 };
+
+/** Rolls back clearing an environment a watch was added to meanwhile. */
+class StillWatchedError extends RpcctlError {
+  readonly code = 'E_STILL_WATCHED';
+}
 
 interface WatchChange { op: '+' | '-'; row: WatchedAddressRow }
 /** The periodic reconcile: webhook block subscriptions changed elsewhere, and a retry of one that failed. */
@@ -148,14 +154,16 @@ export class AddressWatch {
       if (!lease) continue;
       await store.db.transaction().execute(async (trx) => {
         await fence(trx, envId, lease);
+        // The cursor first: that waits for an add that read it for its start height
+        // (watches.ts), so the check below sees it.
+        await trx.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
         // This instance's view lags another's add by a notification: the store decides, or
         // the new watch's scanner would start at a later head and skip its first blocks.
         const added = await trx.selectFrom('watched_addresses').select('id').where('network_environment_id', '=', envId).limit(1).executeTakeFirst();
-        if (added) return;
-        await trx.deleteFrom('scanner_cursors').where('network_environment_id', '=', envId).execute();
+        if (added) throw new StillWatchedError();
         await trx.deleteFrom('scanner_blocks').where('network_environment_id', '=', envId).execute();
         await trx.deleteFrom('scanner_leases').where('network_environment_id', '=', envId).execute();
-      }).catch((err: unknown) => { if (!(err instanceof LeaseLostError)) throw err; });
+      }).catch((err: unknown) => { if (!(err instanceof LeaseLostError) && !(err instanceof StillWatchedError)) throw err; });
     }
     const starting: Promise<void>[] = [];
     for (const envId of wanted) {

@@ -4,6 +4,7 @@ import { CHANNELS, lockFor, notifyIn, type Database, type Environment, type Plan
 import type { ParsedAddress } from '../chains/address.js';
 import type { WatchedAddress } from '../client/address-watch.js';
 import { RpcctlError } from '../util/errors.js';
+import { cursorLock } from './record.js';
 
 export class SlotLimitError extends RpcctlError {
   readonly code = 'E_SLOT_LIMIT';
@@ -61,13 +62,36 @@ export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promis
   if ((await countWatches(trx, input.accountId)) >= slots) {
     throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
   }
+  const startHeight = await startHeightIn(trx, input.env.id);
   const row = await trx.insertInto('watched_addresses').values({
     watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
     network_slug: input.networkSlug, address: input.address.display, address_key: input.address.key,
-    created_at: input.createdAt ?? new Date().toISOString(),
+    created_at: input.createdAt ?? new Date().toISOString(), start_height: startHeight,
   }).returningAll().executeTakeFirstOrThrow();
   await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
   return { row, created: true };
+}
+
+/**
+ * A new watch's first block: the environment's next unrecorded block, read with the cursor's
+ * row locked until the add commits. A scanner recording that block moves the cursor first, so
+ * it either waits for the add (and then finds the watch, record.ts) or has already committed
+ * (and the watch starts after it). Adds on one environment therefore also commit in id order,
+ * which lets the scanner ask only for ids above the last it saw. With no cursor yet (nothing
+ * scanned), the lock the cursor is created under stands in for the row: the watch starts
+ * before the first block (0), and the scanner's first record finds it.
+ */
+async function startHeightIn(trx: Kysely<Database>, envId: number): Promise<number> {
+  // A no-op update rather than FOR UPDATE: it locks on both stores (SQLite's write lock is
+  // already held, BEGIN IMMEDIATE).
+  const lockCursor = async () => (await trx.updateTable('scanner_cursors').set((eb) => ({ next_height: eb.ref('next_height') }))
+    .where('network_environment_id', '=', envId).returning('next_height').executeTakeFirst())?.next_height;
+  let next = await lockCursor();
+  if (next === undefined) {
+    await lockFor(trx, cursorLock(envId));
+    next = await lockCursor();
+  }
+  return next ?? 0;
 }
 
 function slotLimitMessage(slots: number, planName: string): string {
@@ -80,11 +104,18 @@ function slotLimitMessage(slots: number, planName: string): string {
  * Puts a removed watch back under its old `watch_id` (a paid order reopened by a reorg takes
  * its address back; its events keep naming the same watch). undefined when it is still there.
  */
-export async function restoreWatchIn(trx: Kysely<Database>, watch: Omit<WatchedAddressRow, 'id' | 'created_at'>): Promise<WatchedAddressRow | undefined> {
+export async function restoreWatchIn(
+  trx: Kysely<Database>, watch: Omit<WatchedAddressRow, 'id' | 'created_at' | 'start_height'> & { start_height?: number },
+): Promise<WatchedAddressRow | undefined> {
   await lockFor(trx, `watches:${watch.account_id}`);
   const exists = await trx.selectFrom('watched_addresses').select('id').where('watch_id', '=', watch.watch_id).executeTakeFirst();
   if (exists) return undefined;
-  const row = await trx.insertInto('watched_addresses').values({ ...watch, created_at: new Date().toISOString() })
+  // A new start like any add (the blocks already recorded were matched without it), unless
+  // the caller knows an earlier one: a rewind below the new start would otherwise hide the
+  // watch's payments in the blocks scanned again.
+  const next = await startHeightIn(trx, watch.network_environment_id);
+  const startHeight = Math.min(next, watch.start_height ?? next);
+  const row = await trx.insertInto('watched_addresses').values({ ...watch, created_at: new Date().toISOString(), start_height: startHeight })
     .returningAll().executeTakeFirstOrThrow();
   await notifyIn(trx, CHANNELS.watches, JSON.stringify({ op: '+', row }));
   return row;

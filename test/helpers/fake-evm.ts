@@ -11,8 +11,8 @@ export interface FakeTx {
 
 export interface FakeEvmChain {
   url: string;
-  /** Mines a block with these native transfers (`value` in wei, decimal); returns its height. */
-  mine(txs?: Array<{ from: string; to: string; wei: bigint }>): { height: number; hash: string; txs: FakeTx[] };
+  /** Mines a block with these native transfers (`value` in wei, decimal); returns its height. A `hash` re-mines that transaction. */
+  mine(txs?: Array<{ from: string; to: string; wei: bigint; hash?: string }>): { height: number; hash: string; txs: FakeTx[] };
   /** Drops block `height` and everything above it (a reorg); mine again to build the new branch. */
   orphan(height: number): void;
   close(): Promise<void>;
@@ -32,7 +32,7 @@ export async function startFakeEvmChain(): Promise<FakeEvmChain> {
     const height = blocks.length;
     const block = {
       number: `0x${height.toString(16)}`, hash: hex32(), parentHash: blocks[height - 1]?.hash ?? `0x${'00'.repeat(32)}`,
-      transactions: txs.map((t) => ({ hash: hex32(), from: t.from, to: t.to, value: `0x${t.wei.toString(16)}` })),
+      transactions: txs.map((t) => ({ hash: t.hash ?? hex32(), from: t.from, to: t.to, value: `0x${t.wei.toString(16)}` })),
     };
     blocks.push(block);
     return { height, hash: block.hash, txs: block.transactions };
