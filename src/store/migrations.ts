@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import { storeKindOf } from './dialect.js';
-import { paymentsMigration } from './payments-migration.js';
+import { paymentsFinalityMigration, paymentsMigration } from './payments-migration.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit one that has shipped:
@@ -353,7 +353,11 @@ export const migrationsOps: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps);
+/** Payment orders right through any reorg (issue 23): the finality hold and one `seen` per sighting. */
+export const migrationsFinality: Record<string, Migration> = {
+  '0022_payments_finality': { up: (db: Kysely<any>) => paymentsFinalityMigration(db) },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

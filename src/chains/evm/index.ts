@@ -28,6 +28,8 @@ export const evm: ChainFamily = {
   payments: {
     native: { symbol: 'ETH', decimals: 18 },
     amlChain: 'ethereum',
+    // Two epochs of 32 slots: Ethereum's finality; nodes that report `finalized` are asked instead.
+    finalityDepth: 64,
     contractToken: evmContractToken,
     derivation: {
       checkKey: (xpub) => void parseXpub(xpub),

@@ -32,6 +32,8 @@ export const stellar: ChainFamily = {
   payments: {
     native: { symbol: 'XLM', decimals: 7 },
     amlChain: 'stellar',
+    // A closed ledger is final (SCP): no reorgs.
+    finalityDepth: 0,
     // Config lists no contract tokens here (assets are CODE:ISSUER); kept as the reading it always had.
     contractToken: evmContractToken,
     derivation: undefined,

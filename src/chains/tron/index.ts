@@ -37,6 +37,8 @@ export const tron: ChainFamily = {
   payments: {
     native: { symbol: 'TRX', decimals: 6 }, // sun
     amlChain: 'tron',
+    // Solidified after 19 confirmations (2/3 of the 27 super representatives); one block of margin.
+    finalityDepth: 20,
     // The scanner reports a TRC-20 Transfer's contract as `T…`, the form config gives.
     contractToken: (address) => {
       const id = parseTronAddress(address).display;

@@ -42,6 +42,8 @@ export const utxo: ChainFamily = {
     // Satoshis; Litecoin and Dogecoin count in 8 decimals too.
     native: { symbol: 'BTC', decimals: 8 },
     amlChain: 'bitcoin',
+    // Six confirmations: the customary point past which a Bitcoin reorg is not expected.
+    finalityDepth: 6,
     // Config lists no tokens here; kept as the reading it always had.
     contractToken: evmContractToken,
     derivation: {
