@@ -130,8 +130,9 @@ describe.skipIf(!haveLitecoind)('payment orders through real reorgs (litecoind -
     miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
     await mine(3);
     await settle(p.payment_id, 7);
-    expect(seq(p.payment_id).slice(3)).toEqual([
-      ['underpaid', null, 'reorg', '0'], ['seen', tx, null, '0'], ['aml_check', tx, null, '50000000'], ['paid', tx, null, '50000000'],
+    // `seen` from the look-ahead (nothing counted yet) or from the record (counted): either is one.
+    expect(seq(p.payment_id).slice(3).map((s) => (s[0] === 'seen' ? s.slice(0, 3) : s))).toEqual([
+      ['underpaid', null, 'reorg', '0'], ['seen', tx, null], ['aml_check', tx, null, '50000000'], ['paid', tx, null, '50000000'],
     ]);
     for (const r of hooksOf(p.payment_id)) expect(signatureValid(secret, r)).toBe(true);
     expect(await get(p.payment_id)).toMatchObject({
@@ -156,7 +157,7 @@ describe.skipIf(!haveLitecoind)('payment orders through real reorgs (litecoind -
     miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
     await mine(2);
     await settle(p.payment_id, 5);
-    expect(seq(p.payment_id).slice(2)).toEqual([['seen', tx, null, '0'], ['aml_check', tx, null, '25000000'], ['paid', tx, null, '25000000']]);
+    expect(seq(p.payment_id).slice(2).map((s) => (s[0] === 'seen' ? s.slice(0, 3) : s))).toEqual([['seen', tx, null], ['aml_check', tx, null, '25000000'], ['paid', tx, null, '25000000']]);
     expect(await get(p.payment_id)).toMatchObject({ status: 'paid', amount_received: '0.25', lifecycle: 'pending>seen>underpaid>seen>aml_check>paid' });
   }, 120_000);
 });

@@ -197,8 +197,9 @@ export class PaymentEngine {
   /** One pass of funding, reorgs, expiry and window ends; the number of changes made. */
   async step(nowMs = Date.now()): Promise<number> {
     let n = 0;
-    n += await this.#ingest(nowMs);
+    // Take-offs first: a transaction a reorg removed and the chain mined again is then `returning`.
     n += await this.#reorged(nowMs);
+    n += await this.#ingest(nowMs);
     n += await this.#expire(nowMs);
     n += await this.#closeWindows(nowMs);
     n += await this.#release(nowMs);
@@ -325,6 +326,11 @@ export class PaymentEngine {
     const settings = await getSettings(store.db, (await this.#order(store.db, orderPk))!.account_id);
     const result = await store.db.transaction().execute(async (trx) => {
       let order = (await this.#order(trx, orderPk))!;
+      // Funding whose block left the chain and is not taken off yet (the scanner rewound after
+      // #reorged looked): counting the new chain now would count a re-mined transaction twice.
+      const stale = await trx.selectFrom('payment_funding as f').innerJoin('watch_events as e', 'e.id', 'f.event_id').select('f.id')
+        .where('f.order_pk', '=', orderPk).where('f.removed', '=', 0).where('e.removed', '=', 1).executeTakeFirst();
+      if (stale) return 0;
       const env = store.catalog.environment(order.network_environment_id);
       const asset = assetOfRow(config, env, order.asset, order.decimals);
       // A transaction the order counted before a reorg took it off, now back in a new block.
