@@ -87,9 +87,12 @@ export function heldIngestQuery(db: Kysely<Database>) {
     .orderBy('e.id').limit(500);
 }
 
-/** Closed orders keeping their watch until their funding is final. */
+/** Closed orders keeping their watch until their funding is final, with their highest funding block (null: none). */
 export function heldQuery(db: Kysely<Database>) {
-  return db.selectFrom('payment_orders').select(['id', 'network_environment_id']).where('held', '=', sql.lit(1)).orderBy('id').limit(200);
+  return db.selectFrom('payment_orders as o')
+    .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 'o.id').on('f.counted', '=', 1).on('f.removed', '=', 0))
+    .select(['o.id', 'o.network_environment_id', sql<number | null>`max(f.block_height)`.as('top')])
+    .where('o.held', '=', sql.lit(1)).groupBy(['o.id', 'o.network_environment_id']).orderBy('o.id').limit(200);
 }
 
 /** Funding not yet taken off whose event left the chain: from the few removed events (a partial index). */
@@ -496,12 +499,10 @@ export class PaymentEngine {
     const held = await heldQuery(store.db).execute();
     let n = 0;
     for (const h of held) {
-      const top = await store.db.selectFrom('payment_funding').select(sql<number | null>`max(block_height)`.as('top'))
-        .where('order_pk', '=', h.id).where('counted', '=', 1).where('removed', '=', 0).executeTakeFirst();
       const env = store.catalog.environment(h.network_environment_id);
-      if (top?.top !== null && top?.top !== undefined && env) {
+      if (h.top !== null && env) {
         const final = await this.#finalHeight(env, nowMs);
-        if (final === undefined || Number(top.top) > final) continue;
+        if (final === undefined || Number(h.top) > final) continue;
       }
       n += await this.#guard(() => this.#letGo(h.id));
     }
@@ -531,9 +532,11 @@ export class PaymentEngine {
 
   /** Ends a finality hold: the owned watch is removed, or handed to another order that uses it. */
   async #letGo(orderPk: number): Promise<number> {
+    let done = 0;
     const removed = await this.#o.store.db.transaction().execute(async (trx) => {
       const res = await trx.updateTable('payment_orders').set({ held: 0 }).where('id', '=', orderPk).where('held', '=', 1).where('open', '=', 0).executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) return undefined;
+      done = 1;
       const order = (await this.#order(trx, orderPk))!;
       if (order.owns_watch !== 1) return undefined;
       // The address may back a newer order meanwhile (it shares this watch): it keeps the watch.
@@ -547,7 +550,7 @@ export class PaymentEngine {
       return deleteWatchIn(trx, order.watch_id);
     });
     if (removed) this.#o.watches.removed(removed);
-    return 1;
+    return done;
   }
 
   /**
