@@ -263,3 +263,45 @@ describe('payment orders on anvil, behind the gateway', () => {
     checkSigned(lateAccepted.payment_id, lateSecret);
   }, 90_000);
 });
+
+describe('a seen payment that leaves the chain on anvil (3 confirmations; issue 23)', () => {
+  let u: TestService;
+  let shop: Merchant;
+  beforeAll(async () => {
+    u = await startTestService({
+      networks: [{ slug: 'anvil3', name: 'Anvil (3 confirmations)', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 3 }] }],
+      webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+      payments: { aml: { provider: 'none' }, tick_ms: 50 },
+    }, { watch: { pollMs: 100, delivery: { pollMs: 100 } } });
+    shop = await u.merchant({ plan: 'pro' });
+  }, 60_000);
+  afterAll(async () => {
+    await u?.stop();
+  });
+
+  it('seen while unconfirmed; reverted away: underpaid (reorg) at once, no wait for the late window; paid again: seen, aml_check, paid', async () => {
+    const address = '0x3333333333333333333333333333333333333333';
+    const res = await shop.call('POST', '/v1/payments', json({ order_id: 'vanish', network_slug: 'anvil3', amount: '0.3', address, webhook_url: rx.url }));
+    expect(res.status, json(res.body)).toBe(200);
+    const p = res.body.payment as Record<string, any>;
+    const snap = await anvil.test.snapshot();
+    const hash = await anvil.wallet.sendTransaction({ account: payer, to: address, value: parseEther('0.3'), chain: null });
+    await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    await settle(p.payment_id, 1);
+    expect(seq(p.payment_id)).toEqual([['seen', hash, null, false]]);
+    // The block (one confirmation of three) is reverted: the transfer is gone from the chain.
+    await anvil.test.revert({ id: snap });
+    await settle(p.payment_id, 2);
+    expect(seq(p.payment_id)[1]).toEqual(['underpaid', null, 'reorg', false]);
+    expect(await get(shop, p.payment_id)).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received: '0', tx_hashes: [], lifecycle: 'pending>seen>underpaid' });
+    await anvil.test.mine({ blocks: 3 });
+    await new Promise((r) => setTimeout(r, 600));
+    expect(seq(p.payment_id)).toHaveLength(2);
+    const again = await anvil.wallet.sendTransaction({ account: payer, to: address, value: parseEther('0.3'), chain: null });
+    await anvil.public.waitForTransactionReceipt({ hash: again, pollingInterval: 50 });
+    await anvil.test.mine({ blocks: 2 });
+    await settle(p.payment_id, 5);
+    expect(seq(p.payment_id).slice(2)).toEqual([['seen', again, null, false], ['aml_check', again, null, false], ['paid', again, null, false]]);
+    expect(await get(shop, p.payment_id)).toMatchObject({ status: 'paid', amount_received: '0.3', tx_hashes: [again] });
+  });
+});

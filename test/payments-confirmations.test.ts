@@ -11,7 +11,7 @@ let rx: Receiver;
 beforeAll(async () => {
   [chain, rx] = await Promise.all([startFakeEvmChain(), startReceiver()]);
   t = await startTestService({
-    networks: [{ slug: 'slow', name: 'Slow', family: 'evm', environments: [{ slug: 'main', upstreams: [chain.url], confirmations: 3 }] }],
+    networks: [{ slug: 'slow', name: 'Slow', family: 'evm', environments: [{ slug: 'main', upstreams: [chain.url], confirmations: 3, finality_depth: 5 }] }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
     payments: { aml: { provider: 'none' }, tick_ms: 50 },
   }, { watch: { pollMs: 50, delivery: { pollMs: 50 } } });
@@ -90,5 +90,62 @@ describe('a network that waits for 3 confirmations', () => {
     expect(events()).toEqual([['seen', txs[0]!.hash], ['aml_check', txs[0]!.hash], ['paid', txs[0]!.hash]]);
     const paid = (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment;
     expect(paid).toMatchObject({ status: 'paid', amount_received: '1', lifecycle: 'pending>seen>aml_check>paid', aml: { provider: 'none', risk_level: 'unknown' } });
+  });
+
+  it('keeps watching a paid order\'s address, holding no slot, until its payment is final (finality_depth 5), then lets it go', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const address = '0x4444444444444444444444444444444444444444';
+    const { payment } = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'final', network_slug: 'slow', amount: '1', address, webhook_url: rx.url }))).body;
+    const status = async () => (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment.status as string;
+    const watched = async () => ((await m.call('GET', '/v1/address-watch/addresses')).body.addresses as Array<{ address: string }>).map((w) => w.address.toLowerCase());
+    const used = async () => (await m.call('GET', '/v1/address-watch/account')).body.slots_used as number;
+    expect(await used()).toBe(1);
+    chain.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    chain.mine();
+    chain.mine();
+    const deadline = Date.now() + 10_000;
+    while ((await status()) !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await status()).toBe('paid');
+    // Three confirmations of five: still watched (a reorg would be seen), but the slot is free.
+    expect(await watched()).toEqual([address]);
+    expect(await used()).toBe(0);
+    chain.mine();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await watched()).toEqual([address]);
+    chain.mine();
+    const until = Date.now() + 10_000;
+    while ((await watched()).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(await watched()).toEqual([]);
+    expect(await status()).toBe('paid');
+  });
+
+  it('a reorg past finality reopens a paid order whose address the merchant watches meanwhile: it shares that watch', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const address = '0x6666666666666666666666666666666666666666';
+    const { payment } = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'shared', network_slug: 'slow', amount: '1', address, webhook_url: rx.url }))).body;
+    const get = async () => (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment;
+    const watches = async () => (await m.call('GET', '/v1/address-watch/addresses')).body.addresses as Array<{ watch_id: string }>;
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error('condition not met in time');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    // Another open order keeps the network scanned: past finality, nothing else watches it.
+    await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'keeps-scanning', network_slug: 'slow', amount: '1', address: '0x6767676767676767676767676767676767676767' }));
+    const { height } = chain.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    for (let i = 0; i < 4; i++) chain.mine();
+    await until(async () => (await get()).status === 'paid' && (await watches()).length === 1);
+    // The merchant watches the address through the API; then a reorg deeper than finality.
+    const own = (await m.call('POST', '/v1/address-watch/addresses', JSON.stringify({ network_slug: 'slow', address }))).body.watch as { watch_id: string };
+    expect(own.watch_id).not.toBe(payment.watch_id);
+    chain.orphan(height);
+    // Longer than the old branch by more than the confirmations: the scanner reaches the fork.
+    for (let i = 0; i < 10; i++) chain.mine();
+    await until(async () => (await get()).status === 'underpaid');
+    expect(await get()).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received: '0', watch_id: own.watch_id, lifecycle: 'pending>seen>aml_check>paid>underpaid' });
+    expect((await watches()).map((w) => w.watch_id)).toContain(own.watch_id);
+    expect((await watches()).map((w) => w.watch_id)).not.toContain(payment.watch_id);
   });
 });

@@ -81,3 +81,83 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
     for (const r of rx.received) expect(signatureValid(secret, r)).toBe(true);
   }, 120_000);
 });
+
+/**
+ * Issue 23 on the real node, two confirmations (as Bitcoin's default): a paid payment lost in a
+ * reorg that mines it again, and a `seen` payment whose only block is invalidated.
+ */
+describe.skipIf(!haveLitecoind)('payment orders through real reorgs (litecoind -regtest, 2 confirmations)', () => {
+  let node: Litecoind;
+  let t: TestService;
+  let rx: Receiver;
+  let m: Merchant;
+  let secret: string;
+  let miner: string;
+  const rpc = <T = any>(method: string, params: unknown[] = [], wallet?: string) => node.rpc<T>(method, params, wallet);
+  const mine = async (n: number): Promise<string[]> => rpc<string[]>('generatetoaddress', [n, miner]);
+  const { seq, settle, create, get, hooksOf } = paymentOrders(() => ({ rx, m }), 'litecoin', { waitMs: 30_000, quietMs: 800 });
+  const shopAddress = () => rpc<string>('getnewaddress', ['', 'bech32'], 'shop');
+
+  beforeAll(async () => {
+    node = await startLitecoind();
+    await rpc('createwallet', ['w']);
+    await rpc('createwallet', ['shop']);
+    miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
+    await mine(101);
+    rx = await startReceiver();
+    const network = node.network();
+    network.environments = network.environments.map((e) => ({ ...e, confirmations: 2 }));
+    ({ t, m, secret } = await serveOn(node, { networks: [network], payments: { tick_ms: 50 } }));
+  }, 90_000);
+
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.close();
+    await node?.stop();
+  }, 40_000);
+
+  it('paid, its block invalidated, the same transaction mined again: underpaid (reorg), then seen, aml_check, paid again with the amount', async () => {
+    const p = await create({ order_id: 'ltc-remine', amount: '0.5', address: await shopAddress() });
+    const tx = await rpc<string>('sendtoaddress', [p.address, 0.5], 'w');
+    const [h] = await mine(1);
+    await settle(p.payment_id, 1);
+    await mine(1);
+    await settle(p.payment_id, 3);
+    expect(seq(p.payment_id)).toEqual([['seen', tx, null, '0'], ['aml_check', tx, null, '50000000'], ['paid', tx, null, '50000000']]);
+    // The payment's block leaves the chain; its transaction goes back to the mempool and the
+    // next block (to another address, so no block is mined twice) takes it again.
+    await rpc('invalidateblock', [h]);
+    miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
+    await mine(3);
+    await settle(p.payment_id, 7);
+    // `seen` from the look-ahead (nothing counted yet) or from the record (counted): either is one.
+    expect(seq(p.payment_id).slice(3).map((s) => (s[0] === 'seen' ? s.slice(0, 3) : s))).toEqual([
+      ['underpaid', null, 'reorg', '0'], ['seen', tx, null], ['aml_check', tx, null, '50000000'], ['paid', tx, null, '50000000'],
+    ]);
+    for (const r of hooksOf(p.payment_id)) expect(signatureValid(secret, r)).toBe(true);
+    expect(await get(p.payment_id)).toMatchObject({
+      status: 'paid', amount_received: '0.5', tx_hashes: [tx], lifecycle: 'pending>seen>aml_check>paid>underpaid>seen>aml_check>paid',
+    });
+    // The events feed has the transaction once, in its new block.
+    const block = (await rpc<{ blockhash: string }>('getrawtransaction', [tx, true])).blockhash;
+    const feed = (await m.call('GET', '/v1/address-watch/events?limit=500')).body.events as Ev[];
+    expect(feed.filter((e) => e.tx_hash === tx).map((e) => e.block_hash)).toEqual([block]);
+  }, 120_000);
+
+  it('seen, then its only block invalidated: underpaid (reorg) at once; mined again: seen, aml_check, paid', async () => {
+    const p = await create({ order_id: 'ltc-vanish', amount: '0.25', address: await shopAddress() });
+    const tx = await rpc<string>('sendtoaddress', [p.address, 0.25], 'w');
+    const [h] = await mine(1);
+    await settle(p.payment_id, 1);
+    expect(seq(p.payment_id)).toEqual([['seen', tx, null, '0']]);
+    await rpc('invalidateblock', [h]);
+    await settle(p.payment_id, 2);
+    expect(seq(p.payment_id)[1]).toEqual(['underpaid', null, 'reorg', '0']);
+    expect(await get(p.payment_id)).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received: '0', tx_hashes: [] });
+    miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
+    await mine(2);
+    await settle(p.payment_id, 5);
+    expect(seq(p.payment_id).slice(2).map((s) => (s[0] === 'seen' ? s.slice(0, 3) : s))).toEqual([['seen', tx, null], ['aml_check', tx, null, '25000000'], ['paid', tx, null, '25000000']]);
+    expect(await get(p.payment_id)).toMatchObject({ status: 'paid', amount_received: '0.25', lifecycle: 'pending>seen>underpaid>seen>aml_check>paid' });
+  }, 120_000);
+});

@@ -99,6 +99,29 @@ describe('payment orders on Tron (TRX and USDT-TRC20)', () => {
     expect(await get(p.payment_id)).toMatchObject({ status: 'paid', amount_received: '100', tx_hashes: [t1.txID, t2.txID] });
   });
 
+  it('one seen per transaction under any interleaving: the look-ahead answered after the scanner recorded the block and the engine funded it (issue 23)', async () => {
+    const p = await create({ order_id: 'usdt-race', amount: '100', asset: 'USDT' });
+    const to = hexOf(p.address);
+    const t1 = node.trc20(USDT.hex, X.hex, to, 60_000_000n);
+    // The look-ahead's request for the payment's block is held while the block is confirmed,
+    // recorded and funded: the order is `underpaid` when the look finally sees the transfer.
+    const look = node.hold(node.chain.length);
+    node.mine([t1]);
+    await look.arrived;
+    node.mine([]);
+    await settle(p.payment_id, 2);
+    const asked = node.paths.length;
+    look.release();
+    // The look-ahead has moved on (it asks the node again) and a quiet moment passes.
+    await waitFor(async () => node.paths.length > asked + 2);
+    await settle(p.payment_id, 2);
+    expect(seq(p.payment_id)).toEqual([['seen', t1.txID, null, '60000000'], ['underpaid', t1.txID, null, '60000000']]);
+    const t2 = node.trc20(USDT.hex, X.hex, to, 40_000_000n);
+    await confirm(node, p.payment_id, [t2], 3, 5);
+    expect(seq(p.payment_id).slice(2)).toEqual([['seen', t2.txID, null, '60000000'], ['aml_check', t2.txID, null, '100000000'], ['paid', t2.txID, null, '100000000']]);
+    expect(await get(p.payment_id)).toMatchObject({ status: 'paid', lifecycle: 'pending>seen>underpaid>seen>aml_check>paid', amount_received: '100' });
+  });
+
   it('USDT to a merchant-given address, rewound by a reorg: back to underpaid (reason reorg, webhook)', async () => {
     // Another open order keeps the network scanned: with nothing watched the scanner stops.
     await create({ order_id: 'usdt-open', amount: '1', asset: 'USDT' });

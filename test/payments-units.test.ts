@@ -79,7 +79,7 @@ const ABANDON = mnemonicToSeedSync('abandon abandon abandon abandon abandon aban
 const BTC = bitcoinAddressFormat('mainnet')!;
 const TBTC = bitcoinAddressFormat('testnet')!;
 const env = (network: string, slug: string, bech32: string | null = 'bc'): Environment => ({
-  id: 1, slug, upstreams: [], confirmations: 1, addressFormat: { bech32, pub_key_hash: 0, script_hash: 5 },
+  id: 1, slug, upstreams: [], confirmations: 1, finalityDepth: 6, addressFormat: { bech32, pub_key_hash: 0, script_hash: 5 },
   network: { id: 1, uuid: '', slug: network, name: network, family: 'utxo', sort: 0, credits: { default: 1, methods: {} }, environments: [] },
 });
 

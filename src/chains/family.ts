@@ -62,6 +62,11 @@ export interface ChainAdapter {
   /** undefined when the node does not have the block (yet). */
   block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined>;
   close(): Promise<void>;
+  /**
+   * The node's last finalized block, where the family has one (EVM's `finalized` tag); undefined
+   * when the node reports none, so the environment's `finality_depth` decides instead.
+   */
+  finalized?(): Promise<number | undefined>;
 }
 
 /** A network's credit table: per method (or `VERB /route`), and the price of anything else. */
@@ -155,6 +160,12 @@ export interface ChainTraits {
     native: { symbol: string; decimals: number };
     /** The chain name AML providers (TRM) use when config names none. */
     amlChain: string;
+    /**
+     * Confirmations after which a transaction is final when the node reports no finalized block
+     * (`environments[].finality_depth` overrides it): a closed order keeps watching its address
+     * until then, so a reorg is still seen. 0: final once in a block.
+     */
+    finalityDepth: number;
   };
 }
 

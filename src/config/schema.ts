@@ -16,6 +16,12 @@ export const environmentSchema = z.strictObject({
   ws_upstreams: z.array(z.string().url().refine((u) => /^wss?:\/\//i.test(u), { message: 'must be a ws:// or wss:// URL' })).default([]),
   confirmations: z.number().int().min(0).max(1000).default(1),
   /**
+   * Confirmations after which a transaction is final (where the node reports no `finalized`
+   * block): a closed payment order watches its address until its funding is this deep.
+   * Omitted: the family's default (evm 64, utxo 6, tron 20, stellar 0).
+   */
+  finality_depth: z.number().int().min(0).max(100_000).optional(),
+  /**
    * UTXO family only: the chain's address prefixes (Bitcoin Core's chainparams). Omitted on a
    * `utxo` network: Bitcoin's for the environment slug (mainnet, testnet/testnet4/signet, regtest).
    */

@@ -10,7 +10,10 @@ import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow 
 import type { WatchRegistry } from '../watch/registry.js';
 import { TipWatcher } from './tip.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
-import { deleteWatchIn, restoreWatchIn } from '../watch/watches.js';
+import { deleteWatchIn, restoreWatchIn, watchAt } from '../watch/watches.js';
+import { chainFor } from '../watch/chains.js';
+import type { ChainAdapter } from '../chains/family.js';
+import type { Environment } from '../store/index.js';
 
 /** What the engine tells the in-memory watch registry after a commit. */
 export interface WatchSync {
@@ -49,7 +52,7 @@ interface EventRow {
 
 /*
  * The engine's per-tick reads, each served by an index so that a tick costs the open orders and
- * the work waiting, not the events, orders and funding kept (issue 10). Exported for the
+ * the work waiting, not the events, orders and funding kept. Exported for the
  * query-plan tests. `open = 1` and `removed = 1` are literals: a partial index (`WHERE open = 1`)
  * is only usable when the query's own condition is the same constant, not a bound parameter.
  */
@@ -71,10 +74,31 @@ export function ingestQuery(db: Kysely<Database>) {
     .orderBy('e.id').limit(500);
 }
 
+/**
+ * The same for closed orders keeping their watch until their funding is final (`held`, a
+ * partial index): a transaction of theirs that a reorg took off and the chain mined again.
+ */
+export function heldIngestQuery(db: Kysely<Database>) {
+  return db.selectFrom('payment_orders as o').crossJoin('watch_events as e')
+    .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
+    .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
+    .where('o.held', '=', sql.lit(1)).whereRef('e.watch_id', '=', 'o.watch_id').where('e.type', '=', 'payment').whereRef('e.created_at', '>=', 'o.created_at')
+    .where('e.removed', '=', 0).where('f.id', 'is', null)
+    .orderBy('e.id').limit(500);
+}
+
+/** Closed orders keeping their watch until their funding is final, with their highest funding block (null: none). */
+export function heldQuery(db: Kysely<Database>) {
+  return db.selectFrom('payment_orders as o')
+    .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 'o.id').on('f.counted', '=', 1).on('f.removed', '=', 0))
+    .select(['o.id', 'o.network_environment_id', sql<number | null>`max(f.block_height)`.as('top')])
+    .where('o.held', '=', sql.lit(1)).groupBy(['o.id', 'o.network_environment_id']).orderBy('o.id').limit(200);
+}
+
 /** Funding not yet taken off whose event left the chain: from the few removed events (a partial index). */
 export function reorgedQuery(db: Kysely<Database>) {
   return db.selectFrom('watch_events as e').crossJoin('payment_funding as f')
-    .select(['f.id', 'f.order_pk']).whereRef('f.event_id', '=', 'e.id').where('e.removed', '=', sql.lit(1)).where('f.removed', '=', 0).limit(500);
+    .select(['f.id', 'f.order_pk', 'f.tx_hash']).whereRef('f.event_id', '=', 'e.id').where('e.removed', '=', sql.lit(1)).where('f.removed', '=', 0).limit(500);
 }
 
 /** Orders due to expire: `status` leads `payment_orders_status`, so finished orders are never read. */
@@ -119,6 +143,10 @@ export class PaymentEngine {
   #wakers = new Set<() => void>();
   readonly #tip: TipWatcher | undefined;
   readonly #supervisor: Supervisor;
+  /** Chain adapters asked for finality (held orders' environments only). */
+  readonly #chains = new Map<number, ChainAdapter>();
+  /** The last final height per environment and when it was asked: at most once a second. */
+  readonly #final = new Map<number, { atMs: number; height: number }>();
 
   constructor(o: EngineOptions) {
     this.#o = o;
@@ -139,6 +167,8 @@ export class PaymentEngine {
     for (const w of this.#wakers) w();
     await Promise.all(this.#loops);
     await this.#tip?.close();
+    await Promise.all([...this.#chains.values()].map((c) => c.close()));
+    this.#chains.clear();
   }
 
   /** Look now (after a block was recorded or an order changed). */
@@ -170,10 +200,12 @@ export class PaymentEngine {
   /** One pass of funding, reorgs, expiry and window ends; the number of changes made. */
   async step(nowMs = Date.now()): Promise<number> {
     let n = 0;
-    n += await this.#ingest(nowMs);
+    // Take-offs first: a transaction a reorg removed and the chain mined again is then `returning`.
     n += await this.#reorged(nowMs);
+    n += await this.#ingest(nowMs);
     n += await this.#expire(nowMs);
     n += await this.#closeWindows(nowMs);
+    n += await this.#release(nowMs);
     return n;
   }
 
@@ -195,17 +227,18 @@ export class PaymentEngine {
     let n = 0;
     for (const [envId, watches] of byEnv) {
       const env = store.catalog.environment(envId)!;
-      for (const hit of await this.#tip!.hits(env, new Set(watches.keys()))) {
+      const look = await this.#tip!.hits(env, new Set(watches.keys()));
+      for (const hit of look.hits) {
         const orderPk = watches.get(hit.watchId)!;
         n += await this.#guard(async () => {
           const done = await store.db.transaction().execute(async (trx) => {
             const order = (await this.#order(trx, orderPk))!;
             const asset = assetOfRow(config, env, order.asset, order.decimals);
             if (!hitIsAsset(asset, hit.token) || BigInt(hit.amount) <= 0n) return 0;
-            const inserted = await trx.insertInto('payment_sightings').values({ order_pk: orderPk, tx_hash: hit.txHash, seen_ms: nowMs })
-              .onConflict((oc) => oc.columns(['order_pk', 'tx_hash']).doNothing()).executeTakeFirst();
-            if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) return 0;
-            if (!['pending', 'underpaid', 'seen', 'expired'].includes(order.status)) return 0;
+            // The sighting's key (order, transaction, still on the chain) is unique in the store:
+            // whichever of this look and the scanner's record (#fund) inserts it sends the one `seen`.
+            if (!(await this.#sight(trx, orderPk, hit.txHash, nowMs))) return 0;
+            if (order.open !== 1 || !['pending', 'underpaid', 'seen', 'expired'].includes(order.status)) return 0;
             const late = order.status === 'expired' || nowMs > Number(order.expires_ms);
             await transition(trx, { store, config }, order, { status: 'seen', txHash: hit.txHash, late }, nowMs);
             return 1;
@@ -214,6 +247,67 @@ export class PaymentEngine {
           return done;
         });
       }
+      if (look.present) n += await this.#vanished(watches, look.present, nowMs);
+    }
+    return n;
+  }
+
+  /** Inserts the sighting of `txHash` on the order; false when it was there (its `seen` went out). */
+  async #sight(trx: Kysely<Database>, orderPk: number, txHash: string, nowMs: number): Promise<boolean> {
+    const inserted = await trx.insertInto('payment_sightings').values({ order_pk: orderPk, tx_hash: txHash, seen_ms: nowMs })
+      // No conflict target: the partial unique index (order_pk, tx_hash) WHERE removed = 0 is the
+      // table's only key besides the id, on SQLite and PostgreSQL alike (a concurrent insert waits, then conflicts).
+      .onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  /**
+   * Sightings no longer in the unconfirmed blocks nor recorded by the scanner: the transaction
+   * left the chain before it was confirmed. It comes off the order at once; an order at `seen`
+   * on it alone goes to `underpaid` (before `expires_at`) or `expired`, reason `reorg`.
+   */
+  async #vanished(watches: Map<string, number>, present: Set<string>, nowMs: number): Promise<number> {
+    const { store, config } = this.#o;
+    const orderPks = [...watches.values()];
+    if (orderPks.length === 0) return 0;
+    const live = await store.db.selectFrom('payment_sightings as s').innerJoin('payment_orders as o', 'o.id', 's.order_pk')
+      .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 's.order_pk').onRef('f.tx_hash', '=', 's.tx_hash').on('f.removed', '=', 0))
+      .select(['s.id', 's.order_pk', 's.tx_hash', 'o.watch_id']).where('s.order_pk', 'in', orderPks).where('s.removed', '=', 0).where('f.id', 'is', null)
+      .execute();
+    const gone = live.filter((r) => !present.has(`${r.watch_id} ${r.tx_hash}`));
+    if (gone.length === 0) return 0;
+    const byOrder = new Map<number, typeof gone>();
+    for (const r of gone) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
+    let n = 0;
+    for (const [orderPk, rows] of byOrder) {
+      n += await this.#guard(async () => {
+        const moved = await store.db.transaction().execute(async (trx) => {
+          const order = (await this.#order(trx, orderPk))!;
+          // Recorded by the scanner since the look (its block confirmed): #fund takes it, not gone.
+          const recorded = new Set((await trx.selectFrom('watch_events as e')
+            .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').on('f.order_pk', '=', orderPk))
+            .select('e.body').where('e.watch_id', '=', order.watch_id).where('e.type', '=', 'payment').where('e.removed', '=', 0)
+            .where('e.created_at', '>=', order.created_at).where('f.id', 'is', null).execute())
+            .map((e) => (JSON.parse(e.body) as { tx_hash: string }).tx_hash));
+          const off = rows.filter((r) => !recorded.has(r.tx_hash));
+          if (off.length === 0) return 0;
+          await trx.updateTable('payment_sightings').set({ removed: 1 }).where('id', 'in', off.map((r) => r.id)).where('removed', '=', 0).execute();
+          if (order.status !== 'seen') return 0;
+          // Another transfer still waiting for its confirmations keeps the order at `seen`.
+          const waiting = await trx.selectFrom('payment_sightings as s')
+            .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 's.order_pk').onRef('f.tx_hash', '=', 's.tx_hash').on('f.removed', '=', 0))
+            .select('s.id').where('s.order_pk', '=', orderPk).where('s.removed', '=', 0).where('f.id', 'is', null).executeTakeFirst();
+          if (waiting) return 0;
+          const total = await this.#total(trx, orderPk);
+          await transition(trx, { store, config }, order, {
+            status: nowMs >= Number(order.expires_ms) ? 'expired' : 'underpaid', txHash: null, reason: 'reorg',
+            receivedRaw: total, overpaid: total > BigInt(order.amount_raw),
+          }, nowMs);
+          return 1;
+        });
+        if (moved) this.#o.onDeliveries();
+        return moved;
+      });
     }
     return n;
   }
@@ -221,7 +315,7 @@ export class PaymentEngine {
   /** New `payment` events of open orders' watches, not yet applied to the order. */
   async #ingest(nowMs: number): Promise<number> {
     const db = this.#o.store.db;
-    const rows: EventRow[] = await ingestQuery(db).execute();
+    const rows: EventRow[] = [...await ingestQuery(db).execute(), ...await heldIngestQuery(db).execute()];
     if (rows.length === 0) return 0;
     const byOrder = new Map<number, EventRow[]>();
     for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
@@ -235,20 +329,39 @@ export class PaymentEngine {
     const settings = await getSettings(store.db, (await this.#order(store.db, orderPk))!.account_id);
     const result = await store.db.transaction().execute(async (trx) => {
       let order = (await this.#order(trx, orderPk))!;
+      // Funding whose block left the chain and is not taken off yet (the scanner rewound after
+      // #reorged looked): counting the new chain now would count a re-mined transaction twice.
+      const stale = await trx.selectFrom('payment_funding as f').innerJoin('watch_events as e', 'e.id', 'f.event_id').select('f.id')
+        .where('f.order_pk', '=', orderPk).where('f.removed', '=', 0).where('e.removed', '=', 1).executeTakeFirst();
+      if (stale) return 0;
       const env = store.catalog.environment(order.network_environment_id);
       const asset = assetOfRow(config, env, order.asset, order.decimals);
-      const late = order.status === 'expired' || order.late === 1;
+      // A transaction the order counted before a reorg took it off, now back in a new block.
+      const before = await trx.selectFrom('payment_funding').select(['tx_hash', 'late']).where('order_pk', '=', orderPk)
+        .where('removed', '=', 1).where('counted', '=', 1).execute();
+      const returning = new Map(before.map((r) => [r.tx_hash, r.late === 1]));
       const fresh: Array<{ tx: string }> = [];
+      let onlyReturning = true;
+      let lateTx = false;
       for (const e of events) {
         const body = JSON.parse(e.body) as { tx_hash: string; from: string | null; token: string | null; amount: string; direction: string };
-        const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n;
+        // A closed order keeping its watch only for finality takes back its own transactions; a new
+        // transfer to the address is not its (the address may back the next order already).
+        const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n && (order.open === 1 || returning.has(body.tx_hash));
+        const txLate = returning.has(body.tx_hash) ? returning.get(body.tx_hash)! : order.status === 'expired' || order.late === 1;
         await trx.insertInto('payment_funding').values({
           order_pk: orderPk, event_id: e.event_id, tx_hash: body.tx_hash, from_address: body.from, amount_raw: body.amount,
-          block_height: e.block_height, counted: counted ? 1 : 0, late: late ? 1 : 0, removed: 0, created_at: new Date(nowMs).toISOString(),
+          block_height: e.block_height, counted: counted ? 1 : 0, late: txLate ? 1 : 0, removed: 0, created_at: new Date(nowMs).toISOString(),
         }).execute();
-        if (counted) fresh.push({ tx: body.tx_hash });
+        if (counted) {
+          fresh.push({ tx: body.tx_hash });
+          if (!returning.has(body.tx_hash)) onlyReturning = false;
+          if (txLate) lateTx = true;
+        }
       }
       if (fresh.length === 0) return 0;
+      // Late when a transfer is: one paid in time and mined again after `expires_at` is not.
+      const late = lateTx || (order.late === 1 && !onlyReturning);
       const total = await this.#total(trx, orderPk);
       const amount = BigInt(order.amount_raw);
       const overpaid = total > amount;
@@ -260,10 +373,10 @@ export class PaymentEngine {
         return 0;
       }
       let n = 0;
-      // One `seen` per funding transaction: those sighted unconfirmed have had theirs.
-      const sighted = new Set((await trx.selectFrom('payment_sightings').select('tx_hash').where('order_pk', '=', orderPk).execute()).map((r) => r.tx_hash));
+      // One `seen` per funding transaction and sighting: the store's unique key decides who sends
+      // it, the unconfirmed look (sightings()) or this record, whichever inserts the sighting.
       for (const f of fresh) {
-        if (sighted.has(f.tx)) continue;
+        if (!(await this.#sight(trx, orderPk, f.tx, nowMs))) continue;
         order = await transition(trx, { store, config }, order, { status: 'seen', txHash: f.tx, receivedRaw: total, overpaid, late }, nowMs);
         n++;
       }
@@ -278,7 +391,7 @@ export class PaymentEngine {
         await trx.insertInto('aml_jobs').values({
           order_pk: orderPk, status: 'pending', attempts: 0, next_attempt_ms: nowMs, lease_until: null, last_error: null, created_at: new Date(nowMs).toISOString(),
         }).execute();
-      } else if (late) {
+      } else if (late || order.status === 'expired') {
         order = await transition(trx, { store, config }, order, { status: 'expired', txHash: lastTx, reason: 'partial', ...received }, nowMs);
       } else {
         order = await transition(trx, { store, config }, order, { status: 'underpaid', txHash: lastTx, ...received }, nowMs);
@@ -289,17 +402,23 @@ export class PaymentEngine {
     return result;
   }
 
-  /** Funding whose block left the chain comes off its order, which moves back if no longer covered. */
+  /**
+   * Funding whose block left the chain comes off its order at once, whatever its status; the
+   * order moves back if no longer covered. Its sighting goes too, so the same transaction in a
+   * new block is `seen` again.
+   */
   async #reorged(nowMs: number): Promise<number> {
     const { store, config } = this.#o;
     const rows = await reorgedQuery(store.db).execute();
     if (rows.length === 0) return 0;
-    const byOrder = new Map<number, number[]>();
-    for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r.id]);
-    for (const [orderPk, ids] of byOrder) {
+    const byOrder = new Map<number, Array<{ id: number; tx_hash: string }>>();
+    for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
+    for (const [orderPk, gone] of byOrder) {
       await this.#guard(async () => {
         const reopened = await store.db.transaction().execute(async (trx) => {
-          await trx.updateTable('payment_funding').set({ removed: 1 }).where('id', 'in', ids).execute();
+          await trx.updateTable('payment_funding').set({ removed: 1 }).where('id', 'in', gone.map((g) => g.id)).execute();
+          await trx.updateTable('payment_sightings').set({ removed: 1 }).where('order_pk', '=', orderPk)
+            .where('tx_hash', 'in', [...new Set(gone.map((g) => g.tx_hash))]).where('removed', '=', 0).execute();
           const order = (await this.#order(trx, orderPk))!;
           const settings = await getSettings(trx, order.account_id);
           const total = await this.#total(trx, orderPk);
@@ -317,12 +436,14 @@ export class PaymentEngine {
           const taken = await trx.selectFrom('payment_orders').select('id').where('network_environment_id', '=', order.network_environment_id)
             .where('address_key', '=', order.address_key).where('open', '=', 1).executeTakeFirst();
           const reopen = order.open === 0 && !expired && !taken;
-          if (reopen) watch = await this.#rewatch(trx, order);
-          await transition(trx, { store, config }, order, {
+          const current = reopen ? await this.#rewatch(trx, order) : { order, watch: undefined };
+          watch = current.watch;
+          await transition(trx, { store, config }, current.order, {
             status: expired ? 'expired' : 'underpaid', txHash: null, reason: 'reorg', receivedRaw: total, overpaid: total > amount,
             aml: null, close: false,
           }, nowMs);
-          if (reopen) await trx.updateTable('payment_orders').set({ open: 1 }).where('id', '=', orderPk).execute();
+          // Open again: it holds its address (and a slot) like any open order, not a finality hold.
+          if (reopen) await trx.updateTable('payment_orders').set({ open: 1, held: 0 }).where('id', '=', orderPk).execute();
           return watch;
         });
         if (reopened) this.#o.watches.added(reopened);
@@ -362,24 +483,94 @@ export class PaymentEngine {
     return due.length;
   }
 
-  /** Ends an order's hold on its address; an owned watch is removed (its slot is free). */
+  /** Ends an order's hold on its address: its watch stays (held) until its funding is final. */
   async #close(orderPk: number): Promise<number> {
-    const removed = await this.#o.store.db.transaction().execute(async (trx) => {
-      const order = (await this.#order(trx, orderPk))!;
-      await trx.updateTable('payment_orders').set({ open: 0 }).where('id', '=', orderPk).where('open', '=', 1).execute();
-      if (order.owns_watch !== 1) return undefined;
-      return deleteWatchIn(trx, order.watch_id);
-    });
-    if (removed) this.#o.watches.removed(removed);
+    await this.#o.store.db.updateTable('payment_orders').set({ open: 0, held: 1 }).where('id', '=', orderPk).where('open', '=', 1).execute();
     return 1;
   }
 
-  async #rewatch(trx: Kysely<Database>, order: OrderRow): Promise<WatchedAddressRow | undefined> {
-    if (order.owns_watch !== 1) return undefined;
-    return restoreWatchIn(trx, {
+  /**
+   * Closed orders whose funding is final let their watch go (a removed watch costs nothing).
+   * Final: at or below the node's `finalized` block where it reports one, else
+   * `finality_depth` confirmations deep (0: at once, Stellar).
+   */
+  async #release(nowMs: number): Promise<number> {
+    const { store } = this.#o;
+    const held = await heldQuery(store.db).execute();
+    let n = 0;
+    for (const h of held) {
+      const env = store.catalog.environment(h.network_environment_id);
+      if (h.top !== null && env) {
+        const final = await this.#finalHeight(env, nowMs);
+        if (final === undefined || Number(h.top) > final) continue;
+      }
+      n += await this.#guard(() => this.#letGo(h.id));
+    }
+    return n;
+  }
+
+  /** The highest final block of `env` (asked at most once a second); undefined when the node cannot say. */
+  async #finalHeight(env: Environment, nowMs: number): Promise<number | undefined> {
+    if (env.finalityDepth === 0) return Number.MAX_SAFE_INTEGER;
+    const cached = this.#final.get(env.id);
+    if (cached && nowMs - cached.atMs < 1000 && nowMs >= cached.atMs) return cached.height;
+    if (env.upstreams.length === 0) return undefined;
+    let chain = this.#chains.get(env.id);
+    if (!chain) {
+      chain = chainFor(env);
+      this.#chains.set(env.id, chain);
+    }
+    try {
+      const height = (await chain.finalized?.()) ?? (await chain.head()) - env.finalityDepth + 1;
+      this.#final.set(env.id, { atMs: nowMs, height });
+      return height;
+    } catch (err) {
+      this.#o.log(`payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** Ends a finality hold: the owned watch is removed, or handed to another order that uses it. */
+  async #letGo(orderPk: number): Promise<number> {
+    let done = 0;
+    const removed = await this.#o.store.db.transaction().execute(async (trx) => {
+      const res = await trx.updateTable('payment_orders').set({ held: 0 }).where('id', '=', orderPk).where('held', '=', 1).where('open', '=', 0).executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      done = 1;
+      const order = (await this.#order(trx, orderPk))!;
+      if (order.owns_watch !== 1) return undefined;
+      // The address may back a newer order meanwhile (it shares this watch): it keeps the watch.
+      const heir = await trx.selectFrom('payment_orders').select('id').where('watch_id', '=', order.watch_id).where('id', '!=', orderPk)
+        .where((eb) => eb.or([eb('open', '=', 1), eb('held', '=', 1)])).orderBy('open', 'desc').orderBy('id', 'desc').executeTakeFirst();
+      if (heir) {
+        await trx.updateTable('payment_orders').set({ owns_watch: 1 }).where('id', '=', heir.id).execute();
+        await trx.updateTable('payment_orders').set({ owns_watch: 0 }).where('id', '=', orderPk).execute();
+        return undefined;
+      }
+      return deleteWatchIn(trx, order.watch_id);
+    });
+    if (removed) this.#o.watches.removed(removed);
+    return done;
+  }
+
+  /**
+   * A reopened order's watch: its own again, or, when the merchant watches the address through
+   * the API meanwhile, that watch, shared (the unique (account, environment, address) allows one).
+   */
+  async #rewatch(trx: Kysely<Database>, order: OrderRow): Promise<{ order: OrderRow; watch: WatchedAddressRow | undefined }> {
+    if (order.owns_watch !== 1) return { order, watch: undefined };
+    const own = await trx.selectFrom('watched_addresses').select('id').where('watch_id', '=', order.watch_id).executeTakeFirst();
+    if (own) return { order, watch: undefined };
+    const other = await watchAt(trx, order.account_id, order.network_environment_id, order.address_key);
+    if (other) {
+      await trx.updateTable('payment_orders').set({ watch_id: other.watch_id, owns_watch: 0 }).where('id', '=', order.id).execute();
+      return { order: { ...order, watch_id: other.watch_id, owns_watch: 0 }, watch: undefined };
+    }
+    const watch = await restoreWatchIn(trx, {
       watch_id: order.watch_id, account_id: order.account_id, network_environment_id: order.network_environment_id,
       network_slug: order.network, address: order.address, address_key: order.address_key,
     });
+    return { order, watch };
   }
 
   /** Screens due jobs: every funding sender of the order; the worst result decides. */
@@ -421,9 +612,9 @@ export class PaymentEngine {
         continue;
       }
       await this.#guard(async () => {
-        const removed = await store.db.transaction().execute(async (trx) => {
+        await store.db.transaction().execute(async (trx) => {
           const current = (await this.#order(trx, order.id))!;
-          if (current.status !== 'aml_check' || current.seq !== order.seq) return undefined;
+          if (current.status !== 'aml_check' || current.seq !== order.seq) return;
           const settings = await getSettings(trx, current.account_id);
           const rejected = failsAt(result.risk_level, settings.aml_fail_at as FailAt);
           const total = await this.#total(trx, current.id);
@@ -432,10 +623,10 @@ export class PaymentEngine {
             ? { status: 'failed', txHash: lastTx, reason: 'aml_rejected', aml: result, close: true }
             : { status: 'paid', txHash: lastTx, reason: null, aml: result, receivedRaw: total, overpaid: total > BigInt(current.amount_raw), close: true });
           await trx.updateTable('aml_jobs').set({ status: 'done', lease_until: null, last_error: null }).where('id', '=', job.id).execute();
-          if (current.owns_watch !== 1) return undefined;
-          return deleteWatchIn(trx, current.watch_id);
+          // Closed: the address is free for another order, but the watch stays until the funding
+          // is final, so a reorg that takes it off (and a chain that mines it again) is seen.
+          await trx.updateTable('payment_orders').set({ held: 1 }).where('id', '=', current.id).execute();
         });
-        if (removed) this.#o.watches.removed(removed);
         this.#o.onDeliveries();
         done++;
         return 1;

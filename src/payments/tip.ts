@@ -13,51 +13,78 @@ export interface TipHit {
   amount: string;
 }
 
+/** What a look at the unconfirmed blocks found. */
+export interface TipLook {
+  /** Hits in blocks not looked at before (a block is looked at again only if it changed). */
+  hits: TipHit[];
+  /**
+   * Every payment to `watchIds` now in the blocks from the scanner's cursor to the head, as
+   * `${watchId} ${txHash}`; undefined when the look did not reach the head (a block missing,
+   * or more than the window), so nothing may be taken for gone.
+   */
+  present: Set<string> | undefined;
+}
+
+/** Blocks ahead of the scanner's cursor looked at per pass. */
+const WINDOW = 64;
+
 /**
  * Looks at the blocks between the scanner's cursor and the head of networks that wait for
  * more than one confirmation, so an order can say `seen` as soon as its payment is in a
- * block. Nothing here is recorded as an Address Watch event: the scanner does that once the
- * block is confirmed, and reorg handling stays where it is.
+ * block, and knows at once when that block leaves the chain. Nothing here is
+ * recorded as an Address Watch event: the scanner does that once the block is confirmed.
  */
 export class TipWatcher {
   readonly #store: Store;
   readonly #registry: WatchRegistry;
   readonly #chains = new Map<number, ChainAdapter>();
-  /** The highest block looked at per environment, with its hash: a block is looked at once unless it changes. */
-  readonly #seen = new Map<number, Map<number, string>>();
+  /** The blocks looked at per environment: hash and payment hits by height. */
+  readonly #seen = new Map<number, Map<number, { hash: string; hits: TipHit[] }>>();
   /** Head and cursor at the last look: with neither moved there is nothing new to fetch. */
-  readonly #last = new Map<number, string>();
+  readonly #last = new Map<number, { mark: string; present: Set<string> | undefined }>();
 
   constructor(store: Store, registry: WatchRegistry) {
     this.#store = store;
     this.#registry = registry;
   }
 
-  /** Payment hits on `watchIds` in the unconfirmed blocks of `env` not looked at before. */
-  async hits(env: Environment, watchIds: ReadonlySet<string>): Promise<TipHit[]> {
-    if (env.confirmations <= 1 || env.upstreams.length === 0) return [];
+  /** Payment hits on `watchIds` in the unconfirmed blocks of `env`. */
+  async hits(env: Environment, watchIds: ReadonlySet<string>): Promise<TipLook> {
+    if (env.confirmations <= 1 || env.upstreams.length === 0) return { hits: [], present: undefined };
     const chain = this.#chain(env);
     const cursor = await getCursor(this.#store, env.id);
-    if (cursor === undefined) return [];
+    if (cursor === undefined) return { hits: [], present: undefined };
     const head = await chain.head();
     const mark = `${cursor}:${head}:${[...watchIds].sort().join(',')}`;
-    if (this.#last.get(env.id) === mark) return [];
-    const looked = this.#seen.get(env.id) ?? new Map<number, string>();
+    const last = this.#last.get(env.id);
+    if (last?.mark === mark) return { hits: [], present: last.present };
+    const looked = this.#seen.get(env.id) ?? new Map<number, { hash: string; hits: TipHit[] }>();
     this.#seen.set(env.id, looked);
-    for (const h of looked.keys()) if (h < cursor) looked.delete(h);
+    for (const h of looked.keys()) if (h < cursor || h > head) looked.delete(h);
     const out: TipHit[] = [];
-    for (let h = cursor; h <= head && h < cursor + 64; h++) {
+    const present = new Set<string>();
+    let complete = head < cursor + WINDOW;
+    for (let h = cursor; h <= head && h < cursor + WINDOW; h++) {
       const block = await chain.block(h, this.#registry, env.id);
-      if (!block) break;
-      if (looked.get(h) === block.hash) continue;
-      looked.set(h, block.hash);
-      for (const hit of block.hits) {
-        if (hit.type !== 'payment' || hit.direction !== 'in' || !watchIds.has(hit.watch.watchId)) continue;
-        out.push({ envId: env.id, watchId: hit.watch.watchId, txHash: hit.txHash, token: hit.token, amount: hit.amount });
+      if (!block) {
+        complete = false;
+        break;
       }
+      let entry = looked.get(h);
+      if (entry?.hash !== block.hash) {
+        entry = { hash: block.hash, hits: [] };
+        for (const hit of block.hits) {
+          if (hit.type !== 'payment' || hit.direction !== 'in') continue;
+          entry.hits.push({ envId: env.id, watchId: hit.watch.watchId, txHash: hit.txHash, token: hit.token, amount: hit.amount });
+        }
+        looked.set(h, entry);
+        out.push(...entry.hits.filter((x) => watchIds.has(x.watchId)));
+      }
+      for (const x of entry.hits) present.add(`${x.watchId} ${x.txHash}`);
     }
-    this.#last.set(env.id, mark);
-    return out;
+    const result = complete ? present : undefined;
+    this.#last.set(env.id, { mark, present: result });
+    return { hits: out, present: result };
   }
 
   #chain(env: Environment): ChainAdapter {

@@ -30,6 +30,8 @@ export interface Environment {
   network: Network;
   upstreams: string[];
   confirmations: number;
+  /** Confirmations after which a transaction is final: config's `finality_depth`, else the family's. */
+  finalityDepth: number;
   /** UTXO family: the address prefixes; undefined for other families. */
   addressFormat?: UtxoAddressFormat;
 }
@@ -112,7 +114,7 @@ export async function syncCatalog(db: Kysely<Database>, config: Config): Promise
         const format = builtInFormat ? e.address_format ?? builtInFormat(e.slug) : undefined;
         const envRow = {
           network_id: id, slug: e.slug, upstreams: JSON.stringify(e.upstreams), confirmations: e.confirmations, position: j, active: 1,
-          address_format: format ? JSON.stringify(format) : null,
+          finality_depth: e.finality_depth ?? null, address_format: format ? JSON.stringify(format) : null,
         };
         if (storedEnv) await trx.updateTable('network_environments').set(envRow).where('id', '=', envId).execute();
         else await trx.insertInto('network_environments').values({ id: envId, ...envRow }).execute();
@@ -144,6 +146,7 @@ export async function loadCatalog(db: Kysely<Database>): Promise<Catalog> {
     if (!network) continue;
     network.environments.push({
       id: e.id, slug: e.slug, network, upstreams: JSON.parse(e.upstreams) as string[], confirmations: e.confirmations,
+      finalityDepth: e.finality_depth ?? traitsOf(network.family).payments.finalityDepth,
       ...(e.address_format ? { addressFormat: JSON.parse(e.address_format) as UtxoAddressFormat } : {}),
     });
   }

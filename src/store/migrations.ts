@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import { storeKindOf } from './dialect.js';
-import { paymentsMigration } from './payments-migration.js';
+import { paymentsFinalityMigration, paymentsMigration } from './payments-migration.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit one that has shipped:
@@ -223,7 +223,7 @@ export const migrations: Record<string, Migration> = {
 };
 
 /**
- * Usage reads cost what they return (issue 10). `usage_daily` (endpoint x day x method) is
+ * Usage reads cost what they return. `usage_daily` (endpoint x day x method) is
  * rebuilt with the day first in its key: a new UTC day's rows then append at the end of the
  * index instead of landing on a page of every endpoint's range, which made the first flush of
  * each day rewrite most of the index. `usage_account_daily` (account x day x method) is kept at
@@ -353,7 +353,12 @@ export const migrationsOps: Record<string, Migration> = {
     },
   },
 };
-/** Issue 23: a watch starts at its own block, which no scanner passes without it. */
+/** Payment orders right through any reorg: the finality hold and one `seen` per sighting. */
+export const migrationsFinality: Record<string, Migration> = {
+  '0022_payments_finality': { up: (db: Kysely<any>) => paymentsFinalityMigration(db) },
+};
+
+/** A watch starts at its own block, which no scanner passes without it. */
 export const migrationsWatchStart: Record<string, Migration> = {
   '0023_watch_start_height': {
     async up(db: Kysely<any>) {
@@ -365,7 +370,7 @@ export const migrationsWatchStart: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsWatchStart);
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

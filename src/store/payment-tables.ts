@@ -38,6 +38,11 @@ export interface PaymentOrdersTable {
   monitor_until_ms: number;
   /** 1 while the order holds its address and watch. */
   open: number;
+  /**
+   * 0022: 1 while a closed order (`paid`, `failed`, `expired` past its late window) keeps its
+   * watch until its funding is final; it holds no slot and no address.
+   */
+  held: Generated<number>;
   webhook_url: string | null;
   metadata: string | null;
   created_at: string;
@@ -67,6 +72,8 @@ export interface PaymentSightingsTable {
   order_pk: number;
   tx_hash: string;
   seen_ms: number;
+  /** 0022: 1 once the transaction left the chain; (order_pk, tx_hash) is unique among the others. */
+  removed: Generated<number>;
 }
 
 export interface PaymentSettingsTable {

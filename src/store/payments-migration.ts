@@ -104,3 +104,30 @@ export async function paymentsMigration(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('webhook_deliveries').addColumn('target_url', 'text').execute();
   await db.schema.createIndex('webhook_deliveries_sequence').on('webhook_deliveries').columns(['sequence_key', 'status', 'id']).execute();
 }
+
+/**
+ * `0022_payments_finality`: an order keeps its watch after it closes until its
+ * funding is final (`held`); an environment may set its own finality depth; and a sighting
+ * (one `seen` per funding transaction) can be taken off by a reorg, which frees its key for the
+ * same transaction in a new block.
+ */
+export async function paymentsFinalityMigration(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('payment_orders').addColumn('held', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  // The engine reads the held orders every tick: only those are in the index.
+  await db.schema.createIndex('payment_orders_held').on('payment_orders').column('id').where(sql.ref('held'), '=', 1).execute();
+  await db.schema.alterTable('network_environments').addColumn('finality_depth', 'integer').execute();
+  // The old table's unique (order_pk, tx_hash) cannot be dropped on SQLite (an autoindex): the
+  // table is made again with the key as a partial unique index over the sightings still on the chain.
+  await db.schema.createTable('payment_sightings_0022')
+    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('order_pk', 'integer', (c) => c.notNull())
+    .addColumn('tx_hash', 'text', (c) => c.notNull())
+    .addColumn('seen_ms', 'bigint', (c) => c.notNull())
+    .addColumn('removed', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await sql`INSERT INTO payment_sightings_0022 (order_pk, tx_hash, seen_ms, removed) SELECT order_pk, tx_hash, seen_ms, 0 FROM payment_sightings ORDER BY id`.execute(db);
+  await db.schema.dropTable('payment_sightings').execute();
+  await db.schema.alterTable('payment_sightings_0022').renameTo('payment_sightings').execute();
+  await db.schema.createIndex('payment_sightings_live').on('payment_sightings')
+    .columns(['order_pk', 'tx_hash']).unique().where(sql.ref('removed'), '=', 0).execute();
+}

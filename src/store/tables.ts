@@ -87,6 +87,8 @@ export interface NetworkEnvironmentsTable {
   active: number;
   /** JSON of the UTXO family's address prefixes (0017); null for other families. */
   address_format: string | null;
+  /** 0022: blocks after which a transaction is final (null: the family's default). */
+  finality_depth: number | null;
 }
 
 export interface AccountsTable {

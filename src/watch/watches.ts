@@ -130,9 +130,24 @@ export async function deleteWatchIn(trx: Kysely<Database>, watchId: string, acco
   return row;
 }
 
+/**
+ * Watches holding a slot. A watch kept only for a closed payment order's finality hold
+ * (`payment_orders.held`) holds none: a slot is the order's while it is open; it counts again
+ * once an open order shares it.
+ */
 export async function countWatches(db: Store['db'], accountId: number): Promise<number> {
-  const r = await db.selectFrom('watched_addresses').select(sql<number>`count(*)`.as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  const r = await db.selectFrom('watched_addresses as w').select(sql<number>`count(*)`.as('n')).where('w.account_id', '=', accountId)
+    .where((eb) => eb.or([
+      eb.not(eb.exists(eb.selectFrom('payment_orders as h').select('h.id').whereRef('h.watch_id', '=', 'w.watch_id').where('h.held', '=', 1).where('h.owns_watch', '=', 1))),
+      eb.exists(eb.selectFrom('payment_orders as o').select('o.id').whereRef('o.watch_id', '=', 'w.watch_id').where('o.open', '=', 1)),
+    ])).executeTakeFirst();
   return Number(r?.n ?? 0);
+}
+
+/** The account's watch of an address on an environment, if any (a restored watch shares it). */
+export async function watchAt(db: Kysely<Database>, accountId: number, envId: number, addressKey: string): Promise<WatchedAddressRow | undefined> {
+  return db.selectFrom('watched_addresses').selectAll().where('account_id', '=', accountId)
+    .where('network_environment_id', '=', envId).where('address_key', '=', addressKey).executeTakeFirst();
 }
 
 export async function listWatches(

@@ -37,6 +37,21 @@ export class FakeTron {
   readonly paths: string[] = [];
   url = '';
   readonly #server: Server;
+  readonly #holds = new Map<number, { arrive: () => void; wait: Promise<void> }>();
+
+  /**
+   * The next `/wallet/getblockbynum` for block `num` waits until `release()`: a test forces an
+   * interleaving (a look at the block answered only after others have moved on). `arrived`
+   * resolves when that request comes in.
+   */
+  hold(num: number): { arrived: Promise<void>; release: () => void } {
+    let arrive!: () => void;
+    let release!: () => void;
+    const arrived = new Promise<void>((r) => { arrive = r; });
+    const wait = new Promise<void>((r) => { release = r; });
+    this.#holds.set(num, { arrive, wait });
+    return { arrived, release };
+  }
 
   constructor() {
     this.mine([]);
@@ -51,6 +66,13 @@ export class FakeTron {
           return send(200, { Error: 'class com.google.gson.JsonSyntaxException : malformed JSON' });
         }
         const num = Number(body.num);
+        const held = path === '/wallet/getblockbynum' ? this.#holds.get(num) : undefined;
+        if (held) {
+          this.#holds.delete(num);
+          held.arrive();
+          void held.wait.then(() => send(200, this.chain[num] ? this.#block(this.chain[num]) : {}));
+          return;
+        }
         switch (path) {
           case '/wallet/getnowblock': return send(200, this.#block(this.chain.at(-1)!));
           case '/wallet/getblockbynum': return send(200, this.chain[num] ? this.#block(this.chain[num]) : {});

@@ -34,6 +34,17 @@ export class EvmChain implements ChainAdapter {
     return Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
   }
 
+  /** The `finalized` block (post-merge nodes, anvil); undefined where the node has no such tag. */
+  async finalized(): Promise<number | undefined> {
+    try {
+      const b = await this.#rpc.call<{ number: string } | null>('eth_getBlockByNumber', ['finalized', false]);
+      return b ? Number(BigInt(b.number)) : undefined;
+    } catch {
+      // Pre-merge nodes refuse the tag: the environment's finality_depth decides.
+      return undefined;
+    }
+  }
+
   async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const block = await this.#rpc.call<RpcBlock | null>('eth_getBlockByNumber', [`0x${height.toString(16)}`, true]);
     if (!block) return undefined;

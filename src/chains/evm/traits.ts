@@ -17,5 +17,7 @@ export const evmTraits: ChainTraits = {
   payments: {
     native: { symbol: 'ETH', decimals: 18 },
     amlChain: 'ethereum',
+    // Two epochs of 32 slots: Ethereum's finality; nodes that report `finalized` are asked instead.
+    finalityDepth: 64,
   },
 };

@@ -27,5 +27,7 @@ export const stellarTraits: ChainTraits = {
   payments: {
     native: { symbol: 'XLM', decimals: 7 },
     amlChain: 'stellar',
+    // A closed ledger is final (SCP): no reorgs.
+    finalityDepth: 0,
   },
 };

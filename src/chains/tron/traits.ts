@@ -32,5 +32,7 @@ export const tronTraits: ChainTraits = {
   payments: {
     native: { symbol: 'TRX', decimals: 6 }, // sun
     amlChain: 'tron',
+    // Solidified after 19 confirmations (2/3 of the 27 super representatives); one block of margin.
+    finalityDepth: 20,
   },
 };

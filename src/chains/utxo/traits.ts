@@ -32,5 +32,7 @@ export const utxoTraits: ChainTraits = {
     // Satoshis; Litecoin and Dogecoin count in 8 decimals too.
     native: { symbol: 'BTC', decimals: 8 },
     amlChain: 'bitcoin',
+    // Six confirmations: the customary point past which a Bitcoin reorg is not expected.
+    finalityDepth: 6,
   },
 };
