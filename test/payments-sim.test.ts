@@ -11,7 +11,8 @@ import type { SimFamily } from './sim/nodes.js';
  * in test/sim/model.ts after every step. A failure prints its seed, fast-check's shrunk path
  * and the steps that lead to it.
  *
- * SIM_RUNS: scenarios per family (default 1000, what CI runs). SIM_SEED: replay one seed.
+ * SIM_RUNS: scenarios per family (default 1000, what CI runs). SIM_SEED (and SIM_PATH): replay a
+ * failure as printed (`{ seed, path }`); SIM_SHRINK=off stops at the first failure unshrunk.
  * SIM_FAMILIES: a comma list to run some families only.
  *
  * SIM_REORG_RULES=off checks only what holds before issue 23's engine/watch changes (the
@@ -20,6 +21,7 @@ import type { SimFamily } from './sim/nodes.js';
  */
 const RUNS = Number(process.env.SIM_RUNS ?? 1000);
 const SEED = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
+const PATH = process.env.SIM_PATH;
 const FAMILIES = (process.env.SIM_FAMILIES ?? 'evm,utxo,tron,stellar').split(',') as SimFamily[];
 const REORG_RULES = process.env.SIM_REORG_RULES !== 'off';
 
@@ -47,7 +49,7 @@ for (const family of ['evm', 'utxo', 'tron', 'stellar'] as const) {
           throw err;
         }
       };
-      await fc.assert(fc.asyncProperty(scenarioArb(sim.node.finality), check), { numRuns: RUNS, seed: SEED, endOnFailure: process.env.SIM_SHRINK === 'off' });
+      await fc.assert(fc.asyncProperty(scenarioArb(sim.node.finality), check), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.SIM_SHRINK === 'off' });
       const ms = Date.now() - started;
       console.log(`payments-sim ${family}: ${RUNS} scenarios in ${(ms / 1000).toFixed(1)} s`);
       for (const [p, v] of tolerated) console.log(`payments-sim ${family}: property ${p} fails in ${v.count} scenarios (SIM_REORG_RULES=off), e.g.\n${v.example}`);

@@ -26,7 +26,10 @@ export class SimChain {
   readonly blocks: SimBlock[] = [];
   #n = 0;
 
-  constructor(readonly tag: string, genesisHeight = 0, initial = 5) {
+  readonly tag: string;
+
+  constructor(tag: string, genesisHeight = 0, initial = 5) {
+    this.tag = tag;
     for (let i = 0; i < initial; i++) this.mine([], genesisHeight);
   }
 

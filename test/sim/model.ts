@@ -21,10 +21,21 @@ export class OrderModel {
   relaxed = false;
   #maybeReleased = false;
 
-  constructor(
-    readonly address: string, readonly amount: bigint, readonly startHeight: number,
-    readonly expiresMs: number, readonly confirmations: number, readonly finality: number,
-  ) {}
+  readonly address: string;
+  readonly amount: bigint;
+  readonly startHeight: number;
+  readonly expiresMs: number;
+  readonly confirmations: number;
+  readonly finality: number;
+
+  constructor(o: { address: string; amount: bigint; startHeight: number; expiresMs: number; confirmations: number; finality: number }) {
+    this.address = o.address;
+    this.amount = o.amount;
+    this.startHeight = o.startHeight;
+    this.expiresMs = o.expiresMs;
+    this.confirmations = o.confirmations;
+    this.finality = o.finality;
+  }
 
   funding(chain: SimChain): Array<{ tx: SimTx; height: number }> {
     const out: Array<{ tx: SimTx; height: number }> = [];
@@ -80,6 +91,8 @@ export class OrderModel {
       if (this.coverSince !== undefined && this.coverSince < this.expiresMs) out.add('paid');
       else if (covering.every((x) => (this.firstSeen.get(x.tx.hash) ?? Infinity) < this.expiresMs)) out.add('paid').add('expired');
       else out.add('expired');
+      // A transfer in a block not yet confirmed, to an order already expired: `seen`, late (the late window).
+      if (!out.has('paid') || out.has('expired')) if (tip.length) out.add('seen');
     } else if (total > 0n) {
       out.add(inTime ? 'underpaid' : 'expired');
       if (tip.length) out.add('seen');
