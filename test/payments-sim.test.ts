@@ -24,6 +24,8 @@ const SEED = process.env.SIM_SEED === undefined ? undefined : Number(process.env
 const PATH = process.env.SIM_PATH;
 const FAMILIES = (process.env.SIM_FAMILIES ?? 'evm,utxo,tron,stellar').split(',') as SimFamily[];
 const REORG_RULES = process.env.SIM_REORG_RULES !== 'off';
+/** SIM_ONLY=status,received: enforce only these properties (to find each one's own shortest failure). */
+const ONLY = process.env.SIM_ONLY ? new Set(process.env.SIM_ONLY.split(',')) : undefined;
 
 const describe_ = (f: SimFamily) => (FAMILIES.includes(f) ? describe : describe.skip);
 
@@ -40,6 +42,7 @@ for (const family of ['evm', 'utxo', 'tron', 'stellar'] as const) {
         try {
           await sim.run(s);
         } catch (err) {
+          if (ONLY && err instanceof SimFailure && !ONLY.has(err.property)) return;
           if (!REORG_RULES && err instanceof SimFailure && (I23_PROPERTIES.has(err.property) || s.ops.some((o) => o.k === 'fork'))) {
             const key = s.ops.some((o) => o.k === 'fork') ? `${err.property} (with a fork)` : err.property;
             const seen = tolerated.get(key);
