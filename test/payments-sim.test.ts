@@ -71,7 +71,7 @@ for (const family of ['evm', 'utxo', 'tron', 'stellar'] as const) {
       };
       await fc.assert(fc.asyncProperty(scenarioArb(sim.node.finality), check), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.SIM_SHRINK === 'off' });
       const ms = Date.now() - started;
-      console.log(`payments-sim ${family}: ${RUNS} scenarios in ${(ms / 1000).toFixed(1)} s`);
+      console.log(`payments-sim ${family}: ${RUNS} scenarios in ${(ms / 1000).toFixed(1)} s; ${[...sim.coverage].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
       for (const [p, v] of tolerated) console.log(`payments-sim ${family}: property ${p} fails in ${v.count} scenarios (SIM_REORG_RULES=off), e.g.\n${v.example}`);
       expect(ms).toBeGreaterThan(0);
     }, 900_000);

@@ -169,6 +169,9 @@ export class Sim {
   }
 
   /** Runs one scenario; throws a SimFailure naming the step and the property. */
+  /** How the scenarios went: lifecycles reached and forks that took funding, so a green run is seen to have explored. */
+  readonly coverage = new Map<string, number>();
+
   async run(s: Scenario): Promise<void> {
     const { node } = this;
     const chain = node.chain;
@@ -232,6 +235,12 @@ export class Sim {
       if (err instanceof SimFailure) err.message += `\n  after: ${done.join(' → ') || '(creation)'}`;
       throw err;
     }
+    const last = await this.store.db.selectFrom('payment_orders').select(['status', 'lifecycle']).where('id', '=', created.id).executeTakeFirstOrThrow();
+    const note = (k: string) => this.coverage.set(k, (this.coverage.get(k) ?? 0) + 1);
+    note(`ends ${last.status}`);
+    if (last.lifecycle.includes('paid>')) note('paid, then taken back');
+    if (model.leftOnce.size) note('funding left the chain and not back in the same step');
+    if (model.relaxed) note('past finality (relaxed)');
     // Past the late window: the order lets its address go, so the next scenarios' ticks do not carry it.
     const far = base + t + 2 * (EXPIRES_S * 1000 + this.config.payments.late_window_s * 1000);
     await this.#instance.engine.step(far);
