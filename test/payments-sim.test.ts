@@ -1,0 +1,79 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { I23_PROPERTIES, scenarioArb, Sim, SimFailure, type Scenario } from './sim/runner.js';
+import type { SimFamily } from './sim/nodes.js';
+import { testDatabaseUrl } from './helpers/shared-stores.js';
+
+/**
+ * Payment orders proven on simulated chains (issue 23): per family, seeded scenarios of
+ * payments, blocks, forks (to past the finality depth), re-mined, dropped and double-spent
+ * transfers, expiry and restarts run through the real scanner, look-ahead and engine on a
+ * real store (PostgreSQL when RPCCTL_TEST_DATABASE_URL is set), against the reference model
+ * in test/sim/model.ts after every step. A failure prints its seed, fast-check's shrunk path
+ * and the steps that lead to it.
+ *
+ * Properties (SimFailure.property), checked after every step once the instance is at rest:
+ * - sequence: webhooks numbered 1, 2, …; status = event; lifecycle = the joined statuses, and the
+ *   order's own status/lifecycle/seq agree with its last webhook.
+ * - legal: each webhook is an edge of docs/payments.md's table (a reorg edge only with reason
+ *   "reorg"); a decision whose transaction's `seen` already went (look-ahead) counts as from `seen`.
+ * - one-per-transition: no status twice in a row without a reorg (bar `seen` of another tx).
+ * - one-seen: a transaction's second `seen` only after a reorg webhook.
+ * - feed: no live event of a block off the canonical chain, no transaction twice.
+ * - feed-complete: every canonical confirmed transfer to the address is a live event.
+ * - received: amount_received_raw = the canonical confirmed funding.
+ * - status: the order's status is one the model (test/sim/model.ts) allows.
+ * The last three are waived once a fork went past the finality depth or the address of a paid
+ * order with final funding may have been released (the model's `relaxed`).
+ *
+ * SIM_RUNS: scenarios per family (default 1000 on SQLite, 250 on PostgreSQL). SIM_SEED (and SIM_PATH): replay a
+ * failure as printed (`{ seed, path }`); SIM_SHRINK=off stops at the first failure unshrunk.
+ * SIM_FAMILIES: a comma list to run some families only.
+ *
+ * SIM_REORG_RULES=off checks only what holds before issue 23's engine/watch changes (the
+ * properties in I23_PROPERTIES are then reported, not failed): the switch the lead flips
+ * once those are merged is the default below.
+ */
+// PostgreSQL is about four times slower per scenario here: its CI pass (the same suites again)
+// runs fewer, the SQLite pass the full thousand.
+const RUNS = Number(process.env.SIM_RUNS ?? (testDatabaseUrl ? 250 : 1000));
+const SEED = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
+const PATH = process.env.SIM_PATH;
+const FAMILIES = (process.env.SIM_FAMILIES ?? 'evm,utxo,tron,stellar').split(',') as SimFamily[];
+const REORG_RULES = process.env.SIM_REORG_RULES !== 'off';
+/** SIM_ONLY=status,received: enforce only these properties (to find each one's own shortest failure). */
+const ONLY = process.env.SIM_ONLY ? new Set(process.env.SIM_ONLY.split(',')) : undefined;
+
+const describe_ = (f: SimFamily) => (FAMILIES.includes(f) ? describe : describe.skip);
+
+for (const family of ['evm', 'utxo', 'tron', 'stellar'] as const) {
+  describe_(family)(`payment orders on a simulated ${family} chain`, () => {
+    let sim: Sim;
+    beforeAll(async () => { sim = await Sim.open(family); }, 60_000);
+    afterAll(async () => { await sim?.close(); });
+
+    it(`match the reference model after every step (${RUNS} scenarios)`, async () => {
+      const started = Date.now();
+      const tolerated = new Map<string, { count: number; example: string }>();
+      const check = async (s: Scenario) => {
+        try {
+          await sim.run(s);
+        } catch (err) {
+          if (ONLY && err instanceof SimFailure && !ONLY.has(err.property)) return;
+          if (!REORG_RULES && err instanceof SimFailure && (I23_PROPERTIES.has(err.property) || s.ops.some((o) => o.k === 'fork'))) {
+            const key = s.ops.some((o) => o.k === 'fork') ? `${err.property} (with a fork)` : err.property;
+            const seen = tolerated.get(key);
+            tolerated.set(key, { count: (seen?.count ?? 0) + 1, example: seen?.example ?? `${err.message}\n  scenario: ${JSON.stringify(s)}` });
+            return;
+          }
+          throw err;
+        }
+      };
+      await fc.assert(fc.asyncProperty(scenarioArb(sim.node.finality), check), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.SIM_SHRINK === 'off' });
+      const ms = Date.now() - started;
+      console.log(`payments-sim ${family}: ${RUNS} scenarios in ${(ms / 1000).toFixed(1)} s; ${[...sim.coverage].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+      for (const [p, v] of tolerated) console.log(`payments-sim ${family}: property ${p} fails in ${v.count} scenarios (SIM_REORG_RULES=off), e.g.\n${v.example}`);
+      expect(ms).toBeGreaterThan(0);
+    }, 900_000);
+  });
+}
