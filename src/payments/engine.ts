@@ -6,7 +6,7 @@ import { covers } from './amounts.js';
 import { assetOfRow, hitIsAsset } from './assets.js';
 import { combine, failsAt, type AmlProvider, type AmlResult } from './aml/types.js';
 import { AmlRetryError } from './aml/types.js';
-import { getSettings, OrderChangedError, transition, type FailAt, type OrderRow } from './orders.js';
+import { getSettings, OrderChangedError, openOrderAt, transition, type FailAt, type OrderRow } from './orders.js';
 import type { WatchRegistry } from '../watch/registry.js';
 import { TipWatcher } from './tip.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
@@ -87,10 +87,14 @@ export function heldIngestQuery(db: Kysely<Database>) {
     .orderBy('e.id').limit(500);
 }
 
-/** Closed orders keeping their watch until their funding is final, with their highest funding block (null: none). */
+/**
+ * Closed orders keeping their watch until their funding is final, with their highest funding
+ * block (null: none). Funding a reorg took off counts too, at the height it had: until the chain
+ * there is final, the node may mine the transaction again, and only a watched address sees it.
+ */
 export function heldQuery(db: Kysely<Database>) {
   return db.selectFrom('payment_orders as o')
-    .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 'o.id').on('f.counted', '=', 1).on('f.removed', '=', 0))
+    .leftJoin('payment_funding as f', (j) => j.onRef('f.order_pk', '=', 'o.id').on('f.counted', '=', 1))
     .select(['o.id', 'o.network_environment_id', sql<number | null>`max(f.block_height)`.as('top')])
     .where('o.held', '=', sql.lit(1)).groupBy(['o.id', 'o.network_environment_id']).orderBy('o.id').limit(200);
 }
@@ -340,14 +344,16 @@ export class PaymentEngine {
       const before = await trx.selectFrom('payment_funding').select(['tx_hash', 'late']).where('order_pk', '=', orderPk)
         .where('removed', '=', 1).where('counted', '=', 1).execute();
       const returning = new Map(before.map((r) => [r.tx_hash, r.late === 1]));
+      // A closed order still watching its address (the finality hold) keeps what comes to it, as
+      // funds after `paid` always were (amount_received, no transition), unless a newer open
+      // order took the address: then a new transfer is that order's.
+      const keepsNew = order.open === 1 || !(await openOrderAt(trx, order.network_environment_id, order.address_key));
       const fresh: Array<{ tx: string }> = [];
       let onlyReturning = true;
       let lateTx = false;
       for (const e of events) {
         const body = JSON.parse(e.body) as { tx_hash: string; from: string | null; token: string | null; amount: string; direction: string };
-        // A closed order keeping its watch only for finality takes back its own transactions; a new
-        // transfer to the address is not its (the address may back the next order already).
-        const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n && (order.open === 1 || returning.has(body.tx_hash));
+        const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n && (keepsNew || returning.has(body.tx_hash));
         const txLate = returning.has(body.tx_hash) ? returning.get(body.tx_hash)! : order.status === 'expired' || order.late === 1;
         await trx.insertInto('payment_funding').values({
           order_pk: orderPk, event_id: e.event_id, tx_hash: body.tx_hash, from_address: body.from, amount_raw: body.amount,

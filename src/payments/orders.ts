@@ -320,7 +320,7 @@ function sameOrConflict(existing: OrderRow, hash: string): OrderRow {
   return existing;
 }
 
-async function openOrderAt(trx: Kysely<Database>, envId: number, addressKey: string) {
+export async function openOrderAt(trx: Kysely<Database>, envId: number, addressKey: string) {
   return trx.selectFrom('payment_orders').select(['order_id', 'payment_id'])
     .where('network_environment_id', '=', envId).where('address_key', '=', addressKey).where('open', '=', 1).executeTakeFirst();
 }

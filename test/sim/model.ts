@@ -16,6 +16,8 @@ export class OrderModel {
   readonly known = new Set<string>();
   /** Known transactions that left the chain at least once. */
   readonly leftOnce = new Set<string>();
+  /** How many times each transaction left the chain: each return is a new sighting, with a `seen` of its own. */
+  readonly departures = new Map<string, number>();
   coverSince: number | undefined;
   /** A fork took away funding the order may already have let go of (final), or the address may be released: status unknowable. */
   relaxed = false;
@@ -73,6 +75,11 @@ export class OrderModel {
     }
   }
 
+  /** A fork took these transactions out of their blocks (a node may mine them again at once). */
+  departed(hashes: readonly string[]): void {
+    for (const h of hashes) this.departures.set(h, (this.departures.get(h) ?? 0) + 1);
+  }
+
   total(chain: SimChain): bigint {
     const line = this.confirmedLine(chain);
     return this.funding(chain).filter((x) => x.height <= line).reduce((s, x) => s + x.tx.amount, 0n);
@@ -89,7 +96,8 @@ export class OrderModel {
     if (total >= this.amount) {
       const covering = f.filter((x) => x.height <= line);
       if (this.coverSince !== undefined && this.coverSince < this.expiresMs) out.add('paid');
-      else if (covering.every((x) => (this.firstSeen.get(x.tx.hash) ?? Infinity) < this.expiresMs)) out.add('paid').add('expired');
+      // Transfers in blocks before expiry cover it on their own (confirmed later, or more came after).
+      else if (covering.filter((x) => (this.firstSeen.get(x.tx.hash) ?? Infinity) < this.expiresMs).reduce((s, x) => s + x.tx.amount, 0n) >= this.amount) out.add('paid').add('expired');
       else out.add('expired');
       // A transfer in a block not yet confirmed, to an order already expired: `seen`, late (the late window).
       if (!out.has('paid') || out.has('expired')) if (tip.length) out.add('seen');
@@ -111,7 +119,15 @@ export class OrderModel {
   /** After checking: a paid order whose funding is all final may let its address go. */
   settled(chain: SimChain, status: string): void {
     if (status !== 'paid') return;
-    if (this.funding(chain).every((x) => chain.head - x.height + 1 >= this.finality)) this.#maybeReleased = true;
+    if (this.#maybeReleased) return;
+    const line = this.confirmedLine(chain);
+    const f = this.funding(chain);
+    const final = f.filter((x) => x.height <= line);
+    if (final.every((x) => chain.head - x.height + 1 >= this.finality)) {
+      this.#maybeReleased = true;
+      // A transfer still short of its confirmations when the watch went: the order never had it.
+      if (f.some((x) => x.height > line)) this.relaxed = true;
+    }
   }
 }
 

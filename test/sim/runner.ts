@@ -211,6 +211,7 @@ export class Sim {
             if (depth === 0) break;
             model.beforeFork(chain, depth);
             const gone = chain.orphan(depth);
+            model.departed(gone.map((tx) => tx.hash));
             mined -= depth;
             const branch: SimTx[][] = Array.from({ length: depth + op.len + (op.len === 0 ? 1 : 0) }, () => []);
             if (op.fate === 'remine') branch[0]!.push(...gone);
@@ -281,19 +282,17 @@ export class Sim {
     if (order.lifecycle !== path.join('>') || order.status !== path.at(-1) || order.seq !== hooks.length) {
       throw new SimFailure('sequence', `order ${order.status} seq ${order.seq} lifecycle ${order.lifecycle}; webhooks: ${path.join('>')}`);
     }
-    // One `seen` per funding transaction per sighting: a second one only after it left the chain.
-    const lastSeen = new Map<string, number>();
-    hooks.forEach((h, i) => {
-      if (h.event !== 'seen' || !h.tx_hash) return;
-      const prev = lastSeen.get(h.tx_hash);
-      if (prev !== undefined && !hooks.slice(prev + 1, i).some((x) => x.reason === 'reorg')) {
-        throw new SimFailure('one-seen', `two seen webhooks for ${h.tx_hash} (${prev + 1} and ${i + 1}) with no reorg between: ${path.join('>')}`);
-      }
-      lastSeen.set(h.tx_hash, i);
-    });
+    const norm = (h: string) => h.toLowerCase().replace(/^0x/, '');
+    // One `seen` per funding transaction per sighting: another only each time it left the chain
+    // and came back (the order may have stayed covered by other funding, so no reorg webhook).
+    const seens = new Map<string, number>();
+    for (const h of hooks) if (h.event === 'seen' && h.tx_hash) seens.set(norm(h.tx_hash), (seens.get(norm(h.tx_hash)) ?? 0) + 1);
+    for (const [tx, n] of seens) {
+      const allowed = 1 + (model.departures.get(tx) ?? 0);
+      if (n > allowed) throw new SimFailure('one-seen', `${n} seen webhooks for ${tx}, which left the chain ${allowed - 1} time(s): ${path.join('>')}`);
+    }
 
     // The events feed: every canonical confirmed transfer to the address is one live event; none of an orphaned block.
-    const norm = (h: string) => h.toLowerCase().replace(/^0x/, '');
     const events = await db.selectFrom('watch_events').select(['body', 'removed', 'block_height', 'block_hash']).where('watch_id', '=', order.watch_id).where('type', '=', 'payment').execute();
     const live = events.filter((e) => e.removed === 0).map((e) => ({ tx: norm((JSON.parse(e.body) as { tx_hash: string }).tx_hash), height: e.block_height, hash: norm(e.block_hash) }));
     const liveTx = new Set<string>();
