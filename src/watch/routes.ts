@@ -78,7 +78,7 @@ function addWatchRoute(deps: AddressWatchDeps): RouteDef {
       const env = resolveEnv(app, 'network_slug', body.network_slug);
       const address = await forField('address', () => parseAddress(env, body.address));
       const { row, created } = await addWatch(app.store, {
-        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address,
+        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address, claim: true,
       });
       // Returns once a scanner for the network knows where it starts, so a payment sent
       // right after this answer is seen.

@@ -29,6 +29,11 @@ export interface NewWatch {
   createdAt?: string;
   /** The refusal when every slot is taken (payments word it for orders). */
   slotLimitMessage?: (slots: number, planName: string) => string;
+  /**
+   * The merchant asks for this watch (the API): an existing one a payment order owns becomes
+   * theirs, so closing or releasing the order never removes a watch the merchant was told exists.
+   */
+  claim?: boolean;
 }
 
 /**
@@ -57,11 +62,22 @@ export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promis
     .where('network_environment_id', '=', input.env.id)
     .where('address_key', '=', input.address.key)
     .executeTakeFirst();
-  if (existing) return { row: existing, created: false };
   const slots = input.plan?.webhook_address_slots ?? 0;
-  if ((await countWatches(trx, input.accountId)) >= slots) {
-    throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
+  const checkSlots = async () => {
+    if ((await countWatches(trx, input.accountId)) >= slots) {
+      throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
+    }
+  };
+  if (existing) {
+    if (input.claim) {
+      // Only a closed order's finality hold keeps it, holding no slot: the merchant's watch
+      // counts, so it needs a free slot like a new one.
+      if (!(await counted(trx, existing.watch_id))) await checkSlots();
+      await trx.updateTable('payment_orders').set({ owns_watch: 0 }).where('watch_id', '=', existing.watch_id).where('owns_watch', '=', 1).execute();
+    }
+    return { row: existing, created: false };
   }
+  await checkSlots();
   const startHeight = await startHeightIn(trx, input.env.id);
   const row = await trx.insertInto('watched_addresses').values({
     watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
@@ -136,12 +152,20 @@ export async function deleteWatchIn(trx: Kysely<Database>, watchId: string, acco
  * once an open order shares it.
  */
 export async function countWatches(db: Store['db'], accountId: number): Promise<number> {
-  const r = await db.selectFrom('watched_addresses as w').select(sql<number>`count(*)`.as('n')).where('w.account_id', '=', accountId)
-    .where((eb) => eb.or([
-      eb.not(eb.exists(eb.selectFrom('payment_orders as h').select('h.id').whereRef('h.watch_id', '=', 'w.watch_id').where('h.held', '=', 1).where('h.owns_watch', '=', 1))),
-      eb.exists(eb.selectFrom('payment_orders as o').select('o.id').whereRef('o.watch_id', '=', 'w.watch_id').where('o.open', '=', 1)),
-    ])).executeTakeFirst();
+  const r = await holdingSlots(db).select(sql<number>`count(*)`.as('n')).where('w.account_id', '=', accountId).executeTakeFirst();
   return Number(r?.n ?? 0);
+}
+
+/** Whether the watch holds a slot (see countWatches). */
+async function counted(db: Kysely<Database>, watchId: string): Promise<boolean> {
+  return (await holdingSlots(db).select('w.id').where('w.watch_id', '=', watchId).executeTakeFirst()) !== undefined;
+}
+
+function holdingSlots(db: Kysely<Database>) {
+  return db.selectFrom('watched_addresses as w').where((eb) => eb.or([
+    eb.not(eb.exists(eb.selectFrom('payment_orders as h').select('h.id').whereRef('h.watch_id', '=', 'w.watch_id').where('h.held', '=', 1).where('h.owns_watch', '=', 1))),
+    eb.exists(eb.selectFrom('payment_orders as o').select('o.id').whereRef('o.watch_id', '=', 'w.watch_id').where('o.open', '=', 1)),
+  ]));
 }
 
 /** The account's watch of an address on an environment, if any (a restored watch shares it). */
