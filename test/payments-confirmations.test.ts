@@ -221,4 +221,23 @@ describe('a network that waits for 3 confirmations', () => {
     expect(held.body.error).toMatch(/^Watched address limit reached: the One plan allows 1 watched address/);
     expect((await m.call('GET', '/v1/address-watch/account')).body.slots_used).toBe(1);
   });
+
+  it('a new order on an address a paid order still holds needs a free slot: the held watch held none', async () => {
+    const m = await t.merchant({ plan: 'one' });
+    const address = '0x3535353535353535353535353535353535353535';
+    const create = (order_id: string, a: string) => m.call('POST', '/v1/payments', JSON.stringify({ order_id, network_slug: 'slow', amount: '1', address: a, webhook_url: rx.url }));
+    const { payment } = (await create('first', address)).body;
+    chain.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    chain.mine();
+    chain.mine();
+    await until(async () => (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment.status === 'paid');
+    const used = async () => (await m.call('GET', '/v1/address-watch/account')).body.slots_used as number;
+    expect(await used()).toBe(0);
+    expect((await create('other', '0x3636363636363636363636363636363636363636')).body).toMatchObject({ ok: true, created: true });
+    expect(await used()).toBe(1);
+    const again = await create('again', address);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toMatch(/^Watched address limit reached: the One plan allows 1 \(webhook_address_slots\), and every open order holds one/);
+    expect(await used()).toBe(1);
+  });
 });

@@ -69,10 +69,10 @@ export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promis
     }
   };
   if (existing) {
+    // Only a closed order's finality hold keeps it, holding no slot: both callers make it count
+    // again (the merchant's own watch, or a new open order), so it needs a free slot like a new one.
+    if (!(await counted(trx, existing.watch_id))) await checkSlots();
     if (input.claim) {
-      // Only a closed order's finality hold keeps it, holding no slot: the merchant's watch
-      // counts, so it needs a free slot like a new one.
-      if (!(await counted(trx, existing.watch_id))) await checkSlots();
       await trx.updateTable('payment_orders').set({ owns_watch: 0 }).where('watch_id', '=', existing.watch_id).where('owns_watch', '=', 1).execute();
     }
     return { row: existing, created: false };
