@@ -240,4 +240,25 @@ describe('a network that waits for 3 confirmations', () => {
     expect(again.body.error).toMatch(/^Watched address limit reached: the One plan allows 1 \(webhook_address_slots\), and every open order holds one/);
     expect(await used()).toBe(1);
   });
+
+  it('the merchant removing their watch of a paid order\'s address gives it back to the order\'s finality hold: gone once final', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const address = '0x3737373737373737373737373737373737373737';
+    const { payment } = (await m.call('POST', '/v1/payments', JSON.stringify({ order_id: 'given-back', network_slug: 'slow', amount: '1', address, webhook_url: rx.url }))).body;
+    expect((await m.call('POST', '/v1/address-watch/addresses', JSON.stringify({ network_slug: 'slow', address }))).body).toMatchObject({ created: false, watch_id: payment.watch_id });
+    chain.mine([{ from: SENDER, to: address, wei: 10n ** 18n }]);
+    chain.mine();
+    chain.mine();
+    await until(async () => (await m.call('GET', `/v1/payments/${payment.payment_id}`)).body.payment.status === 'paid');
+    const watchIds = async () => ((await m.call('GET', '/v1/address-watch/addresses')).body.addresses as Array<{ watch_id: string }>).map((w) => w.watch_id);
+    const used = async () => (await m.call('GET', '/v1/address-watch/account')).body.slots_used as number;
+    expect(await used()).toBe(1);
+    expect((await m.call('DELETE', '/v1/address-watch/addresses', JSON.stringify({ watch_id: payment.watch_id }))).body).toEqual({ ok: true, watch_id: payment.watch_id });
+    // Not final yet: the order still watches (a reorg would be seen), holding no slot.
+    expect(await watchIds()).toEqual([payment.watch_id]);
+    expect(await used()).toBe(0);
+    chain.mine();
+    chain.mine();
+    await until(async () => (await watchIds()).length === 0);
+  });
 });

@@ -99,10 +99,10 @@ function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
       const order = await app.store.db.selectFrom('payment_orders').select(['payment_id', 'order_id'])
         .where('account_id', '=', account.id).where('watch_id', '=', body.watch_id).where('open', '=', 1).executeTakeFirst();
       if (order) throw new HttpError(409, `Watched address backs open payment order ${order.order_id} (${order.payment_id}); it is released when the order ends`);
-      const row = await deleteWatch(app.store, account.id, body.watch_id);
-      if (!row) throw notFound('Watched address not found');
-      deps.watchRemoved(row);
-      return { ok: true, watch_id: row.watch_id };
+      const gone = await deleteWatch(app.store, account.id, body.watch_id);
+      if (!gone) throw notFound('Watched address not found');
+      if (!gone.kept) deps.watchRemoved(gone.row);
+      return { ok: true, watch_id: gone.row.watch_id };
     },
   });
 }

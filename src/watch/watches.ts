@@ -194,8 +194,24 @@ export async function sampleWatch(store: Store, accountId: number, envId: number
   return rows[0] && { watchId: rows[0].watch_id, network: rows[0].network_slug, address: rows[0].address };
 }
 
-export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
-  return store.db.transaction().execute((trx) => deleteWatchIn(trx, watchId, accountId));
+/**
+ * The merchant stops watching: the watch is removed (`kept: false`), or, when a closed order's
+ * finality hold still uses it, given back to that order (`kept: true`): it stops holding a slot
+ * and sending the merchant's webhooks, and goes when the order's funding is final, so a reorg
+ * is still seen.
+ */
+export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<{ row: WatchedAddressRow; kept: boolean } | undefined> {
+  return store.db.transaction().execute(async (trx) => {
+    const holder = await trx.selectFrom('payment_orders').select('id').where('account_id', '=', accountId).where('watch_id', '=', watchId)
+      .where('held', '=', 1).where('open', '=', 0).orderBy('id', 'desc').executeTakeFirst();
+    const held = holder && await trx.selectFrom('watched_addresses').selectAll().where('watch_id', '=', watchId).where('account_id', '=', accountId).executeTakeFirst();
+    if (holder && held) {
+      await trx.updateTable('payment_orders').set({ owns_watch: 1 }).where('id', '=', holder.id).execute();
+      return { row: held, kept: true };
+    }
+    const row = await deleteWatchIn(trx, watchId, accountId);
+    return row && { row, kept: false };
+  });
 }
 
 export async function allWatches(store: Store): Promise<WatchedAddressRow[]> {
