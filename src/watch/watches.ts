@@ -57,7 +57,7 @@ export async function addWatch(store: Store, input: NewWatch): Promise<{ row: Wa
 /** Adds a watch inside `trx` (see addWatch). */
 export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promise<{ row: WatchedAddressRow; created: boolean }> {
   await lockFor(trx, `watches:${input.accountId}`);
-  const existing = await trx.selectFrom('watched_addresses').selectAll()
+  const find = () => trx.selectFrom('watched_addresses').selectAll()
     .where('account_id', '=', input.accountId)
     .where('network_environment_id', '=', input.env.id)
     .where('address_key', '=', input.address.key)
@@ -68,15 +68,21 @@ export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promis
       throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
     }
   };
-  if (existing) {
-    // Only a closed order's finality hold keeps it, holding no slot: both callers make it count
-    // again (the merchant's own watch, or a new open order), so it needs a free slot like a new one.
-    if (!(await counted(trx, existing.watch_id))) await checkSlots();
-    if (input.claim) {
-      await trx.updateTable('payment_orders').set({ owns_watch: 0 }).where('watch_id', '=', existing.watch_id).where('owns_watch', '=', 1).execute();
-    }
-    return { row: existing, created: false };
+  let existing = await find();
+  // Only a closed order's finality hold keeps it, holding no slot: both callers make it count
+  // again (the merchant's own watch, or a new open order), so it needs a free slot like a new one.
+  if (existing && !(await counted(trx, existing.watch_id))) await checkSlots();
+  if (existing && input.claim) {
+    // A release in flight (engine.ts #letGo) holds its order's row: the first update waits for
+    // it, and what it did is seen after (the watch removed: a new one is added below; or
+    // handed to a newer order, which the second update takes it from).
+    const disown = (watchId: string) => trx.updateTable('payment_orders').set({ owns_watch: 0 })
+      .where('watch_id', '=', watchId).where('owns_watch', '=', 1).execute();
+    await disown(existing.watch_id);
+    existing = await find();
+    if (existing) await disown(existing.watch_id);
   }
+  if (existing) return { row: existing, created: false };
   await checkSlots();
   const startHeight = await startHeightIn(trx, input.env.id);
   const row = await trx.insertInto('watched_addresses').values({
