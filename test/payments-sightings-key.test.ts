@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { Store } from '../src/store/index.js';
@@ -47,16 +48,25 @@ describe(`payment_sightings key (${testDatabaseUrl ? 'PostgreSQL' : 'SQLite'})`,
     const gate = new Promise<void>((r) => { release = r; });
     let firstInserted!: () => void;
     const inserted = new Promise<void>((r) => { firstInserted = r; });
+    let firstPid = 0;
     const first = store.db.transaction().execute(async (trx) => {
       const n = await insert(trx, 7, '0xrace');
+      if (store.kind === 'postgres') firstPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
       firstInserted();
       await gate;
       return n;
     });
     await inserted;
-    // On PostgreSQL the second waits on the first's uncommitted row; on SQLite transactions are serial.
     const second = store.db.transaction().execute((trx) => insert(trx, 7, '0xrace'));
-    await new Promise((r) => setTimeout(r, 100));
+    // On PostgreSQL the second waits on the first's uncommitted row: released once it is seen
+    // blocked by the first. On SQLite transactions are serial (the second waits for the first).
+    if (store.kind === 'postgres') {
+      const deadline = Date.now() + 10_000;
+      while (Number((await sql<{ n: number }>`select count(*) as n from pg_stat_activity where ${firstPid} = any(pg_blocking_pids(pid))`.execute(store.db)).rows[0]!.n) === 0) {
+        if (Date.now() > deadline) throw new Error('the second insert never waited on the first');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
     release();
     expect([await first, await second]).toEqual([1, 0]);
   });

@@ -78,7 +78,7 @@ function addWatchRoute(deps: AddressWatchDeps): RouteDef {
       const env = resolveEnv(app, 'network_slug', body.network_slug);
       const address = await forField('address', () => parseAddress(env, body.address));
       const { row, created } = await addWatch(app.store, {
-        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address,
+        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address, claim: true,
       });
       // Returns once a scanner for the network knows where it starts, so a payment sent
       // right after this answer is seen.
@@ -99,10 +99,10 @@ function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
       const order = await app.store.db.selectFrom('payment_orders').select(['payment_id', 'order_id'])
         .where('account_id', '=', account.id).where('watch_id', '=', body.watch_id).where('open', '=', 1).executeTakeFirst();
       if (order) throw new HttpError(409, `Watched address backs open payment order ${order.order_id} (${order.payment_id}); it is released when the order ends`);
-      const row = await deleteWatch(app.store, account.id, body.watch_id);
-      if (!row) throw notFound('Watched address not found');
-      deps.watchRemoved(row);
-      return { ok: true, watch_id: row.watch_id };
+      const gone = await deleteWatch(app.store, account.id, body.watch_id);
+      if (!gone) throw notFound('Watched address not found');
+      if (!gone.kept) deps.watchRemoved(gone.row);
+      return { ok: true, watch_id: gone.row.watch_id };
     },
   });
 }

@@ -29,6 +29,11 @@ export interface NewWatch {
   createdAt?: string;
   /** The refusal when every slot is taken (payments word it for orders). */
   slotLimitMessage?: (slots: number, planName: string) => string;
+  /**
+   * The merchant asks for this watch (the API): an existing one a payment order owns becomes
+   * theirs, so closing or releasing the order never removes a watch the merchant was told exists.
+   */
+  claim?: boolean;
 }
 
 /**
@@ -52,16 +57,33 @@ export async function addWatch(store: Store, input: NewWatch): Promise<{ row: Wa
 /** Adds a watch inside `trx` (see addWatch). */
 export async function addWatchIn(trx: Kysely<Database>, input: NewWatch): Promise<{ row: WatchedAddressRow; created: boolean }> {
   await lockFor(trx, `watches:${input.accountId}`);
-  const existing = await trx.selectFrom('watched_addresses').selectAll()
+  const find = () => trx.selectFrom('watched_addresses').selectAll()
     .where('account_id', '=', input.accountId)
     .where('network_environment_id', '=', input.env.id)
     .where('address_key', '=', input.address.key)
     .executeTakeFirst();
-  if (existing) return { row: existing, created: false };
   const slots = input.plan?.webhook_address_slots ?? 0;
-  if ((await countWatches(trx, input.accountId)) >= slots) {
-    throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
+  const checkSlots = async () => {
+    if ((await countWatches(trx, input.accountId)) >= slots) {
+      throw new SlotLimitError((input.slotLimitMessage ?? slotLimitMessage)(slots, input.plan?.name ?? 'current'));
+    }
+  };
+  let existing = await find();
+  // Only a closed order's finality hold keeps it, holding no slot: both callers make it count
+  // again (the merchant's own watch, or a new open order), so it needs a free slot like a new one.
+  if (existing && !(await counted(trx, existing.watch_id))) await checkSlots();
+  if (existing && input.claim) {
+    // A release in flight (engine.ts #letGo) holds its order's row: the first update waits for
+    // it, and what it did is seen after (the watch removed: a new one is added below; or
+    // handed to a newer order, which the second update takes it from).
+    const disown = (watchId: string) => trx.updateTable('payment_orders').set({ owns_watch: 0 })
+      .where('watch_id', '=', watchId).where('owns_watch', '=', 1).execute();
+    await disown(existing.watch_id);
+    existing = await find();
+    if (existing) await disown(existing.watch_id);
   }
+  if (existing) return { row: existing, created: false };
+  await checkSlots();
   const startHeight = await startHeightIn(trx, input.env.id);
   const row = await trx.insertInto('watched_addresses').values({
     watch_id: newWatchId(), account_id: input.accountId, network_environment_id: input.env.id,
@@ -136,12 +158,20 @@ export async function deleteWatchIn(trx: Kysely<Database>, watchId: string, acco
  * once an open order shares it.
  */
 export async function countWatches(db: Store['db'], accountId: number): Promise<number> {
-  const r = await db.selectFrom('watched_addresses as w').select(sql<number>`count(*)`.as('n')).where('w.account_id', '=', accountId)
-    .where((eb) => eb.or([
-      eb.not(eb.exists(eb.selectFrom('payment_orders as h').select('h.id').whereRef('h.watch_id', '=', 'w.watch_id').where('h.held', '=', 1).where('h.owns_watch', '=', 1))),
-      eb.exists(eb.selectFrom('payment_orders as o').select('o.id').whereRef('o.watch_id', '=', 'w.watch_id').where('o.open', '=', 1)),
-    ])).executeTakeFirst();
+  const r = await holdingSlots(db).select(sql<number>`count(*)`.as('n')).where('w.account_id', '=', accountId).executeTakeFirst();
   return Number(r?.n ?? 0);
+}
+
+/** Whether the watch holds a slot (see countWatches). */
+async function counted(db: Kysely<Database>, watchId: string): Promise<boolean> {
+  return (await holdingSlots(db).select('w.id').where('w.watch_id', '=', watchId).executeTakeFirst()) !== undefined;
+}
+
+function holdingSlots(db: Kysely<Database>) {
+  return db.selectFrom('watched_addresses as w').where((eb) => eb.or([
+    eb.not(eb.exists(eb.selectFrom('payment_orders as h').select('h.id').whereRef('h.watch_id', '=', 'w.watch_id').where('h.held', '=', 1).where('h.owns_watch', '=', 1))),
+    eb.exists(eb.selectFrom('payment_orders as o').select('o.id').whereRef('o.watch_id', '=', 'w.watch_id').where('o.open', '=', 1)),
+  ]));
 }
 
 /** The account's watch of an address on an environment, if any (a restored watch shares it). */
@@ -170,8 +200,24 @@ export async function sampleWatch(store: Store, accountId: number, envId: number
   return rows[0] && { watchId: rows[0].watch_id, network: rows[0].network_slug, address: rows[0].address };
 }
 
-export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<WatchedAddressRow | undefined> {
-  return store.db.transaction().execute((trx) => deleteWatchIn(trx, watchId, accountId));
+/**
+ * The merchant stops watching: the watch is removed (`kept: false`), or, when a closed order's
+ * finality hold still uses it, given back to that order (`kept: true`): it stops holding a slot
+ * and sending the merchant's webhooks, and goes when the order's funding is final, so a reorg
+ * is still seen.
+ */
+export async function deleteWatch(store: Store, accountId: number, watchId: string): Promise<{ row: WatchedAddressRow; kept: boolean } | undefined> {
+  return store.db.transaction().execute(async (trx) => {
+    const holder = await trx.selectFrom('payment_orders').select('id').where('account_id', '=', accountId).where('watch_id', '=', watchId)
+      .where('held', '=', 1).where('open', '=', 0).orderBy('id', 'desc').executeTakeFirst();
+    const held = holder && await trx.selectFrom('watched_addresses').selectAll().where('watch_id', '=', watchId).where('account_id', '=', accountId).executeTakeFirst();
+    if (holder && held) {
+      await trx.updateTable('payment_orders').set({ owns_watch: 1 }).where('id', '=', holder.id).execute();
+      return { row: held, kept: true };
+    }
+    const row = await deleteWatchIn(trx, watchId, accountId);
+    return row && { row, kept: false };
+  });
 }
 
 export async function allWatches(store: Store): Promise<WatchedAddressRow[]> {
