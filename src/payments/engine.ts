@@ -438,10 +438,12 @@ export class PaymentEngine {
             .where('order_pk', '=', orderPk).where('status', '=', 'pending').execute();
           const expired = nowMs >= Number(order.expires_ms);
           let watch: WatchedAddressRow | undefined;
-          // A paid order had let its address go: it is payable again, so it takes it back.
+          // A paid order had let its address go: it is payable again, so it takes it back; taken
+          // back after `expires_at` it is an expired order like any other, which keeps its address
+          // (late payments recorded) until the late window ends.
           const taken = await trx.selectFrom('payment_orders').select('id').where('network_environment_id', '=', order.network_environment_id)
             .where('address_key', '=', order.address_key).where('open', '=', 1).executeTakeFirst();
-          const reopen = order.open === 0 && !expired && !taken;
+          const reopen = order.open === 0 && !taken && (!expired || nowMs < Number(order.monitor_until_ms));
           const current = reopen ? await this.#rewatch(trx, order) : { order, watch: undefined };
           watch = current.watch;
           await transition(trx, { store, config }, current.order, {
