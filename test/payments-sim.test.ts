@@ -55,6 +55,11 @@ const REGRESSIONS: Array<{ family: SimFamily; why: string; scenario: Scenario }>
     why: 'a paid order taken back by a reorg after expires_at is an expired order: it keeps its address for the late window (seed 1563386015)',
     scenario: { ops: [{ k: 'pay', part: 'full' }, { k: 'mine', n: 3 }, { k: 'clock', to: 'expiry' }, { k: 'fork', depth: 3, fate: 'double', len: 0 }, { k: 'pay', part: 'partial' }, { k: 'restart' }, { k: 'mine', n: 2 }], order: 0 },
   },
+  ...(['evm', 'utxo', 'tron'] as const).map((family) => ({
+    family,
+    why: 'a transfer seen in a block before expires_at, taken off unconfirmed by a reorg and mined again after it, is still in time (the brief\'s example)',
+    scenario: { ops: [{ k: 'pay', part: 'over' }, { k: 'mine', n: 1 }, { k: 'pay', part: 'partial' }, { k: 'mine', n: 1 }, { k: 'clock', to: 'expiry' }, { k: 'fork', depth: 2, fate: 'remine', len: 0 }, { k: 'pay', part: 'partial' }], order: 0 } satisfies Scenario,
+  })),
 ];
 
 const describe_ = (f: SimFamily) => (FAMILIES.includes(f) ? describe : describe.skip);
