@@ -344,6 +344,10 @@ export class PaymentEngine {
       const before = await trx.selectFrom('payment_funding').select(['tx_hash', 'late']).where('order_pk', '=', orderPk)
         .where('removed', '=', 1).where('counted', '=', 1).execute();
       const returning = new Map(before.map((r) => [r.tx_hash, r.late === 1]));
+      // Sighted in a block before `expires_at` (the look-ahead's `seen`), even if a reorg took it
+      // off before it was confirmed: paid in time, so in time when mined again after expiry.
+      const sightedInTime = new Set((await trx.selectFrom('payment_sightings').select('tx_hash').where('order_pk', '=', orderPk)
+        .where('seen_ms', '<', Number(order.expires_ms)).execute()).map((r) => r.tx_hash));
       // A closed order still watching its address (the finality hold) keeps what comes to it, as
       // funds after `paid` always were (amount_received, no transition), unless a newer open
       // order took the address: then a new transfer is that order's.
@@ -354,7 +358,8 @@ export class PaymentEngine {
       for (const e of events) {
         const body = JSON.parse(e.body) as { tx_hash: string; from: string | null; token: string | null; amount: string; direction: string };
         const counted = body.direction === 'in' && hitIsAsset(asset, body.token) && BigInt(body.amount) > 0n && (keepsNew || returning.has(body.tx_hash));
-        const txLate = returning.has(body.tx_hash) ? returning.get(body.tx_hash)! : order.status === 'expired' || order.late === 1;
+        const txLate = returning.has(body.tx_hash) ? returning.get(body.tx_hash)!
+          : !sightedInTime.has(body.tx_hash) && (order.status === 'expired' || order.late === 1);
         await trx.insertInto('payment_funding').values({
           order_pk: orderPk, event_id: e.event_id, tx_hash: body.tx_hash, from_address: body.from, amount_raw: body.amount,
           block_height: e.block_height, counted: counted ? 1 : 0, late: txLate ? 1 : 0, removed: 0, created_at: new Date(nowMs).toISOString(),
@@ -438,10 +443,12 @@ export class PaymentEngine {
             .where('order_pk', '=', orderPk).where('status', '=', 'pending').execute();
           const expired = nowMs >= Number(order.expires_ms);
           let watch: WatchedAddressRow | undefined;
-          // A paid order had let its address go: it is payable again, so it takes it back.
+          // A paid order had let its address go: it is payable again, so it takes it back; taken
+          // back after `expires_at` it is an expired order like any other, which keeps its address
+          // (late payments recorded) until the late window ends.
           const taken = await trx.selectFrom('payment_orders').select('id').where('network_environment_id', '=', order.network_environment_id)
             .where('address_key', '=', order.address_key).where('open', '=', 1).executeTakeFirst();
-          const reopen = order.open === 0 && !expired && !taken;
+          const reopen = order.open === 0 && !taken && (!expired || nowMs < Number(order.monitor_until_ms));
           const current = reopen ? await this.#rewatch(trx, order) : { order, watch: undefined };
           watch = current.watch;
           await transition(trx, { store, config }, current.order, {

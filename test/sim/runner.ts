@@ -233,7 +233,12 @@ export class Sim {
         await this.#check(created, model, t);
       }
     } catch (err) {
-      if (err instanceof SimFailure) err.message += `\n  after: ${done.join(' → ') || '(creation)'}`;
+      if (err instanceof SimFailure) {
+        err.message += `\n  after: ${done.join(' → ') || '(creation)'}`;
+        // The webhooks as sent, to tell which transaction moved the order where.
+        const sent = await this.store.db.selectFrom('webhook_deliveries').select(['body']).where('sequence_key', '=', created.payment_id).orderBy('id').execute();
+        err.message += `\n  webhooks: ${sent.map((r) => { const b = JSON.parse(r.body) as { event: string; reason: string | null; tx_hash: string | null; late?: boolean }; return `${b.event}(${b.reason ?? '-'}, ${b.tx_hash ? b.tx_hash.replace(/^0x/, '').slice(0, 12) : '-'}${b.late ? ', late' : ''})`; }).join(' → ') || '(none)'}`;
+      }
       throw err;
     }
     const last = await this.store.db.selectFrom('payment_orders').select(['status', 'lifecycle']).where('id', '=', created.id).executeTakeFirstOrThrow();
