@@ -58,31 +58,20 @@ interface EventRow {
  */
 
 /**
- * New `payment` events of open orders' watches, not yet applied to the order, oldest first.
- * From the open orders (a partial index holds only those) to each one's watch's payment events
- * since the order was created (`watch_events_watch_payments`): joined the other way round, the
- * order of `e.id` made SQLite walk every event kept to find none.
+ * New `payment` events of open orders' watches, not yet applied to the order, oldest first; with
+ * `held`, the same for closed orders keeping their watch until their funding is final (a
+ * transaction of theirs that a reorg took off and the chain mined again). From the orders (a
+ * partial index holds only the open ones, another the held ones) to each one's watch's payment
+ * events since the order was created (`watch_events_watch_payments`): joined the other way
+ * round, the order of `e.id` made SQLite walk every event kept to find none.
  */
-export function ingestQuery(db: Kysely<Database>) {
+export function ingestQuery(db: Kysely<Database>, orders: 'open' | 'held' = 'open') {
   // CROSS JOIN keeps the orders outer on SQLite, whose planner (no statistics) would otherwise
   // walk the events in id order to spare the sort; PostgreSQL plans it as the join it is.
   return db.selectFrom('payment_orders as o').crossJoin('watch_events as e')
     .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
     .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
-    .where('o.open', '=', sql.lit(1)).whereRef('e.watch_id', '=', 'o.watch_id').where('e.type', '=', 'payment').whereRef('e.created_at', '>=', 'o.created_at')
-    .where('e.removed', '=', 0).where('f.id', 'is', null)
-    .orderBy('e.id').limit(500);
-}
-
-/**
- * The same for closed orders keeping their watch until their funding is final (`held`, a
- * partial index): a transaction of theirs that a reorg took off and the chain mined again.
- */
-export function heldIngestQuery(db: Kysely<Database>) {
-  return db.selectFrom('payment_orders as o').crossJoin('watch_events as e')
-    .leftJoin('payment_funding as f', (j) => j.onRef('f.event_id', '=', 'e.id').onRef('f.order_pk', '=', 'o.id'))
-    .select(['e.id as event_id', 'e.body', 'e.block_height', 'o.id as order_pk'])
-    .where('o.held', '=', sql.lit(1)).whereRef('e.watch_id', '=', 'o.watch_id').where('e.type', '=', 'payment').whereRef('e.created_at', '>=', 'o.created_at')
+    .where(`o.${orders}`, '=', sql.lit(1)).whereRef('e.watch_id', '=', 'o.watch_id').where('e.type', '=', 'payment').whereRef('e.created_at', '>=', 'o.created_at')
     .where('e.removed', '=', 0).where('f.id', 'is', null)
     .orderBy('e.id').limit(500);
 }
@@ -319,7 +308,7 @@ export class PaymentEngine {
   /** New `payment` events of open orders' watches, not yet applied to the order. */
   async #ingest(nowMs: number): Promise<number> {
     const db = this.#o.store.db;
-    const rows: EventRow[] = [...await ingestQuery(db).execute(), ...await heldIngestQuery(db).execute()];
+    const rows: EventRow[] = [...await ingestQuery(db).execute(), ...await ingestQuery(db, 'held').execute()];
     if (rows.length === 0) return 0;
     const byOrder = new Map<number, EventRow[]>();
     for (const r of rows) byOrder.set(r.order_pk, [...(byOrder.get(r.order_pk) ?? []), r]);
