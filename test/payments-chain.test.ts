@@ -2,10 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, parseEther, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
-import { deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
+import { ANVIL_KEYS, deployToken, erc20Abi, startAnvil, type Anvil } from './helpers/anvil.js';
 import { signatureValid, startReceiver, type Received, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -304,4 +305,53 @@ describe('a seen payment that leaves the chain on anvil (3 confirmations; issue 
     expect(seq(p.payment_id).slice(2)).toEqual([['seen', again, null, false], ['aml_check', again, null, false], ['paid', again, null, false]]);
     expect(await get(shop, p.payment_id)).toMatchObject({ status: 'paid', amount_received: '0.3', tx_hashes: [again] });
   });
+
+  it('paid, reverted away: underpaid (reorg); the same signed transaction mined again: seen once, aml_check, paid with the amount; the feed has it once, in its new block', async () => {
+    const address = '0x4444444444444444444444444444444444444444';
+    const res = await shop.call('POST', '/v1/payments', json({ order_id: 'remine', network_slug: 'anvil3', amount: '0.2', address, webhook_url: rx.url }));
+    expect(res.status, json(res.body)).toBe(200);
+    const p = res.body.payment as Record<string, any>;
+    const snap = await anvil.test.snapshot();
+    // Signed once, sent twice: the revert resets the sender's nonce, so the very same bytes
+    // (the same hash) are valid again, as a transaction back in the mempool after a real reorg.
+    const signer = privateKeyToAccount(ANVIL_KEYS[1]);
+    expect(getAddress(signer.address)).toBe(getAddress(payer));
+    const request = await anvil.wallet.prepareTransactionRequest({ account: signer, to: address, value: parseEther('0.2'), chain: anvil.public.chain });
+    const raw = await signer.signTransaction(request as never);
+    const hash = await anvil.public.sendRawTransaction({ serializedTransaction: raw });
+    await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    await settle(p.payment_id, 1);
+    await anvil.test.mine({ blocks: 2 });
+    await settle(p.payment_id, 3);
+    expect(seq(p.payment_id)).toEqual([['seen', hash, null, false], ['aml_check', hash, null, false], ['paid', hash, null, false]]);
+    const oldBlock = (await anvil.public.getTransactionReceipt({ hash })).blockHash;
+
+    // The payment's block and the two on it are reverted; a longer chain without it follows.
+    await anvil.test.revert({ id: snap });
+    await anvil.test.mine({ blocks: 4 });
+    await expect(anvil.public.getTransactionReceipt({ hash })).rejects.toThrow();
+    await settle(p.payment_id, 4);
+    expect(seq(p.payment_id)[3]).toEqual(['underpaid', null, 'reorg', false]);
+    expect(await get(shop, p.payment_id)).toMatchObject({ status: 'underpaid', reason: 'reorg', amount_received: '0', tx_hashes: [] });
+
+    expect(await anvil.public.sendRawTransaction({ serializedTransaction: raw })).toBe(hash);
+    const newBlock = (await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 })).blockHash;
+    expect(newBlock).not.toBe(oldBlock);
+    await settle(p.payment_id, 5);
+    await anvil.test.mine({ blocks: 2 });
+    await settle(p.payment_id, 7);
+    expect(seq(p.payment_id).slice(3)).toEqual([
+      ['underpaid', null, 'reorg', false], ['seen', hash, null, false], ['aml_check', hash, null, false], ['paid', hash, null, false],
+    ]);
+    expect(seq(p.payment_id).slice(4).filter((s) => s[0] === 'seen')).toHaveLength(1);
+    expect(await get(shop, p.payment_id)).toMatchObject({
+      status: 'paid', amount_received: '0.2', amount_received_raw: '200000000000000000', tx_hashes: [hash],
+      lifecycle: 'pending>seen>aml_check>paid>underpaid>seen>aml_check>paid',
+    });
+    const hooks = hooksOf(p.payment_id);
+    expect(JSON.parse(hooks[6]!.body)).toMatchObject({ event: 'paid', amount_received: '0.2', tx_hash: hash });
+    // The events feed has the transaction once, live in its new block: the reverted one is gone.
+    const feed = (await shop.call('GET', '/v1/address-watch/events?limit=500')).body.events as Record<string, any>[];
+    expect(feed.filter((e) => e.tx_hash === hash).map((e) => e.block_hash)).toEqual([newBlock]);
+  }, 90_000);
 });
