@@ -9,7 +9,7 @@ import { createAccount, Store } from '../src/store/index.js';
 import { orderTimeline } from '../src/payments/timeline.js';
 import { pruneOnce } from '../src/retention/index.js';
 import { eventsQuery, listEvents, type EventQuery } from '../src/watch/events.js';
-import { rewindTo } from '../src/watch/record.js';
+import { rewindTo, setCursor } from '../src/watch/record.js';
 import { claimDue, dueQuery, nextAccountQuery } from '../src/webhooks/claim.js';
 import { putWebhook } from '../src/webhooks/config.js';
 import { deliveriesQuery, listDeliveries, type DeliveryQuery } from '../src/webhooks/deliveries.js';
@@ -272,6 +272,8 @@ describe('query plans of background work', () => {
       is_test: 0, status: 'delivered', attempts: 1, next_attempt_at: 0, lease_owner: null, lease_until: null, last_status_code: 200,
       last_error: null, created_at: old, delivered_at: old,
     }).execute();
+    // A rewind undoes only what its scanner saw: the cursor one block past the height it rewinds.
+    await setCursor(store.db, env2, 10_001);
     const { store: traced, queries } = capturing(store);
     expect((await rewindTo(traced, env2, 10_000)).cancelled).toBe(1);
     expect(await pruneOnce(traced, { eventsDays: 30, deliveriesDays: 30, batchSize: 100 })).toMatchObject({ events: 1, deliveries: 1 });
