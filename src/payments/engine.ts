@@ -11,8 +11,7 @@ import type { WatchRegistry } from '../watch/registry.js';
 import { TipWatcher } from './tip.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
 import { deleteWatchIn, restoreWatchIn, watchAt } from '../watch/watches.js';
-import { chainFor } from '../watch/chains.js';
-import type { ChainAdapter } from '../chains/family.js';
+import { EnvironmentChains } from '../watch/chains.js';
 import type { Environment } from '../store/index.js';
 
 /** What the engine tells the in-memory watch registry after a commit. */
@@ -136,15 +135,15 @@ export class PaymentEngine {
   #wakers = new Set<() => void>();
   readonly #tip: TipWatcher | undefined;
   readonly #supervisor: Supervisor;
-  /** Chain adapters asked for finality (held orders' environments only). */
-  readonly #chains = new Map<number, ChainAdapter>();
+  /** Chain adapters, shared by the finality checks and the unconfirmed-block look. */
+  readonly #chains = new EnvironmentChains();
   /** The last final height per environment and when it was asked: at most once a second. */
   readonly #final = new Map<number, { atMs: number; height: number }>();
 
   constructor(o: EngineOptions) {
     this.#o = o;
     this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
-    this.#tip = o.registry && new TipWatcher(o.store, o.registry);
+    this.#tip = o.registry && new TipWatcher(o.store, o.registry, this.#chains);
   }
 
   start(): void {
@@ -159,9 +158,7 @@ export class PaymentEngine {
     for (const t of this.#timers) clearTimeout(t);
     for (const w of this.#wakers) w();
     await Promise.all(this.#loops);
-    await this.#tip?.close();
-    await Promise.all([...this.#chains.values()].map((c) => c.close()));
-    this.#chains.clear();
+    await this.#chains.close();
   }
 
   /** Look now (after a block was recorded or an order changed). */
@@ -517,11 +514,7 @@ export class PaymentEngine {
     const cached = this.#final.get(env.id);
     if (cached && nowMs - cached.atMs < 1000 && nowMs >= cached.atMs) return cached.height;
     if (env.upstreams.length === 0) return undefined;
-    let chain = this.#chains.get(env.id);
-    if (!chain) {
-      chain = chainFor(env);
-      this.#chains.set(env.id, chain);
-    }
+    const chain = this.#chains.of(env);
     try {
       const height = (await chain.finalized?.()) ?? (await chain.head()) - env.finalityDepth + 1;
       this.#final.set(env.id, { atMs: nowMs, height });

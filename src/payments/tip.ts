@@ -1,8 +1,7 @@
 import type { Environment, Store } from '../store/index.js';
-import { chainFor } from '../watch/chains.js';
+import type { EnvironmentChains } from '../watch/chains.js';
 import { getCursor } from '../watch/record.js';
 import type { WatchRegistry } from '../watch/registry.js';
-import type { ChainAdapter } from '../chains/family.js';
 
 /** A transfer to an open order's watch in a block the scanner has not recorded yet. */
 export interface TipHit {
@@ -37,21 +36,22 @@ const WINDOW = 64;
 export class TipWatcher {
   readonly #store: Store;
   readonly #registry: WatchRegistry;
-  readonly #chains = new Map<number, ChainAdapter>();
+  readonly #chains: EnvironmentChains;
   /** The blocks looked at per environment: hash and payment hits by height. */
   readonly #seen = new Map<number, Map<number, { hash: string; hits: TipHit[] }>>();
   /** Head and cursor at the last look: with neither moved there is nothing new to fetch. */
   readonly #last = new Map<number, { mark: string; present: Set<string> | undefined }>();
 
-  constructor(store: Store, registry: WatchRegistry) {
+  constructor(store: Store, registry: WatchRegistry, chains: EnvironmentChains) {
     this.#store = store;
     this.#registry = registry;
+    this.#chains = chains;
   }
 
   /** Payment hits on `watchIds` in the unconfirmed blocks of `env`. */
   async hits(env: Environment, watchIds: ReadonlySet<string>): Promise<TipLook> {
     if (env.confirmations <= 1 || env.upstreams.length === 0) return { hits: [], present: undefined };
-    const chain = this.#chain(env);
+    const chain = this.#chains.of(env);
     const cursor = await getCursor(this.#store, env.id);
     if (cursor === undefined) return { hits: [], present: undefined };
     const head = await chain.head();
@@ -87,17 +87,4 @@ export class TipWatcher {
     return { hits: out, present: result };
   }
 
-  #chain(env: Environment): ChainAdapter {
-    let chain = this.#chains.get(env.id);
-    if (!chain) {
-      chain = chainFor(env);
-      this.#chains.set(env.id, chain);
-    }
-    return chain;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.#chains.values()].map((c) => c.close()));
-    this.#chains.clear();
-  }
 }
