@@ -3,15 +3,17 @@ import { request } from 'undici';
 import { cli } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { freshRedisPrefix, reachable, testRedisUrl } from './helpers/shared-stores.js';
+import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
 import { createLoginLink, consumeLoginLink, html, raw, setLogin, checkLogin } from '../src/cabinet/index.js';
 import { verifyPassword, hashPassword } from '../src/cabinet/credentials.js';
 
 // The cabinet over plain HTTP: headers, assets, sign-in limits, escaping, admin commands,
 // and the API additions it brought (redeliver, key last-use, response excerpts).
 
-const redisUp = await reachable(testRedisUrl ?? 'redis://127.0.0.1:6379');
-if (!redisUp) console.warn('cabinet-http: the shared sign-in limit test is skipped: no Redis answers');
+const sharedRedis = await testRedis();
+afterAll(() => sharedRedis.stop());
+const redisUp = sharedRedis.url !== undefined;
+if (!redisUp) console.warn(`cabinet-http: the shared sign-in limit test is skipped: ${sharedRedis.why}`);
 
 let t: TestService;
 let m: Merchant;
@@ -139,7 +141,7 @@ describe('sign-in', () => {
   });
 
   it.skipIf(!redisUp)('two instances on one Redis count the same e-mail\'s attempts together', async () => {
-    const redis = { url: testRedisUrl ?? 'redis://127.0.0.1:6379', key_prefix: freshRedisPrefix() };
+    const redis = { url: sharedRedis.url!, key_prefix: freshRedisPrefix() };
     const [a, b] = await Promise.all([0, 1].map(() => startTestService({ redis }, { cabinet: { signIn: { perIpPerMinute: 1000, perEmailPerMinute: 4 } } })));
     try {
       const attempt = (s: TestService) => request(`${s.baseUrl}/login`, {

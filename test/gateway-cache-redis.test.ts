@@ -5,15 +5,17 @@ import { createClient } from 'redis';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type TestService } from './helpers/service.js';
-import { freshRedisPrefix, reachable, testRedisUrl } from './helpers/shared-stores.js';
+import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
 import { ResponseCache } from '../src/gateway/cache.js';
 import { MAX_COMMANDS_IN_FLIGHT, RedisCacheTier } from '../src/gateway/cache-redis.js';
 import { privateRedisUnavailable, startPrivateRedis } from './helpers/private-servers.js';
 
-// The machine's shared Redis, each test under a key prefix of its own.
-const REDIS_URL = testRedisUrl ?? 'redis://127.0.0.1:6379';
-const up = await reachable(REDIS_URL);
-if (!up) console.warn(`gateway-cache-redis: skipped: no Redis answers at ${REDIS_URL}`);
+// The Redis RPCCTL_TEST_REDIS_URL names (each test under a key prefix of its own), else a private one.
+const redis = await testRedis();
+afterAll(() => redis.stop());
+const REDIS_URL = redis.url ?? '';
+const up = redis.url !== undefined;
+if (!up) console.warn(`gateway-cache-redis: skipped: ${redis.why}`);
 
 async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
@@ -37,7 +39,7 @@ async function withRedis<T>(fn: (c: ReturnType<typeof redisClient>) => Promise<T
   }
 }
 
-describe.skipIf(!up)('the response cache shared through Redis', () => {
+describe.skipIf(!up)(`the response cache shared through Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
   it('shares answers, drops exactly what a reorg covers in Redis, and tells the other instances', async () => {
     const prefix = freshRedisPrefix();
     const tiers = await Promise.all([0, 1].map(() => RedisCacheTier.open({ url: REDIS_URL, keyPrefix: prefix, log: () => {}, ttlMs: 60_000, maxValueBytes: 100 })));
@@ -170,7 +172,7 @@ describe.skipIf(noPrivateRedis)(`a frozen Redis${noPrivateRedis ? ` (skipped: ${
   });
 });
 
-describe.skipIf(!up)('two gateways on one Redis', () => {
+describe.skipIf(!up)(`two gateways on one Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
   let anvil: Anvil;
   const proxies: LoopbackProxy[] = [];
   const services: TestService[] = [];

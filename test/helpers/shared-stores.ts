@@ -75,3 +75,27 @@ export async function childProcessesOnTestDatabase(): Promise<() => Promise<void
     await s.drop();
   };
 }
+
+export interface TestRedis {
+  /** Undefined when no Redis can be had; `why` then says why (for the skip message). */
+  url: string | undefined;
+  why: string | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Redis a test file may use: the one `RPCCTL_TEST_REDIS_URL` names, else a private server on
+ * a spare port. Never whatever answers on 6379 unasked: on a contributor's machine that is their
+ * own Redis, holding their own keys.
+ */
+export async function testRedis(): Promise<TestRedis> {
+  if (testRedisUrl) {
+    const up = await reachable(testRedisUrl);
+    return { url: up ? testRedisUrl : undefined, why: up ? undefined : `no Redis answers at ${testRedisUrl}`, stop: async () => {} };
+  }
+  const { privateRedisUnavailable, startPrivateRedis } = await import('./private-servers.js');
+  const why = privateRedisUnavailable();
+  if (why) return { url: undefined, why, stop: async () => {} };
+  const r = await startPrivateRedis();
+  return { url: r.url, why: undefined, stop: () => r.stop() };
+}
