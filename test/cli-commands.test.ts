@@ -111,7 +111,13 @@ describe('endpoints', () => {
 
   it('allowlist: set, add and remove read-modify-write the whole list; clear needs --yes in scripts', async () => {
     expect((await as(['endpoints', 'allowlist', 'set', String(id), '10.0.0.1', '10.0.0.2'])).stdout).toBe('10.0.0.1\n10.0.0.2\n');
-    expect((await as(['endpoints', 'allowlist', 'add', String(id), '10.0.0.3', '10.0.0.1'])).stdout).toBe('10.0.0.1\n10.0.0.2\n10.0.0.3\n');
+    const added = await as(['endpoints', 'allowlist', 'add', String(id), '10.0.0.3', '10.0.0.1']);
+    expect(added.stdout).toBe('10.0.0.1\n10.0.0.2\n10.0.0.3\n');
+    // The test service is this machine's: its own calls are now refused, and the CLI says so.
+    expect(added.stderr).toContain(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${id} (second) are now refused (HTTP 403). Add it with: rpcctl endpoints allowlist add second 127.0.0.1`);
+    const withLoopback = await as(['endpoints', 'allowlist', 'add', String(id), '127.0.0.1']);
+    expect(withLoopback.stderr).not.toContain('Warning');
+    expect((await as(['endpoints', 'allowlist', 'remove', String(id), '127.0.0.1'])).stderr).toContain('Warning: this machine');
     expect((await as(['endpoints', 'allowlist', 'remove', 'second', '10.0.0.2'])).stdout).toBe('10.0.0.1\n10.0.0.3\n');
     expect(JSON.parse((await as(['endpoints', 'allowlist', String(id), '--json'])).stdout)).toMatchObject({ id, name: 'second', allowed_ips: ['10.0.0.1', '10.0.0.3'] });
     const absent = await as(['endpoints', 'allowlist', 'remove', String(id), '10.9.9.9']);

@@ -1,13 +1,16 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, cliStarted, tempConfigDir } from './helpers/cli.js';
+import { parseConfig } from '../src/config/index.js';
+import { insertEndpointChecked, Store } from '../src/store/index.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const rpcctl = (args: string[], env: Record<string, string> = {}) =>
@@ -88,6 +91,16 @@ describe('Node version', () => {
     expect(stderr).not.toContain('sqlite');
   });
 
+  // The README says an old Node is handled in a clone; npm must not warn otherwise on every step.
+  const npmCli = systemNode ? join(dirname(realpathSync(systemNode)), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js') : '';
+  it.skipIf(!old || !existsSync(npmCli))('npm on the old Node installs the clone without an engine warning', () => {
+    const r = spawnSync(systemNode!, [npmCli, 'install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', env: { ...process.env, PATH: dirname(systemNode!) },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('EBADENGINE');
+  });
+
   it.skipIf(!old)('linked from a clone (npm link), an old Node hands over to the pinned one', () => {
     expect(execFileSync(systemNode!, [bin, '--version'], { encoding: 'utf8' }).trim()).toBe('0.1.0');
   });
@@ -107,9 +120,15 @@ describe('init --local', () => {
     expect(first.stdout).not.toContain(saved.secret);
     expect(first.stdout).not.toContain(saved.webhook_secret);
 
+    // The README's next step done: the hint on a second run must not offer it again (refused as a duplicate).
+    const store = await Store.open({ dataDir, config: parseConfig({}), syncCatalog: 'always', env: {} });
+    await insertEndpointChecked(store, { accountId: 1, name: 'main', environmentId: 1 }, () => {});
+    await store.close();
     const again = await cli(['init', '--local'], { env });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('Profile "local" already signs in as account 1 here; kept it.');
+    expect(again.stderr).toContain('Next (with `rpcctl serve --dev` running): rpcctl endpoints list   ·   rpcctl rpc main eth_blockNumber');
+    expect(again.stderr).not.toContain('endpoints create');
     expect(JSON.parse((await cli(['admin', 'accounts', 'list', '--json'], { env })).stdout)).toHaveLength(1);
 
     expect((await cli(['init', '--local', '--plan', 'gold'], { env: { ...env, RPCCTL_CONFIG_DIR: tempConfigDir() } })).code).toBe(2);

@@ -4,31 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultNetworks } from '../src/config/defaults.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
 
-// The README's tour, command by command, with the real binary: what a newcomer types after
-// `npm link`. Only what cannot be verbatim on a shared machine differs: the data and config
-// dirs are fresh temp dirs, the service's ports come from a config file in the data dir (the
-// tour's commands find it there), 4242 becomes a free port, and Ethereum mainnet is a fake
-// EVM node on loopback (no public network here).
+// Every shell line of the README, in order, as a newcomer pastes it after `npm link`: run by
+// bash, with this checkout's `rpcctl` first on PATH (test/global-setup.ts). Only what cannot be
+// verbatim on a shared machine differs: HOME, data and config dirs are fresh temp dirs, the
+// service's ports come from a config file in the data dir (the commands find it there), 4242
+// becomes a free port, and Ethereum mainnet is a fake EVM node on loopback (no public network
+// here; Tron's upstream is a closed port: its orders need only the key).
 
-const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
-/** The `rpcctl` lines of the sh blocks of the README's "A short tour" section, comments dropped. */
-function tourCommands(): string[] {
-  const start = readme.indexOf('## A short tour');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  const lines: string[] = [];
-  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
-    for (const line of block[1]!.split('\n')) {
-      const command = line.replace(/\s+#.*$/, '').trim();
-      if (command.startsWith('rpcctl ')) lines.push(command);
-    }
-  }
-  return lines;
+/** The lines of the README's sh blocks, comments dropped, in order. */
+function readmeBlocks(): string[][] {
+  return [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) => block[1]!.split('\n')
+    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#')));
 }
+
+/** The first block: how to install and test. This suite is what its second line runs. */
+const INSTALL = ['npm install && npx rpcctl serve', 'npm test'];
+
+const TEST_XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+const TEST_ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
 
 const EXPECTED = [
   'rpcctl serve --dev',
@@ -39,6 +38,7 @@ const EXPECTED = [
   'rpcctl rpc main eth_blockNumber',
   'rpcctl usage --days 30',
   'rpcctl endpoints allowlist add main 203.0.113.7',
+  'rpcctl endpoints allowlist clear main --yes',
   'rpcctl api GET /v1/account --jq .plan.slug',
   'rpcctl auth status',
   'rpcctl watch add --network eth 0x52908400098527886E0F7030069857D2E4169EE7',
@@ -47,6 +47,13 @@ const EXPECTED = [
   'rpcctl webhook test --type payment --network eth',
   'rpcctl webhook deliveries',
   'rpcctl events --follow',
+  `rpcctl payments settings --xpub ${TEST_XPUB}`,
+  'rpcctl payments create --order-id 1042 --network eth --amount 12.50 --asset USDC',
+  `rpcctl payments settings --xpub-utxo ${TEST_ZPUB} --xpub-tron ${TEST_XPUB}`,
+  'rpcctl payments create --order-id 1043 --network tron --amount 25 --asset USDT',
+  `rpcctl payments watch "$(rpcctl payments list -n 1 --jq '.[0].payment_id')"`,
+  'rpcctl admin accounts create --plan basic --email you@example.com',
+  'rpcctl admin login-link --account 1',
 ];
 
 /** Commands that run until Ctrl-C, and the line that says they are ready. */
@@ -54,6 +61,7 @@ const LONG_RUNNING: Array<[RegExp, 'stdout' | 'stderr', RegExp]> = [
   [/^rpcctl serve\b/, 'stdout', /is ready/],
   [/^rpcctl webhook listen\b/, 'stderr', /Listening on/],
   [/^rpcctl events --follow\b/, 'stderr', /Waiting for events/],
+  [/^rpcctl payments watch\b/, 'stderr', /Watching pay_/],
 ];
 
 async function freePort(): Promise<number> {
@@ -82,33 +90,36 @@ async function until(ok: () => boolean, what: string, dump: () => string, ms = 2
   }
 }
 
-describe('the README tour', () => {
-  it('lists the commands this test runs', () => {
-    expect(tourCommands()).toEqual(EXPECTED);
+describe('the README, verbatim', () => {
+  it('starts with the install and test commands, then lists the commands this test runs', () => {
+    const [install, ...rest] = readmeBlocks();
+    expect(install).toEqual(INSTALL);
+    expect(rest.flat()).toEqual(EXPECTED);
   });
 
   it('runs line by line from a fresh data dir and config dir, every step succeeding', async () => {
     chain = await startFakeEvmChain();
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-tour-data-'));
     const configDir = mkdtempSync(join(tmpdir(), 'rpcctl-tour-cfg-'));
+    const home = mkdtempSync(join(tmpdir(), 'rpcctl-tour-home-'));
+    const closed = await freePort();
     const [apiPort, gatewayPort, listenPort] = [await freePort(), await freePort(), await freePort()];
     writeFileSync(join(dataDir, 'config.json'), JSON.stringify({
       api: { port: apiPort },
       gateway: { port: gatewayPort },
-      networks: [{ slug: 'eth', name: 'Ethereum', family: 'evm', environments: [{ id: 1, slug: 'mainnet', upstreams: [chain.url] }] }],
+      // The built-in Ethereum (its tokens) and Tron, on nodes of this machine.
+      networks: defaultNetworks.filter((n) => n.slug === 'eth' || n.slug === 'tron').map((n) => ({
+        ...n, environments: n.environments.map((e) => ({ ...e, upstreams: [n.slug === 'eth' && e.slug === 'mainnet' ? chain!.url : `http://127.0.0.1:${closed}`] })),
+      })),
     }));
-    const env = {
-      RPCCTL_DATA_DIR: dataDir, RPCCTL_CONFIG_DIR: configDir, NO_COLOR: '1',
-      PUBLIC_API_KEY: '', PUBLIC_API_SECRET: '', PUBLIC_API_BASE: '', RPCCTL_WEBHOOK_SECRET: '',
-    };
+    const env = { HOME: home, RPCCTL_DATA_DIR: dataDir, RPCCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
     const outputs = new Map<string, { stdout: string; stderr: string }>();
 
-    for (const line of tourCommands()) {
-      const args = line.replaceAll('4242', String(listenPort)).split(/\s+/).slice(1);
-      expect(args.join(' '), 'the tour uses no quoting').not.toMatch(/["'\\]/);
+    for (const line of readmeBlocks().slice(1).flat()) {
+      const command = line.replaceAll('4242', String(listenPort));
       const long = LONG_RUNNING.find(([re]) => re.test(line));
       if (long) {
-        const child = execa(process.execPath, [bin, ...args], { reject: false, env, extendEnv: true });
+        const child = execa('bash', ['-c', `exec ${command}`], { reject: false, env, extendEnv: true });
         const out = { stdout: '', stderr: '' };
         child.stdout!.on('data', (d: Buffer) => { out.stdout += d.toString(); });
         child.stderr!.on('data', (d: Buffer) => { out.stderr += d.toString(); });
@@ -118,7 +129,8 @@ describe('the README tour', () => {
         expect(child.exitCode, `${line}: ${out.stderr}`).toBeNull();
         continue;
       }
-      const r = await execa(process.execPath, [bin, ...args], { reject: false, env, extendEnv: true, input: '' });
+      // The password `admin accounts create --email` asks for; the other lines read nothing.
+      const r = await execa('bash', ['-c', command], { reject: false, env, extendEnv: true, input: 'tour-password-1\n' });
       expect(r.exitCode, `${line}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
       outputs.set(line, { stdout: r.stdout, stderr: r.stderr });
     }
@@ -131,6 +143,9 @@ describe('the README tour', () => {
     expect(out('rpcctl rpc main').stdout.trim()).toBe('0x9');
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');
     expect(out('rpcctl auth status').stdout).toMatch(/status\tworking/);
+    expect(out('rpcctl endpoints allowlist add').stderr).toContain('this machine (127.0.0.1) is not on the list');
+    expect(out('rpcctl payments create --order-id 1042').stdout).toMatch(/pay_/);
+    expect(out('rpcctl admin login-link').stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\/\S+$/m);
 
     // A payment to the watched address reaches the listener (loopback: --dev) and the feed.
     const listen = out('rpcctl webhook listen');

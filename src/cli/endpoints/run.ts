@@ -126,8 +126,30 @@ const changeAllowlist = (change: (current: string[], ips: string[]) => string[],
     }
     const { endpoint } = await api.setAllowedIps(current.id, next);
     renderAllowlist(out, endpoint);
+    warnIfLockedOut(out, endpoint);
   });
 };
+
+/** On this machine's own service the gateway sees this machine as loopback. */
+const LOOPBACK = ['127.0.0.1', '::1'];
+
+/**
+ * A list without loopback on a local service refuses this machine's own calls (`rpcctl rpc`,
+ * a dApp on localhost), which newcomers meet as a puzzling 403 after the README's example.
+ */
+function warnIfLockedOut(out: Output, e: Endpoint): void {
+  if (e.allowed_ips.length === 0 || e.allowed_ips.some((ip) => LOOPBACK.includes(ip))) return;
+  let host: string;
+  try {
+    host = new URL(e.url).hostname;
+  } catch {
+    return;
+  }
+  const local = host === 'localhost' || host.endsWith('.localhost') || host.startsWith('127.') || host === '[::1]';
+  if (!local) return;
+  out.note(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${e.id} (${e.name}) are now refused (HTTP 403).`
+    + ` Add it with: rpcctl endpoints allowlist add ${e.name} 127.0.0.1`);
+}
 
 export const allowlistShow: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
   renderAllowlist(out, await resolveEndpoint(api, opts.ref));

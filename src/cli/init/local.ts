@@ -1,4 +1,4 @@
-import { createAccount, createApiKey, findActiveKey, getAccount, webhookSecretOf, type Store } from '../../store/index.js';
+import { createAccount, createApiKey, findActiveKey, getAccount, listEndpointRows, webhookSecretOf, type Store } from '../../store/index.js';
 import type { Config } from '../../config/index.js';
 import { withStore } from '../admin/run.js';
 import { checkBaseUrl } from '../context.js';
@@ -44,12 +44,15 @@ export async function initLocal(io: CliIO, opts: InitLocalOptions): Promise<void
     profiles.use(name);
     if (out.json) return out.printJson({ ...presentProfile(name, profile, name), user_id: userId });
     out.note(`Saved profile "${name}" (selected) in ${profiles.path}, with the webhook secret for \`rpcctl webhook listen\`.`);
-    nextSteps(out);
+    nextSteps(out, await listEndpointRows(store, userId));
   });
 }
 
-function nextSteps(out: Output): void {
-  out.note('Next (with `rpcctl serve --dev` running): rpcctl endpoints create --name main --network eth --env mainnet');
+/** A kept account may have its endpoints already: creating `main` again would be refused. */
+function nextSteps(out: Output, endpoints: ReadonlyArray<{ name: string }>): void {
+  const first = endpoints[0];
+  if (first) out.note(`Next (with \`rpcctl serve --dev\` running): rpcctl endpoints list   ·   rpcctl rpc ${first.name} eth_blockNumber`);
+  else out.note('Next (with `rpcctl serve --dev` running): rpcctl endpoints create --name main --network eth --env mainnet');
 }
 
 /** Where this data dir's config says the Public API listens, as a URL the CLI can call. */
