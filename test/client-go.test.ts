@@ -21,6 +21,31 @@ describeClientLibrary({
   unitPassed: [/--- PASS: TestSigningVectors/, /--- PASS: TestWebhookVectors/],
   unit: () => ({ cmd: 'sh', args: ['-c', 'go vet ./... && go test -count=1 -v ./...'], cwd: dir, env }),
   integration: () => ({ cmd: 'go', args: ['run', './internal/integrationtest'], cwd: dir, env }),
+  // A fresh module, the README's go mod edit line, and a program that calls the library.
+  install: {
+    toolchain: { available: true, reason: '' },
+    script: (lines) => [
+      'go mod init example.com/installed', ...lines,
+      `cat > main.go <<'EOF'
+package main
+
+import (
+\t"fmt"
+
+\trpcctl "github.com/rpcctl/rpcctl/clients/go"
+)
+
+func main() {
+\tif _, err := rpcctl.NewClient(rpcctl.Options{APIKey: "k", Secret: "s", BaseURL: "http://127.0.0.1:1"}); err != nil {
+\t\tpanic(err)
+\t}
+\tfmt.Println("rpcctl client installed")
+}
+EOF`,
+      'go build -o installed . && ./installed',
+    ].join('\n'),
+    env,
+  },
   // A fresh module that requires the library, as `go get` would, resolved to this checkout.
   example(code, index, work, _kind) {
     writeFileSync(join(work, 'go.mod'), [

@@ -29,6 +29,17 @@ describeClientLibrary({
   unitPassed: [/^ok +SigningTest › reproduces every signature vector$/m, /^ok +WebhookTest › reproduces every webhook vector$/m],
   unit: () => ({ cmd: 'php', args: ['tests/run.php'], cwd: dir }),
   integration: () => ({ cmd: 'php', args: ['tests/integration.php'], cwd: dir }),
+  // A fresh Composer project. Packagist is switched off: this machine has no network, and the
+  // path repository must be what satisfies the require.
+  install: {
+    toolchain: toolchain('composer', ['--version'], 'composer', 'composer on PATH'),
+    script: (lines) => [
+      'export COMPOSER_HOME="$PWD/.composer-home"', `echo '{}' > composer.json`, 'composer config repo.packagist false', ...lines,
+      `php -r 'require "vendor/autoload.php"; new Rpcctl\\Client("k", "s", "http://127.0.0.1:1"); echo "rpcctl client installed\\n";'`,
+      `test -L vendor/rpcctl/rpcctl || test -d vendor/rpcctl/rpcctl`,
+    ].join('\n'),
+    env: { COMPOSER_NO_INTERACTION: '1', COMPOSER_ALLOW_SUPERUSER: '1' },
+  },
   example(code, index, work, kind) {
     fakeComposerInstall(work);
     const file = kind === 'receiver' ? 'receiver.php' : `example${index}.php`;

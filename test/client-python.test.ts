@@ -15,6 +15,15 @@ describeClientLibrary({
   unitPassed: [/test_reproduces_every_case \(tests\.test_signing\.[\w.]+\) \.\.\. ok/, /test_reproduces_every_case \(tests\.test_webhooks\.[\w.]+\) \.\.\. ok/],
   unit: () => ({ cmd: 'python3', args: ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], cwd: dir, env }),
   integration: () => ({ cmd: 'python3', args: ['tests/integration.py'], cwd: dir, env }),
+  // Into a virtualenv, as a reader would: the package's in-tree build backend needs no PyPI.
+  install: {
+    toolchain: toolchain('python3', ['-c', 'import venv, ensurepip'], 'python3-venv', 'python3 with venv and ensurepip'),
+    script: (lines) => [
+      'python3 -m venv venv', '. venv/bin/activate', ...lines.map((l) => `${l} --quiet --disable-pip-version-check`),
+      'cd /', 'python -c "import rpcctl, sys; assert rpcctl.__file__.startswith(sys.prefix), rpcctl.__file__; rpcctl.Client; print(\'rpcctl client installed\')"',
+    ].join('\n'),
+    env: { PYTHONDONTWRITEBYTECODE: '1' },
+  },
   example(code, index, work, _kind) {
     const file = join(work, `example_${index}.py`);
     writeFileSync(file, code);

@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +41,22 @@ export function describeClientLibrary(h: LanguageHarness): void {
       const r = await run(h.unit());
       expect(r.exitCode, r.all).toBe(0);
       for (const line of h.unitPassed) expect(r.all).toMatch(line);
+    }, TEST_MS);
+
+    const installTitle = `installs from a clone as its README says${h.install.toolchain.available ? '' : ` (SKIPPED: ${h.install.toolchain.reason})`}`;
+    it.skipIf(!h.install.toolchain.available)(installTitle, async () => {
+      const block = readmeBlocks(join(repoRoot, 'clients', h.dir, 'README.md')).find((b) => b.info === 'sh from-repo');
+      expect(block, 'the README has a `sh from-repo` install block').toBeDefined();
+      // A copy stands for the reader's clone: building a package writes into its source tree.
+      const clone = work.sub(`clone-${h.dir}`);
+      cpSync(join(repoRoot, 'clients', h.dir), join(clone, 'clients', h.dir), { recursive: true });
+      const lines = block!.code.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
+        .map((l) => l.replaceAll('/path/to/rpcctl', clone));
+      expect(lines.length).toBeGreaterThan(0);
+      const project = work.sub(`project-${h.dir}`);
+      const r = await run({ cmd: 'sh', args: ['-ec', h.install.script(lines, project)], cwd: project, env: h.install.env });
+      expect(r.exitCode, r.all).toBe(0);
+      expect(r.stdout).toContain('rpcctl client installed');
     }, TEST_MS);
 
     it('integration: endpoint (allowlist, rename), watch, payment order (settings, create twice, get, list, cancel twice), verified real webhook deliveries to its own loopback receiver, redelivery', async () => {

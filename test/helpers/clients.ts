@@ -202,4 +202,11 @@ export interface LanguageHarness {
    * the library the way the README says. `receiver` examples must listen on $PORT.
    */
   example(code: string, index: number, work: string, kind: 'script' | 'receiver'): { cmd: string; args: string[]; cwd: string; env?: Record<string, string> };
+  /**
+   * The README's install from a clone (its `sh from-repo` block), in a fresh project: `script`
+   * gets the block's lines (`/path/to/rpcctl` already a copy of this checkout) and returns a
+   * shell script that runs them and then uses the installed library, printing
+   * `rpcctl client installed`. `toolchain`: what the install needs beyond the language.
+   */
+  install: { toolchain: Toolchain; script(lines: string[], work: string): string; env?: Record<string, string> };
 }
