@@ -62,8 +62,8 @@ ${opts.body}
 </html>`;
 }
 
-function copyRow(value: string, label: string, id: string): Html {
-  return html`<span class="copy-row"><code id="${id}" class="copy-value">${value}</code><button type="button" class="copy" data-copy="${value}" aria-label="Copy ${label}" hidden>Copy</button></span>`;
+function copyRow(value: string, label: string, id: string, unit?: string): Html {
+  return html`<span class="copy-row"><span><code id="${id}" class="copy-value">${value}</code>${unit ? html` <span class="unit">${unit}</span>` : ''}</span><button type="button" class="copy" data-copy="${value}" aria-label="Copy ${label}" hidden>Copy</button></span>`;
 }
 
 function qr(v: CheckoutView): Html {
@@ -76,7 +76,7 @@ function qr(v: CheckoutView): Html {
 
 function details(v: CheckoutView, showAmount: string): Html {
   return html`<dl class="details">
-  <div><dt>Amount</dt><dd>${copyRow(showAmount, 'amount', 'amount')} <span class="unit">${v.assetSymbol}</span></dd></div>
+  <div><dt>Amount</dt><dd class="amount">${copyRow(showAmount, 'amount', 'amount', v.assetSymbol)}</dd></div>
   <div><dt>Network</dt><dd id="network">${v.network}${v.assetId !== 'native' ? html`<br><span class="muted small">token <code class="small">${v.assetId}</code></span>` : ''}</dd></div>
   <div><dt>Address</dt><dd>${copyRow(v.address, 'address', 'address')}</dd></div>
 </dl>`;
