@@ -58,6 +58,22 @@ describe('checkout page over HTTP', () => {
     expect(listed.checkout_url).toBe(p.checkout_url);
   });
 
+  it('behind a proxy: checkout_url is under api.public_url; a public_url with a path is refused at start', async () => {
+    const proxied = await startTestService({
+      networks: [{ slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url] }] }],
+      api: { public_url: 'https://pay.example.com/' },
+    });
+    try {
+      const shop = await proxied.merchant({ plan: 'pro' });
+      const r = await shop.call('POST', '/v1/payments', json({ network_slug: 'fake', order_id: 'proxied-1', amount: '1', address: '0x52908400098527886E0F7030069857D2E4169EE7' }));
+      expect(r.status, json(r.body)).toBe(200);
+      expect(r.body.payment.checkout_url).toBe(`https://pay.example.com/pay/${r.body.payment.payment_id}`);
+    } finally {
+      await proxied.stop();
+    }
+    await expect(startTestService({ api: { public_url: 'https://pay.example.com/shop' } })).rejects.toThrow(/api\.public_url: must be http\(s\):\/\/host\[:port\] with no path/);
+  });
+
   it('serves the page without sign-in: merchant, amount, network, address, EIP-681 QR; strict CSP, no inline script', async () => {
     const p = await create({ order_id: 'page-1', amount: '0.5' });
     const r = await get(`/pay/${p.payment_id}`);
