@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import type { Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { parseEther, type Address } from 'viem';
@@ -17,6 +17,8 @@ import { startTestService, type Merchant, type TestService } from './helpers/ser
 // expiry, what is still due, the way back to the shop, and the page without JavaScript.
 
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+// jsqr is CommonJS whose module.exports is the function; its types declare it as `default`.
+const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
 /** anvil's chain id: the EIP-681 URIs name it. */
 const CHAIN_ID = 31337;
 const PASSWORD = 'correct horse battery staple';
@@ -129,7 +131,7 @@ describe('checkout page in Chromium', () => {
       // Copy buttons show once the script runs.
       await page.getByRole('button', { name: 'Copy address' }).waitFor();
       for (const v of await axeViolations(page)) found.push(`${width} ${colorScheme}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${width} px`).toBeLessThanOrEqual(width);
+      expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
       expect(await scanQr(page), `${width} px`).toBe(uri);
       if (width === 390 && colorScheme === 'light') {
         const dir = join(TEST_OUTPUT, 'checkout');
@@ -150,12 +152,12 @@ describe('checkout page in Chromium', () => {
     await page.goto(p.checkout_url);
     await expect(page.locator('#state').textContent()).resolves.toBe('Awaiting payment');
     // The page is never reloaded: a mark on the window stays until the shop's page.
-    await page.evaluate(() => { (window as unknown as { stayed: number }).stayed = 1; });
+    await page.evaluate('window.stayed = 1');
     await pay(p.address, '0.25');
     await page.locator('#state', { hasText: 'Payment seen: waiting for 2 confirmations' }).waitFor();
     await confirm();
     await page.locator('#state', { hasText: /^Paid$/ }).waitFor();
-    expect(await page.evaluate(() => (window as unknown as { stayed?: number }).stayed)).toBe(1);
+    expect(await page.evaluate('window.stayed')).toBe(1);
     expect(await page.locator('#announce').textContent()).toBe('Paid');
     expect(await page.getByRole('link', { name: 'Return to Corner Shop' }).getAttribute('href')).toBe(`${shopUrl}/thanks?order_id=live-1`);
     await page.waitForURL(`${shopUrl}/thanks?order_id=live-1`);
@@ -184,7 +186,7 @@ describe('checkout page in Chromium', () => {
     const countdown = page.locator('#countdown');
     const first = await countdown.textContent();
     expect(first).toMatch(/^0:(0\d|10)$/);
-    await page.waitForFunction((before) => document.getElementById('countdown')?.textContent !== before, first);
+    await expect.poll(() => countdown.textContent(), { timeout: 5000, interval: 100 }).not.toBe(first);
     expect(Number((await countdown.textContent())!.split(':')[1])).toBeLessThan(Number(first!.split(':')[1]));
     await page.locator('#state', { hasText: /^Expired$/ }).waitFor({ timeout: 25_000 });
     expect(await page.locator('#address').count()).toBe(0);
@@ -213,7 +215,7 @@ describe('checkout page in Chromium', () => {
     await page.context().close();
   });
 
-  it('the cabinet\'s payment list links to each order\'s checkout page', async () => {
+  it('the cabinet: the payment list links to each order\'s checkout page; the settings form sets its name and return address', async () => {
     await setLogin(t.store, m.userId, { email: 'shop@example.com', password: PASSWORD });
     const page = await newPage({ width: 1280, height: 900 });
     await page.goto(`${t.baseUrl}/login`);
@@ -227,6 +229,20 @@ describe('checkout page in Chromium', () => {
     expect(await link.getAttribute('href')).toBe(p.checkout_url);
     const [tab] = await Promise.all([page.context().waitForEvent('page'), link.click()]);
     await tab!.locator('.merchant', { hasText: 'Corner Shop' }).waitFor();
+    await tab!.close();
+
+    await page.goto(`${t.baseUrl}/payments/settings`);
+    expect(await page.getByLabel('Name on the checkout page').inputValue()).toBe('Corner Shop');
+    await page.getByLabel('Name on the checkout page').fill('Corner Shop & Café');
+    await page.getByLabel('Return address after payment').fill('ftp://shop.example/thanks');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    // The API's message, the typed values kept.
+    await page.getByRole('alert').filter({ hasText: 'redirect_url: must be an https URL (or http in development); got ftp' }).waitFor();
+    expect(await page.getByLabel('Name on the checkout page').inputValue()).toBe('Corner Shop & Café');
+    await page.getByLabel('Return address after payment').fill('https://shop.example/thanks');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Payment settings saved.').waitFor();
+    expect((await m.call('GET', '/v1/payments/settings')).body).toMatchObject({ display_name: 'Corner Shop & Café', redirect_url: 'https://shop.example/thanks' });
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -25,6 +25,9 @@ beforeAll(async () => {
     networks: [{
       slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url] }],
       tokens: [{ symbol: 'USDX', address: TOKEN, decimals: 6 }],
+    }, {
+      // A node that never answers: no chain id to put in a URI.
+      slug: 'dead', name: 'Dead', family: 'evm', environments: [{ slug: 'mainnet', upstreams: ['http://127.0.0.1:9'] }],
     }],
     api: { trusted_proxies: ['127.0.0.1'] },
     payments: { checkout: { rpm_per_ip: RPM } },
@@ -101,6 +104,20 @@ describe('checkout page over HTTP', () => {
     const r = await get(`/pay/${p.payment_id}`);
     expect(r.text).toContain(`data-uri="ethereum:${TOKEN}@123456/transfer?address=${p.address}&amp;uint256=12500000"`);
     expect(r.text).toContain('12.5 USDX');
+  });
+
+  it('without the node\'s chain id the QR holds the plain address (never a URI without the chain); names are escaped', async () => {
+    const p = (await m.call('POST', '/v1/payments', json({ network_slug: 'dead', order_id: 'dead-1', amount: '1' }))).body.payment;
+    const r = await get(`/pay/${p.payment_id}`);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(`data-uri="${p.address}"`);
+    expect(r.text).toContain('QR code of the address (enter 1 ETH in your wallet)');
+    expect(r.text).toContain('<dd id="network">Dead</dd>');
+    await m.call('PUT', '/v1/payments/settings', json({ display_name: '<script>alert(1)</script> & Co' }));
+    const named = await get(`/pay/${p.payment_id}`);
+    expect(named.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co');
+    expect(named.text).not.toContain('<script>alert');
+    await m.call('PUT', '/v1/payments/settings', json({ display_name: 'Corner Shop' }));
   });
 
   it('the status poll: the status and amounts, nothing of the account, the reason or the screening', async () => {

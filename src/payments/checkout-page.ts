@@ -30,6 +30,7 @@ export interface CheckoutView {
   redirect: string | null;
 }
 
+/** Statuses in which the order may still move: the page keeps looking (the script, or a refresh without it). */
 const OPEN: readonly PaymentStatus[] = ['pending', 'seen', 'aml_check', 'underpaid'];
 
 /** `1:02:03`, `59:07` or `0:00`: the time to `iso` from now. */

@@ -22,9 +22,6 @@ export interface CheckoutDeps {
   log: (line: string) => void;
 }
 
-/** Statuses in which the customer may still pay: the page refreshes itself. */
-export const OPEN_STATUSES: readonly PaymentStatus[] = ['pending', 'seen', 'aml_check', 'underpaid'];
-
 /** Today's ids: `pay_` and 12 random bytes in base64url. Anything else is not looked up. */
 const PAYMENT_ID = /^pay_[A-Za-z0-9_-]{16}$/;
 
