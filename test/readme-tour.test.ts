@@ -145,7 +145,7 @@ describe('the README, verbatim', () => {
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');
     expect(out('rpcctl auth status').stdout).toMatch(/status\tworking/);
     expect(out('rpcctl endpoints allowlist add').stderr).toContain('this machine (127.0.0.1) is not on the list');
-    expect(out('rpcctl payments create --order-id 1042').stdout).toMatch(/http:\/\/127\.0\.0\.1:\d+\/pay\/pay_/);
+    expect(out('rpcctl payments create --order-id 1042').stderr).toMatch(/Checkout page for your customer: http:\/\/127\.0\.0\.1:\d+\/pay\/pay_/);
     expect(out('rpcctl admin login-link').stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\/\S+$/m);
 
     // A payment to the watched address reaches the listener (loopback: --dev) and the feed.
