@@ -13,6 +13,7 @@ export function paymentsFeature(deps: { payments: Payments; addressWatch: Addres
     routes: paymentRoutes({
       engine: deps.payments.engine,
       watchAdded: (result) => watch.watchAdded(result.newWatch!),
+      rates: deps.payments.rates,
     }),
     section: paymentsSection,
     observe: (metrics: Metrics) => observePayments(metrics, deps.store),

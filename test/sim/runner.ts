@@ -1,3 +1,4 @@
+import { StaticRates } from '../../src/payments/rates.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,7 +180,7 @@ export class Sim {
     const addr = node.address();
     const payer = node.address();
     const { order: created, newWatch } = await createOrder(
-      { store: this.store, config: this.config, accountId: account, plan: this.plan },
+      { store: this.store, config: this.config, accountId: account, plan: this.plan, rates: new StaticRates(this.store.db, this.config.payments.rates) },
       { order_id: `sim-${++this.#n}`, network_slug: this.env.network.slug, amount: (Number(AMOUNT) / 10 ** this.#decimals()).toFixed(this.#decimals()), address: addr.given, expires_in: EXPIRES_S },
     );
     if (newWatch) this.#instance.registry.add(newWatch);
