@@ -73,7 +73,6 @@ export function registerAdmin(program: Command, io: CliIO): void {
   rates.command('set').description('set a rate (a running serve uses it at once; stale after payments.rates.ttl_s)')
     .argument('<asset>', 'the asset\'s symbol, e.g. ETH or USDT').argument('<currency>', 'ISO 4217 code, e.g. USD')
     .argument('<rate>', 'currency per asset unit, a decimal such as 3000.00')
-    .addHelpText('after', '\nExample:\n  rpcctl admin rates set ETH USD 3012.55')
     .action(actRates('ratesSet', ['asset', 'currency', 'rate']));
   rates.command('list').alias('ls').description('rates in the store and in the config, with their age').action(actRates('ratesList'));
 }
