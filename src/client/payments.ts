@@ -29,6 +29,13 @@ export interface Payment {
   amount_raw: string;
   amount_received: string;
   amount_received_raw: string;
+  /** A fiat price and the rate locked at creation; all null for an order priced in the asset. */
+  price_amount: string | null;
+  price_currency: string | null;
+  /** price_currency per asset unit (decimal string). */
+  rate: string | null;
+  rate_source: 'static' | 'http' | null;
+  rate_at: string | null;
   tx_hashes: string[];
   confirmations: number;
   expires_at: string;
@@ -41,13 +48,6 @@ export interface Payment {
   late: boolean;
   overpaid: boolean;
   lifecycle: string;
-  /** A fiat price and the rate locked at creation; all null for an order priced in the asset. */
-  price_amount: string | null;
-  price_currency: string | null;
-  /** price_currency per asset unit (decimal string). */
-  rate: string | null;
-  rate_source: 'static' | 'http' | null;
-  rate_at: string | null;
 }
 
 export interface CreatePayment {

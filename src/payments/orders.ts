@@ -412,13 +412,13 @@ export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes
     derivation_index: o.derivation_index,
     amount: fromBaseUnits(o.amount_raw, o.decimals), amount_raw: o.amount_raw,
     amount_received: fromBaseUnits(o.received_raw, o.decimals), amount_received_raw: o.received_raw,
+    // A fiat price and the rate locked at creation (null for orders priced in the asset).
+    price_amount: o.price_amount, price_currency: o.price_currency, rate: o.rate, rate_source: o.rate_source as 'static' | 'http' | null, rate_at: o.rate_at,
     tx_hashes: txHashes, confirmations: env?.confirmations ?? 1,
     expires_at: o.expires_at, created_at: o.created_at, updated_at: o.updated_at,
     webhook_url: o.webhook_url, metadata: o.metadata === null ? null : JSON.parse(o.metadata) as unknown,
     aml: o.aml === null ? null : JSON.parse(o.aml) as AmlResult, reason: o.reason, late: o.late === 1, overpaid: o.overpaid === 1,
     lifecycle: o.lifecycle,
-    // A fiat price and the rate locked at creation (null for orders priced in the asset).
-    price_amount: o.price_amount, price_currency: o.price_currency, rate: o.rate, rate_source: o.rate_source, rate_at: o.rate_at,
   };
 }
 

@@ -32,16 +32,17 @@ export const paymentSchema = z.object({
   asset: z.string().meta({ description: '`native`, an EVM token contract, or a Stellar CODE:ISSUER' }), asset_symbol: z.string(), decimals: z.number().int(),
   address: z.string(), watch_id: z.string(), derivation_index: z.number().int().nullable(),
   amount: z.string().meta({ description: 'decimal string in units' }), amount_raw: z.string().meta({ description: 'integer string in base units' }),
-  amount_received: z.string(), amount_received_raw: z.string(), tx_hashes: z.array(z.string()),
-  confirmations: z.number().int().meta({ description: 'confirmations the network requires before funds count' }),
-  expires_at: z.string(), created_at: z.string(), updated_at: z.string(), webhook_url: z.string().nullable(),
-  metadata: z.unknown(), aml: amlSchema.nullable(), reason: z.string().nullable(), late: z.boolean(), overpaid: z.boolean(),
-  lifecycle: z.string().meta({ description: 'statuses taken, joined by ">", e.g. pending>seen>aml_check>paid' }),
+  amount_received: z.string(), amount_received_raw: z.string(),
   price_amount: z.string().nullable().meta({ description: 'the fiat price (decimal string); null for an order priced in the asset' }),
   price_currency: z.string().nullable().meta({ description: 'ISO 4217 code of price_amount' }),
   rate: z.string().nullable().meta({ description: 'price_currency per asset unit, locked at creation (decimal string)' }),
   rate_source: z.enum(['static', 'http']).nullable(),
   rate_at: z.string().nullable().meta({ description: 'when the source priced the rate' }),
+  tx_hashes: z.array(z.string()),
+  confirmations: z.number().int().meta({ description: 'confirmations the network requires before funds count' }),
+  expires_at: z.string(), created_at: z.string(), updated_at: z.string(), webhook_url: z.string().nullable(),
+  metadata: z.unknown(), aml: amlSchema.nullable(), reason: z.string().nullable(), late: z.boolean(), overpaid: z.boolean(),
+  lifecycle: z.string().meta({ description: 'statuses taken, joined by ">", e.g. pending>seen>aml_check>paid' }),
 }).meta({ id: 'Payment' });
 
 export const MAX_METADATA_BYTES = 4096;
