@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/index.js';
 import { numberToDecimal, priceToBaseUnits } from '../src/payments/fiat.js';
 import { cli, tempConfigDir } from './helpers/cli.js';
 import { FakeBitcoinCore, regtestAddress } from './helpers/fake-bitcoin.js';
@@ -91,6 +92,26 @@ describe('fiat prices: conversion arithmetic', () => {
     expect(numberToDecimal(1.5e-7)).toBe('0.00000015');
     expect(numberToDecimal(1e21)).toBe('1000000000000000000000');
     expect(numberToDecimal(3000.5)).toBe('3000.5');
+  });
+});
+
+describe('fiat prices: configuration', () => {
+  it('payments.rates is checked: pairs, rates as decimal strings, http needs its block', () => {
+    expect(parseConfig({}).payments.rates).toEqual({ provider: 'static', ttl_s: 300, static: {} });
+    expect(() => parseConfig({ payments: { rates: { static: { 'eth/usd': '1' } } } })).toThrow(/keys are ASSET\/CURRENCY/);
+    expect(() => parseConfig({ payments: { rates: { static: { 'ETH/USD': 3000 } } } })).toThrow(/positive decimal string/);
+    expect(() => parseConfig({ payments: { rates: { static: { 'ETH/USD': '0.00' } } } })).toThrow(/positive decimal string/);
+    expect(() => parseConfig({ payments: { rates: { provider: 'http' } } })).toThrow(/provider "http" needs payments.rates.http/);
+  });
+
+  it('a headers variable that is not a JSON object stops serve at start, naming the variable and not its value', async () => {
+    const started = startTestService({
+      networks: [{ slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url] }] }],
+      payments: { rates: { provider: 'http', http: { url: rates.url, selector: 'data.{asset}.{currency}', headers_env: 'TEST_BAD_HEADERS' } } },
+    }, { env: { TEST_BAD_HEADERS: `x-api-key: ${HEADER_SECRET}` } });
+    const err = await started.then(async (t) => { await t.stop(); return undefined; }, (e: Error) => e);
+    expect(err?.message).toMatch(/TEST_BAD_HEADERS must hold a JSON object/);
+    expect(err?.message).not.toContain(HEADER_SECRET);
   });
 });
 

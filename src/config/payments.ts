@@ -37,10 +37,14 @@ const ratesSchema = z.strictObject({
   provider: z.enum(['static', 'http']).default('static'),
   /** A rate older than this refuses creation (store rates by their updated_at; HTTP answers are cached this long). */
   ttl_s: z.number().int().min(1).max(7 * 86_400).default(300),
-  static: z.record(
-    z.string().regex(PAIR_PATTERN, 'keys are ASSET/CURRENCY, e.g. "ETH/USD" (upper case, ISO 4217 currency)'),
-    z.string().regex(RATE_PATTERN, 'must be a positive decimal string such as "3000.00" (currency per asset unit)'),
-  ).default({}),
+  static: z.record(z.string(), z.string({ error: 'must be a positive decimal string such as "3000.00" (currency per asset unit)' })
+    .regex(RATE_PATTERN, 'must be a positive decimal string such as "3000.00" (currency per asset unit)'))
+    // Checked here rather than as the record's key schema, whose own message would be "Invalid key in record".
+    .superRefine((table, ctx) => {
+      for (const pair of Object.keys(table)) {
+        if (!PAIR_PATTERN.test(pair)) ctx.addIssue({ code: 'custom', path: [pair], message: 'keys are ASSET/CURRENCY, e.g. "ETH/USD" (upper case, ISO 4217 currency)' });
+      }
+    }).default({}),
   http: z.strictObject({
     /** GET; `{asset}`, `{currency}` (and `{asset_lower}`, `{currency_lower}`) are replaced. */
     url: z.string().url(),
