@@ -188,7 +188,7 @@ type ParsedAddress = ReturnType<typeof parseAddress>;
  */
 export async function createOrder(ctx: CreateContext, input: CreateInput): Promise<CreateResult> {
   const { store } = ctx;
-  const checked = checkCreate(ctx, input);
+  let checked = checkCreate(ctx, input);
   const { env, given, hash } = checked;
   if (checked.fiat) {
     // A retry returns its order whatever the rate does now; a new order locks the rate
@@ -196,10 +196,7 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
     const existing = await store.db.selectFrom('payment_orders').selectAll()
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
     if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
-    const { price, currency } = checked.fiat;
-    const rate = await ctx.rates.rate(checked.asset.symbol.toUpperCase(), currency);
-    checked.fiat.rate = rate;
-    checked.amountRaw = priceToBaseUnits(price, rate.rate, checked.asset.decimals);
+    checked = await lockRate(ctx.rates, checked, checked.fiat);
   }
   const attempt = () => store.db.transaction().execute(async (trx): Promise<CreateResult> => {
     const existing = await trx.selectFrom('payment_orders').selectAll()
@@ -280,6 +277,12 @@ function checkPrice(input: CreateInput, decimals: number): Pick<CheckedCreate, '
   if (currency === undefined) throw invalid('price_currency: is required with price_amount (an ISO 4217 code such as "USD")');
   if (!isCurrency(currency)) throw invalid(`price_currency: must be an ISO 4217 currency code in capitals, such as "USD" or "EUR" (got "${currency}")`);
   return { amountRaw: undefined, fiat: { price, currency } };
+}
+
+/** A fiat-priced order with its rate locked and its amount: the price at that rate, rounded up to the base unit. */
+async function lockRate(rates: RateSource, c: CheckedCreate, fiat: NonNullable<CheckedCreate['fiat']>): Promise<CheckedCreate> {
+  const rate = await rates.rate(c.asset.symbol.toUpperCase(), fiat.currency);
+  return { ...c, fiat: { ...fiat, rate }, amountRaw: priceToBaseUnits(fiat.price, rate.rate, c.asset.decimals) };
 }
 
 /** The given address (no other open order may hold it), or the next derived one and its index. */

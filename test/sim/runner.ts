@@ -1,4 +1,3 @@
-import { StaticRates } from '../../src/payments/rates.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { environmentSchema } from '../../src/config/schema.js';
 import { PaymentEngine } from '../../src/payments/engine.js';
 import { createOrder, type OrderRow } from '../../src/payments/orders.js';
+import { StaticRates } from '../../src/payments/rates.js';
 import type { AmlProvider } from '../../src/payments/aml/types.js';
 import { createAccount, Store, type Environment, type Plan } from '../../src/store/index.js';
 import { chainFor } from '../../src/watch/chains.js';
