@@ -23,17 +23,19 @@ interface FakeRates {
   /** Unix seconds the answer claims to be priced at (default: now). */
   ts?: number;
   down: boolean;
+  /** Bytes of filler in each answer. */
+  pad: number;
   requests: IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
 async function startFakeRates(): Promise<FakeRates> {
-  const state: FakeRates = { url: '', prices: {}, down: false, requests: [], close: async () => {} };
+  const state: FakeRates = { url: '', prices: {}, down: false, pad: 0, requests: [], close: async () => {} };
   const server: Server = createServer((req, res) => {
     state.requests.push(req.headers);
     if (state.down) return res.writeHead(503).end('maintenance');
     if (req.headers['x-api-key'] !== HEADER_SECRET) return res.writeHead(401).end('{"error":"key"}');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(json({ data: state.prices, ts: state.ts ?? Date.now() / 1000 }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(json({ data: state.prices, ts: state.ts ?? Date.now() / 1000, pad: 'x'.repeat(state.pad) }));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -54,6 +56,8 @@ let viaHttp: TestService;
 let viaStatic: TestService;
 let mh: Merchant;
 let ms: Merchant;
+/** What the HTTP-rates service logged. */
+const logged: string[] = [];
 
 beforeAll(async () => {
   [chain, btc, rates] = await Promise.all([startFakeEvmChain(), new FakeBitcoinCore().start(), startFakeRates()]);
@@ -71,7 +75,7 @@ beforeAll(async () => {
           http: { url: rates.url, selector: 'data.{asset}.{currency}', time_selector: 'ts', headers_env: 'TEST_RATE_HEADERS', timeout_ms: 2000 },
         },
       },
-    }, { env: { TEST_RATE_HEADERS: json({ 'x-api-key': HEADER_SECRET }) } }),
+    }, { env: { TEST_RATE_HEADERS: json({ 'x-api-key': HEADER_SECRET }) }, log: (line) => logged.push(line) }),
     startTestService({ networks, payments: { rates: { provider: 'static', ttl_s: 300, static: { 'ETH/USD': '2500', 'USDT/EUR': '0.92' } } } }),
   ]);
   [mh, ms] = await Promise.all([viaHttp.merchant(), viaStatic.merchant()]);
@@ -183,6 +187,18 @@ describe('fiat prices from an HTTP source', () => {
     } finally {
       rates.down = false;
     }
+    // The operator learns why from the log, which names the source's origin, never its headers.
+    expect(logged).toContainEqual(expect.stringMatching(/^payments: rate ETH\/JPY unavailable: GET http:\/\/127\.0\.0\.1:\d+: HTTP 503$/));
+    expect(logged.filter((l) => l.includes(HEADER_SECRET))).toEqual([]);
+    // An answer too large to be a price is not read to its end.
+    rates.prices = { ETH: { JPY: 450000, NOK: 33000 } };
+    rates.pad = 1024 * 1024;
+    try {
+      expect((await create(mh, { order_id: 'down-3', price_amount: '1', price_currency: 'NOK' })).body.error).toBe('Rate unavailable for ETH/NOK.');
+    } finally {
+      rates.pad = 0;
+    }
+    expect(logged).toContainEqual(expect.stringMatching(/ETH\/NOK unavailable: .*answer larger than 1048576 bytes/));
     const missing = await create(mh, { order_id: 'down-2', price_amount: '1', price_currency: 'CHF' });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe('Rate unavailable for ETH/CHF.');

@@ -120,9 +120,11 @@ export class HttpRates implements RateSource {
         method: 'GET', headers: { accept: 'application/json', ...this.#headers() },
         headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-      body = JSON.parse(text);
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        throw new Error(`HTTP ${res.statusCode}`);
+      }
+      body = JSON.parse(await boundedText(res.body, MAX_ANSWER_BYTES));
     } catch (err) {
       const e = err as Error & { cause?: Error };
       throw unavailable(`GET ${new URL(url).origin}: ${e.cause?.message ?? e.message}`);
@@ -159,6 +161,20 @@ export class HttpRates implements RateSource {
     }
     return parsed as Record<string, string>;
   }
+}
+
+/** A price answer larger than this is refused: a rate is a few bytes, and the answer is held in memory. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+async function boundedText(body: AsyncIterable<Buffer>, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) throw new Error(`answer larger than ${max} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The value at a dotted path (`data.ETH.USD`, `rates.0.price`); undefined where the path leads nowhere. */
