@@ -15,15 +15,12 @@ export interface LockedRate {
 
 /**
  * No fresh rate for a pair: the order is refused rather than priced at a stale rate. The
- * message is the contract's (decisions.md, "Fiat prices"); what went wrong is in `detail`,
- * for the operator's log.
+ * message is the contract's (decisions.md, "Fiat prices"); the HTTP source logs why.
  */
 export class RateUnavailableError extends RpcctlError {
   readonly code = 'E_PAYMENT_INVALID';
-  readonly detail: string;
-  constructor(asset: string, currency: string, detail: string) {
+  constructor(asset: string, currency: string) {
     super(`Rate unavailable for ${asset}/${currency}.`);
-    this.detail = detail;
   }
 }
 
@@ -53,11 +50,12 @@ export class StaticRates implements RateSource {
       .where('asset', '=', asset).where('currency', '=', currency).executeTakeFirst();
     if (row) {
       const age = Date.now() - Date.parse(row.updated_at);
-      if (!(age <= this.#config.ttl_s * 1000)) throw new RateUnavailableError(asset, currency, `stored rate set ${row.updated_at} is older than ttl_s`);
+      // The feed stopped (or the time does not parse): refused, whatever the config says.
+      if (!(age <= this.#config.ttl_s * 1000)) throw new RateUnavailableError(asset, currency);
       return { rate: row.rate, source: 'static', at: row.updated_at };
     }
     const fixed = this.#config.static[`${asset}/${currency}`];
-    if (fixed === undefined) throw new RateUnavailableError(asset, currency, 'no such pair in payments.rates.static or the store');
+    if (fixed === undefined) throw new RateUnavailableError(asset, currency);
     return { rate: fixed, source: 'static', at: this.#startedAt };
   }
 }
@@ -110,7 +108,7 @@ export class HttpRates implements RateSource {
       .replaceAll('{asset_lower}', encode(asset.toLowerCase())).replaceAll('{currency_lower}', encode(currency.toLowerCase()));
     const unavailable = (detail: string) => {
       this.#log(`payments: rate ${asset}/${currency} unavailable: ${detail}`);
-      return new RateUnavailableError(asset, currency, detail);
+      return new RateUnavailableError(asset, currency);
     };
     const url = fill(this.#http.url, encodeURIComponent);
     const timeoutMs = this.#http.timeout_ms;
