@@ -73,7 +73,7 @@ __rpcctl_subs() {
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml' ;;
+    'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml rates' ;;
     'admin accounts') echo 'create list ls get set-plan set-password' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -97,6 +97,10 @@ __rpcctl_subs() {
     'admin networks ls') echo '' ;;
     'admin aml') echo 'load' ;;
     'admin aml load') echo '' ;;
+    'admin rates') echo 'set list ls' ;;
+    'admin rates set') echo '' ;;
+    'admin rates list') echo '' ;;
+    'admin rates ls') echo '' ;;
     'completion') echo '' ;;
   esac
 }
@@ -163,7 +167,7 @@ __rpcctl_valopts() {
     'webhook redeliver') echo '--jq -q --profile -p --base-url --timeout' ;;
     'webhook listen') echo '--port --host --forward-to --jq -q --profile -p --base-url --timeout' ;;
     'payments') echo '--jq -q --profile -p --base-url --timeout' ;;
-    'payments create') echo '--order-id --network --amount --asset --address --expires-in --webhook-url --metadata --jq -q --profile -p --base-url --timeout' ;;
+    'payments create') echo '--order-id --network --amount --price --currency --asset --address --expires-in --webhook-url --metadata --jq -q --profile -p --base-url --timeout' ;;
     'payments get') echo '--jq -q --profile -p --base-url --timeout' ;;
     'payments list') echo '--status --network --order-id --limit -n --jq -q --profile -p --base-url --timeout' ;;
     'payments ls') echo '--status --network --order-id --limit -n --jq -q --profile -p --base-url --timeout' ;;
@@ -197,6 +201,10 @@ __rpcctl_valopts() {
     'admin networks ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin aml') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin aml load') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin rates') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin rates set') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin rates list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin rates ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'completion') echo '--jq -q --profile -p --base-url --timeout' ;;
   esac
 }
@@ -263,7 +271,7 @@ __rpcctl_opts() {
     'webhook redeliver') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'webhook listen') echo '--port --host --forward-to --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'payments create') echo '--order-id --network --amount --asset --address --expires-in --webhook-url --metadata --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payments create') echo '--order-id --network --amount --price --currency --asset --address --expires-in --webhook-url --metadata --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments get') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments list') echo '--status --network --order-id --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments ls') echo '--status --network --order-id --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -297,6 +305,10 @@ __rpcctl_opts() {
     'admin networks ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin aml') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin aml load') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin rates') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin rates set') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin rates list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin rates ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'completion') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
   esac
 }

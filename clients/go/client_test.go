@@ -385,3 +385,17 @@ func TestPaymentRoutes(t *testing.T) {
 		t.Errorf("cancel %s", s.uri)
 	}
 }
+
+func TestPaymentPricedInFiat(t *testing.T) {
+	order := `{"payment_id":"pay_2","order_id":"1044","price_amount":"19.99","price_currency":"EUR","rate":"2800","rate_source":"http","rate_at":"2026-11-26T04:00:00.000Z"}`
+	srv, got := scripted(t, reply{status: 200, body: `{"ok":true,"payment":` + order + `,"created":true}`})
+	c := newTestClient(t, srv.URL, Options{})
+	created, err := c.Payments.Create(context.Background(), CreatePaymentInput{OrderID: "1044", NetworkSlug: "eth", PriceAmount: "19.99", PriceCurrency: "EUR"})
+	if err != nil || *created.Payment.Rate != "2800" || *created.Payment.PriceCurrency != "EUR" || *created.Payment.RateSource != "http" {
+		t.Fatalf("%v %+v", err, created)
+	}
+	// No "amount" key: the service takes exactly one of amount and price_amount.
+	if body := string((*got)[0].body); body != `{"order_id":"1044","network_slug":"eth","price_amount":"19.99","price_currency":"EUR"}` {
+		t.Errorf("body %s", body)
+	}
+}

@@ -267,6 +267,14 @@ type Payment struct {
 	AmountReceived    string   `json:"amount_received"`
 	AmountReceivedRaw string   `json:"amount_received_raw"`
 	TxHashes          []string `json:"tx_hashes"`
+	// PriceAmount and PriceCurrency are the fiat price of an order priced in a currency, and
+	// Rate (PriceCurrency per asset unit), RateSource ("static" or "http") and RateAt the rate
+	// locked at creation; all nil for an order priced in the asset.
+	PriceAmount   *string `json:"price_amount"`
+	PriceCurrency *string `json:"price_currency"`
+	Rate          *string `json:"rate"`
+	RateSource    *string `json:"rate_source"`
+	RateAt        *string `json:"rate_at"`
 	// Confirmations is how many confirmations the network requires before funds count.
 	Confirmations int     `json:"confirmations"`
 	ExpiresAt     string  `json:"expires_at"`
@@ -293,7 +301,12 @@ type CreatePaymentInput struct {
 	OrderID     string `json:"order_id"`
 	NetworkSlug string `json:"network_slug"`
 	// Amount is a decimal string such as "12.50", with at most the asset's decimals.
-	Amount string `json:"amount"`
+	Amount string `json:"amount,omitempty"`
+	// PriceAmount (a decimal string such as "19.99") in PriceCurrency (ISO 4217, e.g. "USD")
+	// instead of Amount: the service converts it at a rate it locks now, rounded up to the
+	// asset's decimals; without a fresh rate it answers 400 "Rate unavailable for ETH/USD.".
+	PriceAmount   string `json:"price_amount,omitempty"`
+	PriceCurrency string `json:"price_currency,omitempty"`
 	// Asset is "native" (the default), a token symbol such as "USDC", or the token's id.
 	Asset string `json:"asset,omitempty"`
 	// Address receives the payment; empty derives one from the account's xpub.

@@ -29,6 +29,13 @@ export interface Payment {
   amount_raw: string;
   amount_received: string;
   amount_received_raw: string;
+  /** A fiat price and the rate locked at creation; all null for an order priced in the asset. */
+  price_amount: string | null;
+  price_currency: string | null;
+  /** price_currency per asset unit (decimal string). */
+  rate: string | null;
+  rate_source: 'static' | 'http' | null;
+  rate_at: string | null;
   tx_hashes: string[];
   confirmations: number;
   expires_at: string;
@@ -48,7 +55,11 @@ export interface Payment {
 export interface CreatePayment {
   order_id: string;
   network_slug: string;
-  amount: string;
+  /** In the asset; or `price_amount` + `price_currency` instead (converted at a rate locked at creation). */
+  amount?: string;
+  price_amount?: string;
+  /** ISO 4217, e.g. USD. */
+  price_currency?: string;
   asset?: string;
   address?: string;
   expires_in?: number;

@@ -21,6 +21,44 @@ const httpAmlSchema = z.strictObject({
   report_url_template: z.string().optional(),
 });
 
+/** A rate: a positive decimal string (never a JSON number, which may already have lost digits). */
+export const RATE_PATTERN = /^(?=.*[1-9])\d{1,30}(\.\d{1,30})?$/;
+/** `ASSET/CURRENCY`: the asset's symbol (as in networks[].tokens, upper case) and an ISO 4217 code. */
+export const PAIR_PATTERN = /^[A-Z0-9.]{1,12}\/[A-Z]{3}$/;
+
+const RATES_DEFAULT = { provider: 'static' as const, ttl_s: 300, static: {} };
+
+/**
+ * Where fiat-priced orders get their rate (docs/payments.md, "Fiat prices"): a static table
+ * (this file's `static`, extended and overridden by `rpcctl admin rates set`) or an HTTP JSON
+ * source the operator already pays for.
+ */
+const ratesSchema = z.strictObject({
+  provider: z.enum(['static', 'http']).default('static'),
+  /** A rate older than this refuses creation (store rates by their updated_at; HTTP answers are cached this long). */
+  ttl_s: z.number().int().min(1).max(7 * 86_400).default(300),
+  static: z.record(z.string(), z.string({ error: 'must be a positive decimal string such as "3000.00" (currency per asset unit)' })
+    .regex(RATE_PATTERN, 'must be a positive decimal string such as "3000.00" (currency per asset unit)'))
+    // Checked here rather than as the record's key schema, whose own message would be "Invalid key in record".
+    .superRefine((table, ctx) => {
+      for (const pair of Object.keys(table)) {
+        if (!PAIR_PATTERN.test(pair)) ctx.addIssue({ code: 'custom', path: [pair], message: 'keys are ASSET/CURRENCY, e.g. "ETH/USD" (upper case, ISO 4217 currency)' });
+      }
+    }).default({}),
+  http: z.strictObject({
+    /** GET; `{asset}`, `{currency}` (and `{asset_lower}`, `{currency_lower}`) are replaced. */
+    url: z.string().url(),
+    /** A dotted path to the number in the JSON answer, with the same placeholders, e.g. `data.{asset}.{currency}`. */
+    selector: z.string().min(1).max(500),
+    /** Optional dotted path to when the source priced it (Unix seconds or ISO 8601): older than ttl_s is refused. */
+    time_selector: z.string().min(1).max(500).optional(),
+    /** Names an environment variable holding a JSON object of request headers (an API key stays out of the config). */
+    headers_env: z.string().min(1).optional(),
+    timeout_ms: z.number().int().min(100).max(60_000).default(5000),
+  }).optional(),
+}).refine((r) => r.provider !== 'http' || r.http !== undefined, { message: 'provider "http" needs payments.rates.http', path: ['http'] })
+  .default(RATES_DEFAULT);
+
 export const paymentsConfigSchema = z.strictObject({
   aml: z.strictObject({
     provider: z.enum(['sanctions-list', 'http', 'none']).default('sanctions-list'),
@@ -39,9 +77,11 @@ export const paymentsConfigSchema = z.strictObject({
     /** Lets the payments settings' `redirect_url` be any URL, not only https (`serve --dev`). */
     allow_any_redirect: z.boolean().default(false),
   }).default({ rpm_per_ip: 120, allow_any_redirect: false }),
+  rates: ratesSchema,
 }).default({
   aml: { provider: 'sanctions-list' }, tick_ms: 500, late_window_s: 86_400,
-  checkout: { rpm_per_ip: 120, allow_any_redirect: false },
+  checkout: { rpm_per_ip: 120, allow_any_redirect: false }, rates: RATES_DEFAULT,
 });
 
 export type PaymentsConfig = z.output<typeof paymentsConfigSchema>;
+export type RatesConfig = PaymentsConfig['rates'];

@@ -18,6 +18,7 @@ export function paymentsFeature(deps: {
     routes: paymentRoutes({
       engine: deps.payments.engine,
       watchAdded: (result) => watch.watchAdded(result.newWatch!),
+      rates: deps.payments.rates,
     }),
     section: {
       ...paymentsSection,

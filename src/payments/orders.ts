@@ -8,6 +8,8 @@ import { envIdentifier } from '../store/index.js';
 import { enqueueDelivery } from '../webhooks/outbox.js';
 import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
+import { canonicalDecimal, isCurrency, priceToBaseUnits } from './fiat.js';
+import { RateUnavailableError, type LockedRate, type RateSource } from './rates.js';
 import { assetOfRow, resolveAsset } from './assets.js';
 import type { AmlResult } from './aml/types.js';
 import { chainOf } from '../chains/index.js';
@@ -146,7 +148,10 @@ export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
 export interface CreateInput {
   order_id: string;
   network_slug: string;
-  amount: string;
+  /** In the asset; or `price_amount` + `price_currency` (a fiat price, converted at a locked rate). */
+  amount?: string;
+  price_amount?: string;
+  price_currency?: string;
   asset?: string;
   address?: string;
   expires_in?: number;
@@ -159,6 +164,8 @@ export interface CreateContext {
   config: Config;
   accountId: number;
   plan: Plan | undefined;
+  /** Rates for orders priced in a fiat currency. */
+  rates: RateSource;
   nowMs?: number;
 }
 
@@ -173,7 +180,9 @@ export interface CreateResult {
 interface CheckedCreate {
   env: Environment;
   asset: ReturnType<typeof resolveAsset>;
-  amountRaw: bigint;
+  /** Undefined for a fiat price until its rate is locked. */
+  amountRaw: bigint | undefined;
+  fiat: { price: string; currency: string; rate?: LockedRate } | undefined;
   /** The address the request gives; undefined: one is derived from the merchant's key. */
   given: ParsedAddress | undefined;
   expiresIn: number;
@@ -191,8 +200,16 @@ type ParsedAddress = ReturnType<typeof parseAddress>;
  */
 export async function createOrder(ctx: CreateContext, input: CreateInput): Promise<CreateResult> {
   const { store } = ctx;
-  const checked = checkCreate(ctx, input);
+  let checked = checkCreate(ctx, input);
   const { env, given, hash } = checked;
+  if (checked.fiat) {
+    // A retry returns its order whatever the rate does now; a new order locks the rate
+    // before the transaction (a fetch never holds the store's write lock).
+    const existing = await store.db.selectFrom('payment_orders').selectAll()
+      .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
+    if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
+    checked = await lockRate(ctx.rates, checked, checked.fiat);
+  }
   const attempt = () => store.db.transaction().execute(async (trx): Promise<CreateResult> => {
     const existing = await trx.selectFrom('payment_orders').selectAll()
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
@@ -205,7 +222,7 @@ export async function createOrder(ctx: CreateContext, input: CreateInput): Promi
     return await attempt();
   } catch (err) {
     // A concurrent create with the same order_id won the unique constraint: answer with its order.
-    if (err instanceof PaymentError || err instanceof SlotLimitError) throw err;
+    if (err instanceof PaymentError || err instanceof SlotLimitError || err instanceof RateUnavailableError) throw err;
     const existing = await store.db.selectFrom('payment_orders').selectAll()
       .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
     if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
@@ -228,12 +245,7 @@ function checkCreate(ctx: CreateContext, input: CreateInput): CheckedCreate {
   } catch (err) {
     throw new PaymentError('E_PAYMENT_INVALID', `asset: ${(err as Error).message}`);
   }
-  let amountRaw: bigint;
-  try {
-    amountRaw = toBaseUnits(input.amount, asset.decimals);
-  } catch (err) {
-    throw new PaymentError('E_PAYMENT_INVALID', `amount: ${(err as Error).message}`);
-  }
+  const { amountRaw, fiat } = checkPrice(input, asset.decimals);
   let given: ParsedAddress | undefined;
   if (input.address !== undefined) {
     try {
@@ -243,10 +255,46 @@ function checkCreate(ctx: CreateContext, input: CreateInput): CheckedCreate {
     }
   }
   const expiresIn = input.expires_in ?? 3600;
-  const hash = createHash('sha256').update(JSON.stringify([
-    input.order_id, env.id, asset.id, amountRaw.toString(), given?.key ?? null, expiresIn, input.webhook_url ?? null, canonical(input.metadata ?? null),
-  ])).digest('hex');
-  return { env, asset, amountRaw, given, expiresIn, hash };
+  const request: unknown[] = [
+    input.order_id, env.id, asset.id, amountRaw?.toString() ?? null, given?.key ?? null, expiresIn, input.webhook_url ?? null, canonical(input.metadata ?? null),
+  ];
+  // Appended, so orders priced in the asset keep the hashes they were stored with.
+  if (fiat) request.push(fiat.price, fiat.currency);
+  const hash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
+  return { env, asset, amountRaw, fiat, given, expiresIn, hash };
+}
+
+/** Exactly one of `amount` (in the asset) or `price_amount` + `price_currency`; each mistake names its field. */
+function checkPrice(input: CreateInput, decimals: number): Pick<CheckedCreate, 'amountRaw' | 'fiat'> {
+  const invalid = (message: string) => new PaymentError('E_PAYMENT_INVALID', message);
+  if (input.amount !== undefined && input.price_amount !== undefined) {
+    throw invalid('price_amount: give either amount (in the asset) or price_amount with price_currency, not both');
+  }
+  if (input.price_amount === undefined) {
+    if (input.price_currency !== undefined) throw invalid('price_amount: is required with price_currency (a decimal string such as "19.99")');
+    if (input.amount === undefined) throw invalid('amount: is required (a decimal string in the asset such as "12.50"), or give price_amount with price_currency');
+    try {
+      return { amountRaw: toBaseUnits(input.amount, decimals), fiat: undefined };
+    } catch (err) {
+      throw invalid(`amount: ${(err as Error).message}`);
+    }
+  }
+  let price: string;
+  try {
+    price = canonicalDecimal(input.price_amount);
+  } catch (err) {
+    throw invalid(`price_amount: ${(err as Error).message}`);
+  }
+  const currency = input.price_currency;
+  if (currency === undefined) throw invalid('price_currency: is required with price_amount (an ISO 4217 code such as "USD")');
+  if (!isCurrency(currency)) throw invalid(`price_currency: must be an ISO 4217 currency code in capitals, such as "USD" or "EUR" (got "${currency}")`);
+  return { amountRaw: undefined, fiat: { price, currency } };
+}
+
+/** A fiat-priced order with its rate locked and its amount: the price at that rate, rounded up to the base unit. */
+async function lockRate(rates: RateSource, c: CheckedCreate, fiat: NonNullable<CheckedCreate['fiat']>): Promise<CheckedCreate> {
+  const rate = await rates.rate(c.asset.symbol.toUpperCase(), fiat.currency);
+  return { ...c, fiat: { ...fiat, rate }, amountRaw: priceToBaseUnits(fiat.price, rate.rate, c.asset.decimals) };
 }
 
 /** The given address (no other open order may hold it), or the next derived one and its index. */
@@ -278,7 +326,8 @@ async function orderAddress(trx: Kysely<Database>, accountId: number, c: Checked
 async function insertOrder(
   trx: Kysely<Database>, ctx: CreateContext, input: CreateInput, c: CheckedCreate, address: ParsedAddress, index: number | null,
 ): Promise<CreateResult> {
-  const { env, asset, amountRaw, expiresIn, hash } = c;
+  const { env, asset, expiresIn, hash, fiat } = c;
+  const amountRaw = c.amountRaw!;
   const nowMs = ctx.nowMs ?? Date.now();
   const now = new Date(nowMs).toISOString();
   // Through Address Watch's writer: the instance holding the scanner lease hears of it.
@@ -298,6 +347,7 @@ async function insertOrder(
     seq: 0, expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs, monitor_until_ms: expiresMs + ctx.config.payments.late_window_s * 1000,
     open: 1, webhook_url: input.webhook_url ?? null, metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
     created_at: now, updated_at: now,
+    ...(fiat && { price_amount: fiat.price, price_currency: fiat.currency, rate: fiat.rate!.rate, rate_source: fiat.rate!.source, rate_at: fiat.rate!.at }),
   }).returningAll().executeTakeFirstOrThrow();
   return { order, created: true, newWatch };
 }
@@ -378,6 +428,8 @@ export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes
     derivation_index: o.derivation_index,
     amount: fromBaseUnits(o.amount_raw, o.decimals), amount_raw: o.amount_raw,
     amount_received: fromBaseUnits(o.received_raw, o.decimals), amount_received_raw: o.received_raw,
+    // A fiat price and the rate locked at creation (null for orders priced in the asset).
+    price_amount: o.price_amount, price_currency: o.price_currency, rate: o.rate, rate_source: o.rate_source as 'static' | 'http' | null, rate_at: o.rate_at,
     tx_hashes: txHashes, confirmations: env?.confirmations ?? 1,
     expires_at: o.expires_at, created_at: o.created_at, updated_at: o.updated_at,
     webhook_url: o.webhook_url, metadata: o.metadata === null ? null : JSON.parse(o.metadata) as unknown,

@@ -4,6 +4,7 @@ import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
 import { checkWebhookUrl } from '../webhooks/ssrf.js';
 import type { PaymentEngine } from './engine.js';
+import type { RateSource } from './rates.js';
 import {
   createOrder, fundingTxs, getOrder, getSettings, listOrders, presentOrder, presentSettings, putSettings, type CreateResult,
 } from './orders.js';
@@ -14,6 +15,8 @@ export interface PaymentRouteDeps {
   engine: PaymentEngine;
   /** A watch the order made: into the in-memory registry, and a scanner for its network. */
   watchAdded(result: CreateResult): Promise<void>;
+  /** Rates for orders priced in a fiat currency. */
+  rates: RateSource;
 }
 
 const statuses = ['pending', 'seen', 'aml_check', 'paid', 'failed', 'underpaid', 'expired'] as const;
@@ -29,7 +32,13 @@ export const paymentSchema = z.object({
   asset: z.string().meta({ description: '`native`, an EVM token contract, or a Stellar CODE:ISSUER' }), asset_symbol: z.string(), decimals: z.number().int(),
   address: z.string(), watch_id: z.string(), derivation_index: z.number().int().nullable(),
   amount: z.string().meta({ description: 'decimal string in units' }), amount_raw: z.string().meta({ description: 'integer string in base units' }),
-  amount_received: z.string(), amount_received_raw: z.string(), tx_hashes: z.array(z.string()),
+  amount_received: z.string(), amount_received_raw: z.string(),
+  price_amount: z.string().nullable().meta({ description: 'the fiat price (decimal string); null for an order priced in the asset' }),
+  price_currency: z.string().nullable().meta({ description: 'ISO 4217 code of price_amount' }),
+  rate: z.string().nullable().meta({ description: 'price_currency per asset unit, locked at creation (decimal string)' }),
+  rate_source: z.enum(['static', 'http']).nullable(),
+  rate_at: z.string().nullable().meta({ description: 'when the source priced the rate' }),
+  tx_hashes: z.array(z.string()),
   confirmations: z.number().int().meta({ description: 'confirmations the network requires before funds count' }),
   expires_at: z.string(), created_at: z.string(), updated_at: z.string(), webhook_url: z.string().nullable(),
   metadata: z.unknown(), aml: amlSchema.nullable(), reason: z.string().nullable(), late: z.boolean(), overpaid: z.boolean(),
@@ -77,7 +86,11 @@ const orderId = z.string({ error: 'is required and must be a string' }).min(1, '
 export const createPaymentBody = z.strictObject({
   order_id: orderId,
   network_slug: z.string({ error: 'is required and must be a string' }).min(1).max(80),
-  amount: z.string({ error: 'is required and must be a decimal string such as "12.50" (not a number: JSON numbers lose precision)' }).min(1).max(80),
+  amount: z.string({ error: 'must be a decimal string such as "12.50" (not a number: JSON numbers lose precision)' }).min(1).max(80).optional()
+    .meta({ description: 'in the asset; or give price_amount and price_currency instead' }),
+  price_amount: z.string({ error: 'must be a decimal string such as "19.99" (not a number: JSON numbers lose precision)' }).min(1).max(80).optional()
+    .meta({ description: 'a price in price_currency, instead of amount: the amount is computed at a rate locked now, rounded up to the asset\'s decimals' }),
+  price_currency: z.string({ error: 'must be an ISO 4217 currency code such as "USD"' }).max(16).optional(),
   asset: z.string({ error: 'must be a string' }).min(1).max(128).optional(),
   address: z.string({ error: 'must be a string' }).min(1).max(128).optional(),
   expires_in: z.number({ error: 'must be an integer number of seconds' }).int('must be an integer number of seconds')
@@ -141,7 +154,7 @@ function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
         const url = new URL(body.webhook_url);
         await forField('webhook_url', () => checkWebhookUrl(url, app.config.webhooks.allow_private_urls));
       }
-      const result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id) }, body);
+      const result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id), rates: deps.rates }, body);
       if (result.newWatch) await deps.watchAdded(result);
       return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id), app.publicUrl()), created: result.created };
     },

@@ -8,6 +8,7 @@ import { HttpAmlProvider } from './aml/http.js';
 import { NoAmlProvider, parseSanctionsList, SanctionsFileError, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
 import type { AmlProvider } from './aml/types.js';
 import { PaymentEngine } from './engine.js';
+import { rateSourceFor, type RateSource } from './rates.js';
 
 export interface PaymentsOptions {
   store: Store;
@@ -21,6 +22,8 @@ export interface PaymentsOptions {
 
 export interface Payments {
   engine: PaymentEngine;
+  /** Where fiat-priced orders get their rate (`payments.rates`). */
+  rates: RateSource;
   stop(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     onDeliveries: () => watch.worker.kick(),
     supervisor: o.supervisor,
   });
+  const rates = rateSourceFor(o.store.db, o.config.payments.rates, o.env ?? process.env, o.log);
   engine.start();
-  return { engine, stop: () => engine.stop() };
+  return { engine, rates, stop: () => engine.stop() };
 }

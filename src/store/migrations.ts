@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import { storeKindOf } from './dialect.js';
-import { paymentsFinalityMigration, paymentsMigration } from './payments-migration.js';
+import { paymentsFiatMigration, paymentsFinalityMigration, paymentsMigration } from './payments-migration.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit one that has shipped:
@@ -379,7 +379,11 @@ export const migrationsCheckout: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout);
+/** Orders priced in a fiat currency (their locked rate) and the operator's rate table. */
+export const migrationsFiat: Record<string, Migration> = {
+  '0025_payments_fiat': { up: (db: Kysely<any>) => paymentsFiatMigration(db) },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

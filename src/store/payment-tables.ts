@@ -47,6 +47,23 @@ export interface PaymentOrdersTable {
   metadata: string | null;
   created_at: string;
   updated_at: string;
+  /** 0025: the fiat price (decimal string) and ISO 4217 code; null on orders priced in the asset. */
+  price_amount: Generated<string | null>;
+  price_currency: Generated<string | null>;
+  /** 0025: the rate locked at creation (currency per asset unit, decimal string), its source and time. */
+  rate: Generated<string | null>;
+  rate_source: Generated<string | null>;
+  rate_at: Generated<string | null>;
+}
+
+/** 0025: the operator's rate table (`rpcctl admin rates set`); extends and overrides `payments.rates.static`. */
+export interface PaymentRatesTable {
+  /** The asset's symbol, upper case (ETH, USDT). */
+  asset: string;
+  /** ISO 4217 code. */
+  currency: string;
+  rate: string;
+  updated_at: string;
 }
 
 /** One funding transfer (an Address Watch event) applied to an order. */

@@ -131,3 +131,18 @@ export async function paymentsFinalityMigration(db: Kysely<any>): Promise<void> 
   await db.schema.createIndex('payment_sightings_live').on('payment_sightings')
     .columns(['order_pk', 'tx_hash']).unique().where(sql.ref('removed'), '=', 0).execute();
 }
+
+/** `0025_payments_fiat`: an order's fiat price and the rate locked at creation; the operator's rate table. */
+export async function paymentsFiatMigration(db: Kysely<any>): Promise<void> {
+  // All null on orders priced in the asset (every order before this migration).
+  for (const column of ['price_amount', 'price_currency', 'rate', 'rate_source', 'rate_at']) {
+    await db.schema.alterTable('payment_orders').addColumn(column, 'text').execute();
+  }
+  await db.schema.createTable('payment_rates')
+    .addColumn('asset', 'text', (c) => c.notNull())
+    .addColumn('currency', 'text', (c) => c.notNull())
+    .addColumn('rate', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('payment_rates_pair', ['asset', 'currency'])
+    .execute();
+}

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { WebhookAttempt } from '../client/address-watch.js';
-import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from './payment-tables.js';
+import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable, PaymentRatesTable } from './payment-tables.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
 export interface Database {
@@ -27,6 +27,7 @@ export interface Database {
   payment_funding: PaymentFundingTable;
   payment_sightings: PaymentSightingsTable;
   payment_settings: PaymentSettingsTable;
+  payment_rates: PaymentRatesTable;
   aml_jobs: AmlJobsTable;
   aml_sanctions: AmlSanctionsTable;
   scanner_leases: ScannerLeasesTable;
@@ -267,7 +268,7 @@ export interface CabinetLoginLinksTable {
   used_at: number | null;
 }
 // The payments tables live in their own file of the store (one Database interface, one owner).
-export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable } from './payment-tables.js';
+export type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable, PaymentRatesTable } from './payment-tables.js';
 
 export type PlanRow = Selectable<PlansTable>;
 export type NetworkRow = Selectable<NetworksTable>;

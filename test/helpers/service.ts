@@ -47,7 +47,11 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
 
 export async function startTestService(
   overrides: ConfigInput = {},
-  opts: { dataDir?: string; keepDataDir?: boolean; watch?: ServiceOptions['watch']; cabinet?: ServiceOptions['cabinet']; env?: NodeJS.ProcessEnv; logger?: ServiceOptions['logger'] } = {},
+  opts: {
+    dataDir?: string; keepDataDir?: boolean; watch?: ServiceOptions['watch']; cabinet?: ServiceOptions['cabinet']; env?: NodeJS.ProcessEnv; logger?: ServiceOptions['logger'];
+    /** The service's log lines (default: none, or stderr with RPCCTL_TEST_LOG). */
+    log?: (line: string) => void;
+  } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-test-'));
   const configFile = join(dataDir, 'config.json');
@@ -67,7 +71,7 @@ export async function startTestService(
   try {
     service = await startService({
       configFile, dataDir, databaseUrl: schema?.url, env: { ...process.env, RPCCTL_MASTER_KEY: '', RPCCTL_DATABASE_URL: '', RPCCTL_REDIS_URL: '', ...opts.env },
-      log: process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}, watch: opts.watch, cabinet: opts.cabinet, logger: opts.logger,
+      log: opts.log ?? (process.env.RPCCTL_TEST_LOG ? (l) => console.error(l) : () => {}), watch: opts.watch, cabinet: opts.cabinet, logger: opts.logger,
     });
   } catch (err) {
     await schema?.drop();

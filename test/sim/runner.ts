@@ -6,6 +6,7 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { environmentSchema } from '../../src/config/schema.js';
 import { PaymentEngine } from '../../src/payments/engine.js';
 import { createOrder, type OrderRow } from '../../src/payments/orders.js';
+import { StaticRates } from '../../src/payments/rates.js';
 import type { AmlProvider } from '../../src/payments/aml/types.js';
 import { createAccount, Store, type Environment, type Plan } from '../../src/store/index.js';
 import { chainFor } from '../../src/watch/chains.js';
@@ -179,7 +180,7 @@ export class Sim {
     const addr = node.address();
     const payer = node.address();
     const { order: created, newWatch } = await createOrder(
-      { store: this.store, config: this.config, accountId: account, plan: this.plan },
+      { store: this.store, config: this.config, accountId: account, plan: this.plan, rates: new StaticRates(this.store.db, this.config.payments.rates) },
       { order_id: `sim-${++this.#n}`, network_slug: this.env.network.slug, amount: (Number(AMOUNT) / 10 ** this.#decimals()).toFixed(this.#decimals()), address: addr.given, expires_in: EXPIRES_S },
     );
     if (newWatch) this.#instance.registry.add(newWatch);

@@ -12,7 +12,7 @@ namespace Rpcctl;
  *
  * @phpstan-type AmlResult array{provider: string, score: int, risk_level: 'low'|'medium'|'high'|'severe'|'unknown', details: list<array{category: string, address: string, source: string}>, report_url: ?string, checked_at: string}
  * @phpstan-type PaymentStatus 'pending'|'seen'|'aml_check'|'paid'|'failed'|'underpaid'|'expired'
- * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string, checkout_url: string}
+ * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, price_amount: ?string, price_currency: ?string, rate: ?string, rate_source: 'static'|'http'|null, rate_at: ?string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string, checkout_url: string}
  * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string, utxo?: string, tron?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, display_name: ?string, redirect_url: ?string, derived: array{evm?: array{first_address: string, next_index: int}, utxo?: array{first_address: string, network: string, next_index: int}, tron?: array{first_address: string, next_index: int}}}
  */
 final class Payments
@@ -24,11 +24,17 @@ final class Payments
     /**
      * POST /v1/payments: an order for `$amount` of `$asset` (default the native coin).
      *
+     * Or priced in a fiat currency: `$priceAmount` in `$priceCurrency` (ISO 4217, e.g. 'USD')
+     * instead of `$amount`; the service converts it at a rate it locks now (`rate`,
+     * `rate_source`, `rate_at` on the payment), rounded up to the asset's decimals. Without a
+     * fresh rate it answers 400 `Rate unavailable for ETH/USD.`.
+     *
      * Idempotent by `$orderId`: the same arguments again return the existing order with
      * `created` false; other arguments with a used `$orderId` are a 409 ApiException. Without
      * `$address` the service derives one from the xpub set with setSettings().
      *
-     * @param string $amount a decimal string such as '12.50', at most the asset's decimals
+     * @param string|null $amount a decimal string such as '12.50', at most the asset's decimals
+     * @param string|null $priceAmount instead of $amount: a decimal string such as '19.99' in $priceCurrency
      * @param int|null $expiresIn seconds, 10..604800 (default 3600)
      * @param array<string, mixed>|null $metadata returned on the order and in every webhook (up to 4 KiB of JSON)
      * @return array{ok: true, payment: Payment, created: bool}
@@ -36,17 +42,24 @@ final class Payments
     public function create(
         string $orderId,
         string $networkSlug,
-        string $amount,
+        ?string $amount = null,
         ?string $asset = null,
         ?string $address = null,
         ?int $expiresIn = null,
         ?string $webhookUrl = null,
         ?array $metadata = null,
+        ?string $priceAmount = null,
+        ?string $priceCurrency = null,
     ): array {
+        if (($amount === null) === ($priceAmount === null)) {
+            throw new \InvalidArgumentException('give $amount (in the asset) or $priceAmount with $priceCurrency');
+        }
         $body = array_filter([
             'order_id' => $orderId,
             'network_slug' => $networkSlug,
             'amount' => $amount,
+            'price_amount' => $priceAmount,
+            'price_currency' => $priceCurrency,
             'asset' => $asset,
             'address' => $address,
             'expires_in' => $expiresIn,

@@ -235,4 +235,14 @@ return [
         $client->payments->cancel('pay_a/b');
         Assert::same('/v1/payments/pay_a%2Fb/cancel', $server->seen()[0]['uri']);
     },
+    'a payment priced in fiat' => static function () use ($server, $client): void {
+        $order = ['payment_id' => 'pay_2', 'order_id' => '1044', 'price_amount' => '19.99', 'price_currency' => 'EUR', 'rate' => '2800', 'rate_source' => 'http'];
+        $server->script([['status' => 200, 'body' => json_encode(['ok' => true, 'payment' => $order, 'created' => true])]]);
+        Assert::same('2800', $client->payments->create('1044', 'eth', priceAmount: '19.99', priceCurrency: 'EUR')['payment']['rate']);
+        Assert::same('{"order_id":"1044","network_slug":"eth","price_amount":"19.99","price_currency":"EUR"}', $server->seen()[0]['body']);
+        // Exactly one of $amount and $priceAmount, refused before anything is sent.
+        Assert::throws(\InvalidArgumentException::class, fn () => $client->payments->create('1045', 'eth', '1', priceAmount: '1', priceCurrency: 'EUR'));
+        Assert::throws(\InvalidArgumentException::class, fn () => $client->payments->create('1045', 'eth'));
+        Assert::same(1, count($server->seen()));
+    },
 ];

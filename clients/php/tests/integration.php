@@ -154,6 +154,14 @@ try {
 } catch (ApiException $e) {
     check($e->status === 409, 'conflict ' . $e->getMessage());
 }
+// A fiat price reaches the service as price_amount + price_currency: this serve has no rate
+// for ETH/USD, so it refuses with the contract's message (and makes no order).
+try {
+    $client->payments->create('php-it-fiat', 'eth', priceAmount: '19.99', priceCurrency: 'USD');
+    check(false, 'a fiat order without a rate was accepted');
+} catch (ApiException $e) {
+    check($e->status === 400 && $e->error === 'Rate unavailable for ETH/USD.', 'fiat ' . $e->getMessage());
+}
 $hook = awaitDelivery($server, $secret, 'the payment_order webhook', static fn (array $h, array $event) => ($event['payment_id'] ?? null) === $pid);
 
 // Redeliver the test webhook once the service has recorded its first delivery.

@@ -398,8 +398,10 @@ class Payments:
         self,
         order_id: str,
         network_slug: str,
-        amount: Union[str, Decimal, int],
+        amount: Optional[Union[str, Decimal, int]] = None,
         *,
+        price_amount: Optional[Union[str, Decimal, int]] = None,
+        price_currency: Optional[str] = None,
         asset: Optional[str] = None,
         address: Optional[str] = None,
         expires_in: Optional[int] = None,
@@ -408,12 +410,24 @@ class Payments:
     ) -> t.CreatedPayment:
         """``POST /v1/payments``: an order for ``amount`` of ``asset`` (default the native coin).
 
+        Or priced in a fiat currency: ``price_amount`` in ``price_currency`` (ISO 4217, e.g.
+        ``"USD"``) instead of ``amount``; the service converts it at a rate it locks now
+        (``rate``, ``rate_source``, ``rate_at`` on the payment), rounded up to the asset's
+        decimals. Without a fresh rate it answers 400 ``Rate unavailable for ETH/USD.``.
+
         Idempotent by ``order_id``: the same arguments again return the existing order with
         ``created`` false; other arguments with a used ``order_id`` are a 409 :class:`ApiError`.
         Without ``address`` the service derives one from the xpub in :meth:`settings`.
         """
-        body: Dict[str, Any] = {"order_id": order_id, "network_slug": network_slug, "amount": _amount(amount)}
+        if (amount is None) == (price_amount is None):
+            raise TypeError("give amount (in the asset) or price_amount with price_currency")
+        body: Dict[str, Any] = {"order_id": order_id, "network_slug": network_slug}
+        if amount is not None:
+            body["amount"] = _amount(amount)
+        else:
+            body["price_amount"] = _amount(price_amount, "price_amount")  # type: ignore[arg-type]
         for key, value in (
+            ("price_currency", price_currency),
             ("asset", asset), ("address", address), ("expires_in", expires_in),
             ("webhook_url", webhook_url), ("metadata", dict(metadata) if metadata is not None else None),
         ):
@@ -506,9 +520,9 @@ class Payments:
         return cast(t.PaymentSettings, self._client.request("PUT", "/v1/payments/settings", body=body))
 
 
-def _amount(value: Union[str, Decimal, int]) -> str:
+def _amount(value: Union[str, Decimal, int], name: str = "amount") -> str:
     if isinstance(value, bool) or isinstance(value, float):
-        raise TypeError("amount must be a decimal string such as \"12.50\" or a Decimal, not %s: a float has already lost precision" % type(value).__name__)
+        raise TypeError(name + " must be a decimal string such as \"12.50\" or a Decimal, not %s: a float has already lost precision" % type(value).__name__)
     if isinstance(value, Decimal):
         return format(value, "f")
     return str(value)

@@ -273,6 +273,13 @@ class Payment(TypedDict):
     amount_raw: str
     amount_received: str
     amount_received_raw: str
+    price_amount: Optional[str]
+    """The fiat price (decimal string) of an order priced in ``price_currency``; None when priced in the asset."""
+    price_currency: Optional[str]
+    rate: Optional[str]
+    """``price_currency`` per asset unit, locked at creation (decimal string)."""
+    rate_source: Optional[Literal["static", "http"]]
+    rate_at: Optional[str]
     tx_hashes: List[str]
     confirmations: int
     expires_at: str

@@ -122,6 +122,13 @@ def main():
         raise AssertionError("another body with a used order_id was accepted")
     except ApiError as err:
         check(err.status == 409, "conflict %r" % err)
+    # A fiat price reaches the service as price_amount + price_currency: this serve has no
+    # rate for ETH/USD, so it refuses with the contract's message (and makes no order).
+    try:
+        client.payments.create(order_id="python-it-fiat", network_slug="eth", price_amount="19.99", price_currency="USD")
+        raise AssertionError("a fiat order without a rate was accepted")
+    except ApiError as err:
+        check(err.status == 400 and err.error == "Rate unavailable for ETH/USD.", "fiat %r" % err)
     hook = wait_for("the payment_order webhook", lambda r: r["event"].get("payment_id") == pid)[0]
 
     # Redeliver the test webhook once the service has recorded its first delivery.

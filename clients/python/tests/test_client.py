@@ -228,6 +228,21 @@ class ClientTest(unittest.TestCase):
         self.client.payments.cancel("pay_a/b")
         self.assertEqual(self.server.seen[-1]["path"], "/v1/payments/pay_a%2Fb/cancel")
 
+    def test_payment_priced_in_fiat(self):
+        order = {"payment_id": "pay_2", "order_id": "1044", "price_amount": "19.99", "price_currency": "EUR", "rate": "2800", "rate_source": "http"}
+        self.server.script = [(200, {}, json.dumps({"ok": True, "payment": order, "created": True}))]
+        created = self.client.payments.create("1044", "eth", price_amount=Decimal("19.99"), price_currency="EUR")
+        self.assertEqual(created["payment"]["rate"], "2800")
+        self.assertEqual(json.loads(self.server.seen[-1]["body"]), {"order_id": "1044", "network_slug": "eth", "price_amount": "19.99", "price_currency": "EUR"})
+        # Exactly one of amount and price_amount, refused before anything is sent.
+        with self.assertRaises(TypeError):
+            self.client.payments.create("1045", "eth", "1", price_amount="1", price_currency="EUR")
+        with self.assertRaises(TypeError):
+            self.client.payments.create("1045", "eth")
+        with self.assertRaises(TypeError):
+            self.client.payments.create("1045", "eth", price_amount=19.99, price_currency="EUR")  # type: ignore[arg-type]
+        self.assertEqual(len(self.server.seen), 1)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -67,4 +67,12 @@ export function registerAdmin(program: Command, io: CliIO): void {
   const aml = admin.command('aml').description('AML screening of payment orders');
   aml.command('load').description('replace the sanctions list (plain list, JSON, or OFAC SDN_ADVANCED.XML)')
     .argument('<file>', 'the list file').action(actAml('amlLoad', ['file']));
+
+  const actRates = lazyActions(io, () => import('../payments/admin-rates.js'));
+  const rates = admin.command('rates').description('exchange rates for payment orders priced in a fiat currency (payments.rates provider "static")');
+  rates.command('set').description('set a rate (a running serve uses it at once; stale after payments.rates.ttl_s)')
+    .argument('<asset>', 'the asset\'s symbol, e.g. ETH or USDT').argument('<currency>', 'ISO 4217 code, e.g. USD')
+    .argument('<rate>', 'currency per asset unit, a decimal such as 3000.00')
+    .action(actRates('ratesSet', ['asset', 'currency', 'rate']));
+  rates.command('list').alias('ls').description('rates in the store and in the config, with their age').action(actRates('ratesList'));
 }

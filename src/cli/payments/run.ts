@@ -25,11 +25,17 @@ function show(out: Output, p: Payment): void {
     ['asset', p.asset], ['expires_at', out.at(p.expires_at)], ['lifecycle', p.lifecycle], ['late', p.late], ['overpaid', p.overpaid],
     ['aml', p.aml ? `${p.aml.provider}: ${p.aml.risk_level} (score ${p.aml.score})` : ''], ['tx_hashes', p.tx_hashes.join(' ')],
     ['webhook_url', p.webhook_url], ['watch_id', p.watch_id], ['checkout_url', p.checkout_url],
+    ...(p.price_amount === null ? [] : [
+      ['price', `${p.price_amount} ${p.price_currency}`], ['rate', rateLine(p)],
+    ] as Array<[string, string]>),
   ]);
 }
 
+/** "3000.5 USD/ETH (http, 2026-11-26T04:50:00.000Z)": the rate a fiat-priced order was converted at. */
+const rateLine = (p: Payment) => `${p.rate} ${p.price_currency}/${p.asset_symbol} (${p.rate_source}, ${p.rate_at})`;
+
 export const create: CommandImpl<{
-  orderId: string; network: string; amount: string; asset?: string; address?: string; expiresIn?: string; webhookUrl?: string; metadata?: string;
+  orderId: string; network: string; amount?: string; price?: string; currency?: string; asset?: string; address?: string; expiresIn?: string; webhookUrl?: string; metadata?: string;
 }> = (io, opts) => {
   let metadata: Record<string, unknown> | undefined;
   if (opts.metadata !== undefined) {
@@ -40,16 +46,20 @@ export const create: CommandImpl<{
     }
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw usageError('--metadata must be a JSON object');
   }
+  if ((opts.amount === undefined) === (opts.price === undefined)) throw usageError('give --amount (in the asset) or --price with --currency');
+  if ((opts.price === undefined) !== (opts.currency === undefined)) throw usageError('--price and --currency go together, e.g. --price 19.99 --currency USD');
   const expiresIn = positiveInt('--expires-in', opts.expiresIn);
   return withPayments(io, opts, async ({ payments, out }) => {
     const { payment, created } = await payments.create({
-      order_id: opts.orderId, network_slug: opts.network, amount: opts.amount, asset: opts.asset, address: opts.address,
+      order_id: opts.orderId, network_slug: opts.network, amount: opts.amount, price_amount: opts.price, price_currency: opts.currency,
+      asset: opts.asset, address: opts.address,
       expires_in: expiresIn, webhook_url: opts.webhookUrl, metadata,
     });
     if (out.json) return out.printJson({ ...payment, created });
     out.print(payment.payment_id);
     out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${payment.expires_at}.`);
     out.note(`Checkout page for your customer: ${payment.checkout_url}`);
+    if (payment.price_amount !== null) out.note(`Priced ${payment.price_amount} ${payment.price_currency} at ${rateLine(payment)}.`);
     out.note(`Follow it: rpcctl payments watch ${payment.payment_id}`);
   });
 };

@@ -171,6 +171,11 @@ func main() {
 	_, err = client.Payments.Create(ctx, rpcctl.CreatePaymentInput{OrderID: "go-it-1", NetworkSlug: "eth", Amount: "1"})
 	var conflict *rpcctl.APIError
 	check(errors.As(err, &conflict) && conflict.StatusCode == 409, "another body with a used order_id: %v", err)
+	// A fiat price reaches the service as price_amount + price_currency: this serve has no
+	// rate for ETH/USD, so it refuses with the contract's message (and makes no order).
+	_, err = client.Payments.Create(ctx, rpcctl.CreatePaymentInput{OrderID: "go-it-fiat", NetworkSlug: "eth", PriceAmount: "19.99", PriceCurrency: "USD"})
+	var noRate *rpcctl.APIError
+	check(errors.As(err, &noRate) && noRate.StatusCode == 400 && noRate.Message == "Rate unavailable for ETH/USD.", "a fiat order without a rate: %v", err)
 	hook := await(deliveries, "the payment_order webhook", func(d delivery) bool { return d.event.PaymentID == pid })
 
 	// Redeliver the test webhook once the service has recorded its first delivery.
