@@ -58,8 +58,8 @@ export const create: CommandImpl<{
     if (out.json) return out.printJson({ ...payment, created });
     out.print(payment.payment_id);
     out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${payment.expires_at}.`);
-    out.note(`Checkout page for your customer: ${payment.checkout_url}`);
     if (payment.price_amount !== null) out.note(`Priced ${payment.price_amount} ${payment.price_currency} at ${rateLine(payment)}.`);
+    out.note(`Checkout page for your customer: ${payment.checkout_url}`);
     out.note(`Follow it: rpcctl payments watch ${payment.payment_id}`);
   });
 };
