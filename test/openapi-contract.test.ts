@@ -81,6 +81,45 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     }
   }, 60_000);
 
+  it('names every operation with a unique operationId, pinned here so a rename is a visible change', () => {
+    // Generated clients name their methods after these: a missing one makes the name follow the path.
+    const ids = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, { operationId?: string }>).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    expect(ids.filter((x) => x.endsWith(' undefined'))).toEqual([]);
+    const names = ids.map((x) => x.split(' ')[2]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(ids.sort()).toEqual([
+      'DELETE /v1/address-watch/addresses unwatchAddress',
+      'GET /v1/account getAccount',
+      'GET /v1/account/usage getAccountUsage',
+      'GET /v1/address-watch/account getWatchAccount',
+      'GET /v1/address-watch/addresses listWatchedAddresses',
+      'GET /v1/address-watch/deliveries listWebhookDeliveries',
+      'GET /v1/address-watch/events listWatchEvents',
+      'GET /v1/address-watch/webhook getWebhook',
+      'GET /v1/endpoints listEndpoints',
+      'GET /v1/endpoints/available-networks listAvailableNetworks',
+      'GET /v1/endpoints/usage getEndpointsUsage',
+      'GET /v1/endpoints/{id} getEndpoint',
+      'GET /v1/endpoints/{id}/usage getEndpointUsage',
+      'GET /v1/openapi.json getOpenApiDocument',
+      'GET /v1/payments listPayments',
+      'GET /v1/payments/settings getPaymentSettings',
+      'GET /v1/payments/{payment_id} getPayment',
+      'PATCH /v1/endpoints/{id} renameEndpoint',
+      'PATCH /v1/endpoints/{id}/allowed-ips setEndpointAllowedIps',
+      'PATCH /v1/endpoints/{id}/status setEndpointStatus',
+      'POST /v1/address-watch/addresses watchAddress',
+      'POST /v1/address-watch/deliveries/{delivery_id}/redeliver redeliverWebhook',
+      'POST /v1/address-watch/webhook/test testWebhook',
+      'POST /v1/endpoints createEndpoint',
+      'POST /v1/payments createPayment',
+      'POST /v1/payments/{payment_id}/cancel cancelPayment',
+      'PUT /v1/address-watch/webhook setWebhook',
+      'PUT /v1/payments/settings updatePaymentSettings',
+    ]);
+  });
+
   it('declares integer parameters as integers', () => {
     const param = (path: string, method: string, name: string) => doc.paths[path][method].parameters.find((p: { name: string }) => p.name === name);
     expect(param('/v1/endpoints/{id}', 'get', 'id').schema).toMatchObject({ type: 'integer', minimum: 1 });

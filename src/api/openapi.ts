@@ -59,6 +59,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
+      operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
       ...(parameters.length ? { parameters } : {}),
@@ -68,7 +69,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     };
   }
   (paths['/v1/openapi.json'] ??= {}).get = {
-    summary: 'This document', tags: ['Meta'], security: [],
+    operationId: 'getOpenApiDocument', summary: 'This document', tags: ['Meta'], security: [],
     responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
   };
   // The schema has a meta id: generating it files it under components itself (as Error).
