@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { RouteDef } from './router.js';
+import { AUTH_REASONS } from './auth.js';
 import { errorSchema } from './schemas.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -64,6 +65,14 @@ function acceptedIntegers(field: z.ZodType): { minimum: number; maximum?: number
   return { minimum, maximum: boundary(inside, above) };
 }
 
+/** The header that says why authentication failed (the `error` strings are the spec's, and one covers two causes). */
+function reasonHeader(status: 401 | 403): object {
+  return {
+    description: 'Why the request was refused. `replayed`: this exact signed POST/PUT/PATCH/DELETE was already accepted once (the `error` is still `Invalid signature.`): sign it again with a fresh X-Timestamp, the signature is not wrong. `bad_signature`: the signature does not match (check the secret and the signed string). `expired_timestamp`: X-Timestamp is more than 300 s from the server\'s clock.',
+    schema: { type: 'string', enum: AUTH_REASONS.filter((r) => (r === 'ip_not_allowed') === (status === 403)) },
+  };
+}
+
 /** The OpenAPI 3.1 document of the routes as implemented, from the schemas that validate them. */
 export function buildOpenApi(routes: RouteDef[], config: Config): object {
   const components: Record<string, unknown> = {};
@@ -92,7 +101,10 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       200: { description: 'Success', content: { 'application/json': { schema: toSchema(r.response, 'output') } } },
     };
     for (const status of new Set([...(r.errors ?? []), 401, 403, 429, 500])) {
-      responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[status] = {
+        description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        ...(status === 401 || status === 403 ? { headers: { 'X-Rpcctl-Reason': reasonHeader(status) } } : {}),
+      };
     }
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.operationId,
