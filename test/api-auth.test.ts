@@ -101,6 +101,44 @@ describe('Public API authentication', () => {
     expect((await doomed.call('GET', '/v1/account')).body).toEqual({ ok: false, error: 'Invalid API key' });
   });
 
+  it('an exact replay keeps the spec\'s 401 "Invalid signature." and says X-Rpcctl-Reason: replayed; a wrong signature says bad_signature', async () => {
+    // A developer seeing "Invalid signature." on a retry hunted a signing bug; the header tells the two apart.
+    const body = '{"name":"replay-me","network_slug":"eth","env_slug":"mainnet"}';
+    const headers = { ...headersFor({ method: 'POST', path: '/v1/endpoints', body }), 'content-type': 'application/json' };
+    const first = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, headers);
+    expect(first.status).toBe(200);
+    expect(first.headers['x-rpcctl-reason']).toBeUndefined();
+    const again = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, headers);
+    expect(again).toMatchObject({ status: 401, body: { ok: false, error: 'Invalid signature.' } });
+    expect(again.headers['x-rpcctl-reason']).toBe('replayed');
+    const wrong = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, { ...headersFor({ method: 'POST', path: '/v1/endpoints', body, secret: 'nope' }), 'content-type': 'application/json' });
+    expect(wrong).toMatchObject({ status: 401, body: { ok: false, error: 'Invalid signature.' } });
+    expect(wrong.headers['x-rpcctl-reason']).toBe('bad_signature');
+    // Signed afresh (the next second's timestamp), the same request is taken: only one endpoint was made by the replay attempts.
+    const ts = now() + 1;
+    const fresh = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, { ...headersFor({ method: 'POST', path: '/v1/endpoints', body, ts }), 'content-type': 'application/json' });
+    expect(fresh.status).toBe(200);
+    const names = ((await m.call('GET', '/v1/endpoints')).body.endpoints as Array<{ name: string }>).filter((e) => e.name === 'replay-me');
+    expect(names).toHaveLength(2);
+  });
+
+  it('every other authentication failure names its reason too', async () => {
+    const reason = async (h: Record<string, string>) => (await rawCall(t.baseUrl, 'GET', '/v1/account', '', h)).headers['x-rpcctl-reason'];
+    expect(await reason(headersFor({ omit: ['x-api-key'] }))).toBe('missing_key');
+    expect(await reason(headersFor({ key: '00000000-0000-4000-8000-000000000000' }))).toBe('invalid_key');
+    expect(await reason(headersFor({ ts: 'abc' }))).toBe('bad_timestamp');
+    expect(await reason(headersFor({ omit: ['x-timestamp'] }))).toBe('bad_timestamp');
+    expect(await reason(headersFor({ ts: now() - 1000 }))).toBe('expired_timestamp');
+    expect(await reason(headersFor({ omit: ['x-signature'] }))).toBe('missing_signature');
+    const elsewhere = await t.merchant({ allowedIps: ['203.0.113.7'] });
+    expect((await elsewhere.call('GET', '/v1/account')).headers['x-rpcctl-reason']).toBe('ip_not_allowed');
+    // The document declares the header on every 401 and 403, with these values.
+    const doc = (await rawCall(t.baseUrl, 'GET', '/v1/openapi.json')).body;
+    expect(doc.paths['/v1/endpoints'].post.responses['401'].headers['X-Rpcctl-Reason'].schema.enum).toEqual(
+      ['missing_key', 'invalid_key', 'bad_timestamp', 'expired_timestamp', 'missing_signature', 'bad_signature', 'replayed']);
+    expect(doc.paths['/v1/endpoints'].post.responses['403'].headers['X-Rpcctl-Reason'].schema.enum).toEqual(['ip_not_allowed']);
+  });
+
   it('GET /v1/openapi.json needs no signature', async () => {
     const r = await rawCall(t.baseUrl, 'GET', '/v1/openapi.json');
     expect(r.status).toBe(200);

@@ -19,12 +19,12 @@ beforeAll(async () => {
   const config = parseConfig({});
   store = await Store.open({ dataDir: mkdtempSync(join(tmpdir(), 'rpcctl-500-')), config, syncCatalog: 'always' });
   const boom = route({
-    method: 'GET', path: '/v1/boom', tag: 'Test', summary: 'fails', response: okSchema,
+    method: 'GET', path: '/v1/boom', operationId: 'boom', tag: 'Test', summary: 'fails', response: okSchema,
     async handler() { throw new Error('secret internal detail at /var/lib/x'); },
   });
   // With a body: by the time the handler fails the request stream is done and destroyed.
   const boomPost = route({
-    method: 'POST', path: '/v1/boom', tag: 'Test', summary: 'fails', body: z.object({ x: z.number() }), response: okSchema,
+    method: 'POST', path: '/v1/boom', operationId: 'boomPost', tag: 'Test', summary: 'fails', body: z.object({ x: z.number() }), response: okSchema,
     async handler() { await new Promise((r) => setTimeout(r, 10)); throw new Error('late failure'); },
   });
   const { server } = createApiServer({ store, config, routes: [boom, boomPost], log: (l) => logged.push(l) });

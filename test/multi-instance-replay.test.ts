@@ -29,6 +29,7 @@ describe.skipIf(why)('replay protection across instances', () => {
     const other = await rawCall(b.baseUrl, 'POST', '/v1/endpoints', body, h);
     expect(other.status).toBe(401);
     expect(other.body).toEqual({ ok: false, error: 'Invalid signature.' });
+    expect(other.headers['x-rpcctl-reason']).toBe('replayed');
     // GETs stay replayable on either instance.
     const get = signatureHeaders({ apiKey: m.apiKey, secret: m.secret, method: 'GET', path: '/v1/endpoints', body: '' });
     expect((await rawCall(a.baseUrl, 'GET', '/v1/endpoints', '', get)).status).toBe(200);

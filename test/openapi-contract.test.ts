@@ -67,6 +67,8 @@ export const q: UsageQuery = { days: 90 };
 export const bad: UsageQuery = { days: 5 };
 export const p: EndpointPath = { id: 12 };
 export const l: ListQuery = { page: 2, per_page: 50 };
+type EventsQuery = NonNullable<paths['/v1/address-watch/events']['get']['parameters']['query']>;
+export const follow: EventsQuery[] = [{ after: 'latest' }, { after: 42, limit: 500 }];
 export const e: components['schemas']['Error'] = { ok: false, error: 'x' };
 export function kind(ev: components['schemas']['WatchEvent']): string {
   return ev.type === 'block' ? String(ev.tx_count) : ev.tx_hash;
@@ -81,12 +83,98 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     }
   }, 60_000);
 
+  it('names every operation with a unique operationId, pinned here so a rename is a visible change', () => {
+    // Generated clients name their methods after these: a missing one makes the name follow the path.
+    const ids = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, { operationId?: string }>).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    expect(ids.filter((x) => x.endsWith(' undefined'))).toEqual([]);
+    const names = ids.map((x) => x.split(' ')[2]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(ids.sort()).toEqual([
+      'DELETE /v1/address-watch/addresses unwatchAddress',
+      'GET /v1/account getAccount',
+      'GET /v1/account/usage getAccountUsage',
+      'GET /v1/address-watch/account getWatchAccount',
+      'GET /v1/address-watch/addresses listWatchedAddresses',
+      'GET /v1/address-watch/deliveries listWebhookDeliveries',
+      'GET /v1/address-watch/events listWatchEvents',
+      'GET /v1/address-watch/webhook getWebhook',
+      'GET /v1/endpoints listEndpoints',
+      'GET /v1/endpoints/available-networks listAvailableNetworks',
+      'GET /v1/endpoints/usage getEndpointsUsage',
+      'GET /v1/endpoints/{id} getEndpoint',
+      'GET /v1/endpoints/{id}/usage getEndpointUsage',
+      'GET /v1/openapi.json getOpenApiDocument',
+      'GET /v1/payments listPayments',
+      'GET /v1/payments/settings getPaymentSettings',
+      'GET /v1/payments/{payment_id} getPayment',
+      'PATCH /v1/endpoints/{id} renameEndpoint',
+      'PATCH /v1/endpoints/{id}/allowed-ips setEndpointAllowedIps',
+      'PATCH /v1/endpoints/{id}/status setEndpointStatus',
+      'POST /v1/address-watch/addresses watchAddress',
+      'POST /v1/address-watch/deliveries/{delivery_id}/redeliver redeliverWebhook',
+      'POST /v1/address-watch/webhook/test testWebhook',
+      'POST /v1/endpoints createEndpoint',
+      'POST /v1/payments createPayment',
+      'POST /v1/payments/{payment_id}/cancel cancelPayment',
+      'PUT /v1/address-watch/webhook setWebhook',
+      'PUT /v1/payments/settings updatePaymentSettings',
+    ]);
+  });
+
   it('declares integer parameters as integers', () => {
     const param = (path: string, method: string, name: string) => doc.paths[path][method].parameters.find((p: { name: string }) => p.name === name);
     expect(param('/v1/endpoints/{id}', 'get', 'id').schema).toMatchObject({ type: 'integer', minimum: 1 });
     expect(param('/v1/endpoints/{id}/usage', 'get', 'days').schema).toMatchObject({ type: 'integer', enum: [7, 30, 90] });
     expect(param('/v1/address-watch/addresses', 'get', 'page').schema).toMatchObject({ type: 'integer' });
     expect(param('/v1/address-watch/addresses', 'get', 'per_page').schema).toMatchObject({ type: 'integer' });
+  });
+
+  it('declares the bounds the server enforces on every integer query parameter (the server is asked at each edge)', async () => {
+    // per_page and limit once read as "0 to anything" in the document while the server took 1..200 / 1..500.
+    const walked: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths) as Array<[string, Record<string, { parameters?: Array<{ name: string; in: string; schema: any }> }>]>) {
+      // Routes under a path parameter need a real resource; their query schemas are the shared ones walked here.
+      if (path.includes('{')) continue;
+      for (const p of ops.get?.parameters?.filter((x) => x.in === 'query') ?? []) {
+        const int = (p.schema.oneOf ?? [p.schema]).find((b: { type?: string }) => b.type === 'integer');
+        if (!int) continue;
+        const status = async (v: number) => (await m.call('GET', `${path}?${p.name}=${v}`)).status;
+        const at = `${path}?${p.name}`;
+        walked.push(at);
+        if (int.enum) {
+          for (const v of int.enum) expect(await status(v), `${at}=${v}`).toBe(200);
+          expect(await status(Math.max(...int.enum) + 1), at).toBe(400);
+          continue;
+        }
+        expect(int, `${at} declares both bounds`).toMatchObject({ minimum: expect.any(Number), maximum: expect.any(Number) });
+        expect(await status(int.minimum), `${at}=${int.minimum} (minimum)`).toBe(200);
+        expect(await status(int.maximum), `${at}=${int.maximum} (maximum)`).toBe(200);
+        expect(await status(int.minimum - 1), `${at}=${int.minimum - 1} (below)`).toBe(400);
+        expect(await status(int.maximum + 1), `${at}=${int.maximum + 1} (above)`).toBe(400);
+      }
+    }
+    expect(walked.sort()).toEqual([
+      '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
+      '/v1/address-watch/deliveries?before', '/v1/address-watch/deliveries?event_id', '/v1/address-watch/deliveries?limit',
+      '/v1/address-watch/events?after', '/v1/address-watch/events?limit', '/v1/endpoints/usage?days',
+      '/v1/payments?page', '/v1/payments?per_page',
+    ]);
+    const bounds = (path: string, name: string) => doc.paths[path].get.parameters.find((x: { name: string }) => x.name === name).schema;
+    expect(bounds('/v1/address-watch/addresses', 'per_page')).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+    expect(bounds('/v1/payments', 'per_page')).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+    expect(bounds('/v1/address-watch/events', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 500 });
+  }, 60_000);
+
+  it('lets a client send after=latest: the document\'s schema takes it, and so does the server', async () => {
+    const schema = doc.paths['/v1/address-watch/events'].get.parameters.find((x: { name: string }) => x.name === 'after').schema;
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate('latest'), JSON.stringify(schema)).toBe(true);
+    expect(validate(42)).toBe(true);
+    expect(validate('soon')).toBe(false);
+    expect(validate(-1)).toBe(false);
+    expect((await m.call('GET', '/v1/address-watch/events?after=latest')).status).toBe(200);
+    expect((await m.call('GET', '/v1/address-watch/events?after=soon')).body).toEqual({ ok: false, error: 'after: must be an event id or "latest"' });
   });
 
   it('PUT webhook answers without egress_ips; GET has them', () => {

@@ -43,7 +43,8 @@ type Options struct {
 // The service takes each signature of a mutating request once. The Client sends an identical
 // request again (a retry, or your code repeating the same body) with the next second's
 // signature, waiting for that second, and re-signs once more when the service answers
-// 401 "Invalid signature." because another process sent those bytes in that second.
+// 401 "Invalid signature." with X-Rpcctl-Reason: replayed because another process sent those
+// bytes in that second.
 type Client struct {
 	BaseURL string
 	// AddressWatch holds the Address Watch routes.
@@ -66,8 +67,9 @@ type Client struct {
 	sent       map[string]struct{}
 }
 
-// replayed is the API's answer to a mutating signature it has already taken.
-const replayed = "Invalid signature."
+// replayed is the X-Rpcctl-Reason of the API's answer to a mutating signature it has already
+// taken (its message, "Invalid signature.", is also that of a wrong signature).
+const replayed = "replayed"
 
 // NewClient returns a Client, or a *ConfigError when the key, secret or base URL is missing
 // or malformed.
@@ -253,8 +255,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 			}
 			return &NetworkError{BaseURL: c.BaseURL, Err: err}
 		}
-		if res.StatusCode == http.StatusUnauthorized && !replayable(method) && !resigned && apiErrorOf(text) == replayed {
-			// Another process may have sent these very bytes in this second.
+		reason := res.Header.Get("X-Rpcctl-Reason")
+		if res.StatusCode == http.StatusUnauthorized && !replayable(method) && !resigned && reason == replayed {
+			// Another process may have sent these very bytes in this second (a wrong signature says bad_signature).
 			resigned = true
 			attempt--
 			if err := c.wait(ctx, untilNextSecond(c.now())); err != nil {
@@ -276,7 +279,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 			}
 		}
 		if res.StatusCode < 200 || res.StatusCode > 299 {
-			return toAPIError(res.StatusCode, text, retryAfter)
+			return toAPIError(res.StatusCode, text, retryAfter, reason)
 		}
 		if out == nil || len(text) == 0 {
 			return nil
@@ -288,16 +291,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 }
 
-// apiErrorOf is the "error" string of an answer's JSON body, "" when it has none.
-func apiErrorOf(body []byte) string {
-	var envelope struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(body, &envelope)
-	return envelope.Error
-}
-
-func toAPIError(status int, body []byte, retryAfter int) *APIError {
+func toAPIError(status int, body []byte, retryAfter int, reason string) *APIError {
 	var envelope struct {
 		Error *string `json:"error"`
 	}
@@ -311,7 +305,7 @@ func toAPIError(status int, body []byte, retryAfter int) *APIError {
 		}
 		message += ": " + text
 	}
-	return &APIError{StatusCode: status, Message: message, Body: body, RetryAfter: retryAfter}
+	return &APIError{StatusCode: status, Message: message, Body: body, RetryAfter: retryAfter, Reason: reason}
 }
 
 // parseRetryAfter reads seconds or an HTTP date; 0 when absent or unreadable.

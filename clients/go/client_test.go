@@ -108,7 +108,7 @@ func TestClientAPIError(t *testing.T) {
 	c := newTestClient(t, srv.URL, Options{})
 	_, err := c.CreateEndpoint(context.Background(), CreateEndpointInput{})
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Message != "name: required" || apiErr.Code() != "E_API" {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Message != "name: required" || apiErr.Code() != "E_VALIDATION" {
 		t.Fatalf("%#v", err)
 	}
 	_, err = c.Account(context.Background())
@@ -321,8 +321,9 @@ func TestClientRepeatsAnIdenticalMutatingRequestWithTheNextSecondsSignature(t *t
 }
 
 func TestClientResignsOnceWhenAnotherProcessSentTheSameRequest(t *testing.T) {
-	replayedReply := reply{status: 401, body: `{"ok":false,"error":"Invalid signature."}`}
-	srv, got := scripted(t, replayedReply, reply{status: 200, body: `{"ok":true,"delivery":{"delivery_id":"7"}}`}, replayedReply, replayedReply, replayedReply)
+	replayedReply := reply{status: 401, header: map[string]string{"X-Rpcctl-Reason": "replayed"}, body: `{"ok":false,"error":"Invalid signature."}`}
+	wrongReply := reply{status: 401, header: map[string]string{"X-Rpcctl-Reason": "bad_signature"}, body: `{"ok":false,"error":"Invalid signature."}`}
+	srv, got := scripted(t, replayedReply, reply{status: 200, body: `{"ok":true,"delivery":{"delivery_id":"7"}}`}, replayedReply, replayedReply, replayedReply, wrongReply)
 	c := newTestClient(t, srv.URL, Options{})
 	fakeTime(c)
 	ctx := context.Background()
@@ -334,11 +335,41 @@ func TestClientResignsOnceWhenAnotherProcessSentTheSameRequest(t *testing.T) {
 	if a.uri != "/v1/address-watch/deliveries/7/redeliver" || a.header.Get("X-Timestamp") == b.header.Get("X-Timestamp") {
 		t.Errorf("%s: %s then %s", a.uri, a.header.Get("X-Timestamp"), b.header.Get("X-Timestamp"))
 	}
-	// Only once: a wrong secret also answers "Invalid signature.", and must surface.
+	// Only once: then the refusal surfaces, as E_REPLAYED.
 	_, err = c.Payments.Create(ctx, CreatePaymentInput{OrderID: "x", NetworkSlug: "eth", Amount: "1"})
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || len(*got) != 4 {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code() != "E_REPLAYED" || apiErr.Reason != "replayed" || len(*got) != 4 {
 		t.Fatalf("%v after %d requests", err, len(*got))
+	}
+	// A wrong signature is the same status and message, but not a replay: not re-signed.
+	_, err = c.Payments.Create(ctx, CreatePaymentInput{OrderID: "y", NetworkSlug: "eth", Amount: "1"})
+	if !errors.As(err, &apiErr) || apiErr.Code() != "E_AUTH" || apiErr.Reason != "bad_signature" || len(*got) != 6 {
+		t.Fatalf("%v after %d requests", err, len(*got))
+	}
+}
+
+func TestClientErrorCodesAreTheSameInEveryLibrary(t *testing.T) {
+	cases := []struct {
+		status int
+		reason string
+		code   string
+	}{
+		{404, "", "E_NOT_FOUND"}, {400, "", "E_VALIDATION"}, {429, "", "E_RATE_LIMIT"},
+		{401, "bad_signature", "E_AUTH"}, {403, "ip_not_allowed", "E_AUTH"},
+		{401, "replayed", "E_REPLAYED"}, {409, "", "E_API"}, {500, "", "E_API"},
+	}
+	for _, tc := range cases {
+		header := map[string]string{}
+		if tc.reason != "" {
+			header["X-Rpcctl-Reason"] = tc.reason
+		}
+		srv, _ := scripted(t, reply{status: tc.status, header: header, body: `{"ok":false,"error":"x"}`})
+		c := newTestClient(t, srv.URL, Options{MaxRetries: -1})
+		_, err := c.Account(context.Background())
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.Code() != tc.code {
+			t.Errorf("HTTP %d %q: %v, want %s", tc.status, tc.reason, err, tc.code)
+		}
 	}
 }
 

@@ -12,15 +12,27 @@ type APIError struct {
 	Body []byte
 	// RetryAfter is the Retry-After header in seconds, 0 when absent.
 	RetryAfter int
+	// Reason is the X-Rpcctl-Reason header of an authentication failure ("replayed",
+	// "bad_signature", ...), "" when absent.
+	Reason string
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("rpcctl: HTTP %d: %s", e.StatusCode, e.Message) }
 
-// Code is a stable name of the kind of failure: E_AUTH, E_RATE_LIMIT or E_API.
+// Code is a stable name of the kind of failure, as in the other rpcctl libraries:
+// E_NOT_FOUND (404), E_VALIDATION (400), E_RATE_LIMIT (429), E_AUTH (401, 403),
+// E_REPLAYED (a 401 for a signed request sent twice), else E_API.
 func (e *APIError) Code() string {
+	if e.Reason == "replayed" {
+		return "E_REPLAYED"
+	}
 	switch e.StatusCode {
 	case 401, 403:
 		return "E_AUTH"
+	case 404:
+		return "E_NOT_FOUND"
+	case 400:
+		return "E_VALIDATION"
 	case 429:
 		return "E_RATE_LIMIT"
 	}

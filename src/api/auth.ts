@@ -14,6 +14,21 @@ export const AUTH_ERRORS = {
   ipNotAllowed: 'IP address not allowed.',
 } as const;
 
+/**
+ * Why an authentication failed, in the `X-Rpcctl-Reason` header of the 401/403: the spec fixes
+ * the `error` strings, and `Invalid signature.` covers both a signing bug and an exact replay of
+ * a mutating request (which only needs signing again); the header tells them apart.
+ */
+export const AUTH_REASON_HEADER = 'x-rpcctl-reason';
+export const AUTH_REASONS = [
+  'missing_key', 'invalid_key', 'bad_timestamp', 'expired_timestamp', 'missing_signature', 'bad_signature', 'replayed', 'ip_not_allowed',
+] as const;
+export type AuthReason = (typeof AUTH_REASONS)[number];
+
+function authError(status: 401 | 403, message: string, reason: AuthReason): HttpError {
+  return new HttpError(status, message, { [AUTH_REASON_HEADER]: reason });
+}
+
 export interface AuthRequest {
   method: string;
   /** Path without the query string. */
@@ -82,15 +97,15 @@ export class Authenticator {
    */
   async precheck(headers: AuthRequest['headers'], nowMs = Date.now()): Promise<PendingAuth> {
     const apiKey = header(headers, 'x-api-key');
-    if (!apiKey) throw new HttpError(401, AUTH_ERRORS.missingKey);
+    if (!apiKey) throw authError(401, AUTH_ERRORS.missingKey, 'missing_key');
     const ts = header(headers, 'x-timestamp');
-    if (!ts || !/^\d{1,12}$/.test(ts) || Math.abs(Math.floor(nowMs / 1000) - Number(ts)) > this.#skewSeconds) {
-      throw new HttpError(401, AUTH_ERRORS.badTimestamp);
-    }
+    if (!ts || !/^\d{1,12}$/.test(ts)) throw authError(401, AUTH_ERRORS.badTimestamp, 'bad_timestamp');
+    // Outside the window (a clock off, or a request kept too long): re-signing now fixes it.
+    if (Math.abs(Math.floor(nowMs / 1000) - Number(ts)) > this.#skewSeconds) throw authError(401, AUTH_ERRORS.badTimestamp, 'expired_timestamp');
     const signature = header(headers, 'x-signature');
-    if (!signature) throw new HttpError(401, AUTH_ERRORS.missingSignature);
+    if (!signature) throw authError(401, AUTH_ERRORS.missingSignature, 'missing_signature');
     const key = await this.#lookup(apiKey, nowMs);
-    if (!key) throw new HttpError(401, AUTH_ERRORS.invalidKey);
+    if (!key) throw authError(401, AUTH_ERRORS.invalidKey, 'invalid_key');
     return { key, ts, signature: signature.toLowerCase() };
   }
 
@@ -99,14 +114,14 @@ export class Authenticator {
     const { key, ts, signature } = pending;
     const bodyHash = req.body.length === 0 ? EMPTY_SHA256 : createHash('sha256').update(req.body).digest('hex');
     const expected = createHmac('sha256', key.secret).update(`${ts}\n${req.method}\n${req.path}\n${bodyHash}`).digest('hex');
-    if (!safeEqualHex(expected, signature)) throw new HttpError(401, AUTH_ERRORS.badSignature);
+    if (!safeEqualHex(expected, signature)) throw authError(401, AUTH_ERRORS.badSignature, 'bad_signature');
     // A signature is valid for the whole skew window; a mutating one is good for one use.
     // Remembered until no clock could still accept its timestamp.
     if (!REPLAYABLE.has(req.method)) {
       const fresh = await this.#replay.claim(`${key.id}:${signature}`, nowMs + (2 * this.#skewSeconds + 1) * 1000, nowMs);
-      if (!fresh) throw new HttpError(401, AUTH_ERRORS.badSignature);
+      if (!fresh) throw authError(401, AUTH_ERRORS.badSignature, 'replayed');
     }
-    if (!key.allowlist.allows(req.clientIp)) throw new HttpError(403, AUTH_ERRORS.ipNotAllowed);
+    if (!key.allowlist.allows(req.clientIp)) throw authError(403, AUTH_ERRORS.ipNotAllowed, 'ip_not_allowed');
     return key;
   }
 

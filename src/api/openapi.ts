@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { RouteDef } from './router.js';
+import { AUTH_REASONS } from './auth.js';
 import { errorSchema } from './schemas.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -12,20 +13,64 @@ const STATUS_TEXT: Record<number, string> = {
 /**
  * Query and path values arrive as text and are validated as digits; the document declares
  * what a client sends: integers (an enum of integers for `days`), so generated clients take
- * numbers.
+ * numbers, with the bounds the validator enforces. A union (`after`: an id or `latest`)
+ * becomes a oneOf of its branches, so a generated client can send either.
  */
-function asIntegerParam(schema: Record<string, unknown>): Record<string, unknown> {
+function paramSchema(field: z.ZodType, toSchema: (s: z.ZodType) => Record<string, unknown>): Record<string, unknown> {
+  const schema = toSchema(field);
+  const inner = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
+  if (inner instanceof z.ZodUnion) {
+    const { anyOf: _anyOf, ...rest } = schema;
+    return { ...rest, oneOf: (inner.options as z.ZodType[]).map((o) => paramSchema(o, toSchema)) };
+  }
   const { type, pattern, enum: values, ...rest } = schema;
   if (Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string' && /^-?\d+$/.test(v))) {
     return { ...rest, type: 'integer', enum: values.map(Number) };
   }
   if (type === 'string' && typeof pattern === 'string') {
-    const re = new RegExp(pattern);
-    if (re.test('1') && re.test('42') && !re.test('a') && !re.test('-1') && !re.test('1.5')) {
-      return { ...rest, type: 'integer', minimum: re.test('0') ? 0 : 1 };
-    }
+    const bounds = acceptedIntegers(inner);
+    if (bounds) return { ...rest, type: 'integer', ...bounds };
   }
   return schema;
+}
+
+/**
+ * The range of integers a text validator takes, found by asking it (so a refine's bounds, which
+ * JSON Schema cannot see, are documented as enforced); undefined when it takes anything but
+ * digits. Assumes one contiguous range, which every integer parameter is.
+ */
+function acceptedIntegers(field: z.ZodType): { minimum: number; maximum?: number } | undefined {
+  const ok = (n: number) => field.safeParse(String(n)).success;
+  if (['a', '-1', '1.5', '1e3', ' 1'].some((v) => field.safeParse(v).success)) return undefined;
+  let inside = 1;
+  while (!ok(inside)) {
+    inside *= 10;
+    if (inside > Number.MAX_SAFE_INTEGER) return undefined;
+  }
+  // The accepted value next to a rejected one, between an accepted `good` and a rejected `bad`.
+  const boundary = (good: number, bad: number) => {
+    while (Math.abs(bad - good) > 1) {
+      const mid = Math.floor((good + bad) / 2);
+      if (ok(mid)) good = mid;
+      else bad = mid;
+    }
+    return good;
+  };
+  const minimum = ok(0) ? 0 : boundary(inside, 0);
+  let above = inside;
+  while (ok(above)) {
+    if (above === Number.MAX_SAFE_INTEGER) return { minimum };
+    above = Math.min(above * 2, Number.MAX_SAFE_INTEGER);
+  }
+  return { minimum, maximum: boundary(inside, above) };
+}
+
+/** The header that says why authentication failed (the `error` strings are the spec's, and one covers two causes). */
+function reasonHeader(status: 401 | 403): object {
+  return {
+    description: 'Why the request was refused. `replayed`: this exact signed POST/PUT/PATCH/DELETE was already accepted once (the `error` is still `Invalid signature.`): sign it again with a fresh X-Timestamp, the signature is not wrong. `bad_signature`: the signature does not match (check the secret and the signed string). `expired_timestamp`: X-Timestamp is more than 300 s from the server\'s clock.',
+    schema: { type: 'string', enum: AUTH_REASONS.filter((r) => (r === 'ip_not_allowed') === (status === 403)) },
+  };
 }
 
 /** The OpenAPI 3.1 document of the routes as implemented, from the schemas that validate them. */
@@ -49,16 +94,20 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       if (!schema) continue;
       const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>;
       for (const [name, field] of Object.entries(shape)) {
-        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: asIntegerParam(toSchema(field, 'input')) });
+        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: paramSchema(field, (x) => toSchema(x, 'input')) });
       }
     }
     const responses: Record<string, unknown> = {
       200: { description: 'Success', content: { 'application/json': { schema: toSchema(r.response, 'output') } } },
     };
     for (const status of new Set([...(r.errors ?? []), 401, 403, 429, 500])) {
-      responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[status] = {
+        description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        ...(status === 401 || status === 403 ? { headers: { 'X-Rpcctl-Reason': reasonHeader(status) } } : {}),
+      };
     }
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {
+      operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
       ...(parameters.length ? { parameters } : {}),
@@ -68,7 +117,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     };
   }
   (paths['/v1/openapi.json'] ??= {}).get = {
-    summary: 'This document', tags: ['Meta'], security: [],
+    operationId: 'getOpenApiDocument', summary: 'This document', tags: ['Meta'], security: [],
     responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
   };
   // The schema has a meta id: generating it files it under components itself (as Error).

@@ -32,6 +32,11 @@ export interface RouteDef<
   method: HttpMethod;
   /** OpenAPI-style template: `/v1/endpoints/{id}`. */
   path: string;
+  /**
+   * The operation's name in openapi.json, which code generators turn into method names: kept
+   * when the path changes, so a generated client's methods do not (test/openapi-contract pins the list).
+   */
+  operationId: string;
   summary: string;
   tag: string;
   params?: P;

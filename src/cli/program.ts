@@ -133,9 +133,12 @@ function exitCodeFor(err: unknown, io: CliIO): number {
   const e = err as { code?: unknown; message?: string };
   switch (e?.code) {
     case 'E_AUTH': // ApiError for a 401 or 403
+    case 'E_REPLAYED': // a 401 too: the same signed request sent twice
       io.stderr.write(`error: ${e.message}\n`);
       return EXIT.auth;
     case 'E_API':
+    case 'E_NOT_FOUND':
+    case 'E_VALIDATION':
     case 'E_RATE_LIMIT':
     case 'E_CONFIG':
       io.stderr.write(`error: ${e.message}\n`);

@@ -163,8 +163,9 @@ export class ApiClient {
         throw new NetworkError(`cannot reach ${this.baseUrl}: ${reason}`, err);
       }
       // A second process (another CLI run) may have sent this very request in this second: the
-      // server took that signature and refuses it again. A fresh second's signature settles it.
-      if (res.status === 401 && !REPLAYABLE.has(upper) && !resigned && (res.json as { error?: unknown } | undefined)?.error === 'Invalid signature.') {
+      // server took that signature and refuses it again. A fresh second's signature settles it
+      // (a wrong signature, `bad_signature`, is not retried).
+      if (res.status === 401 && !REPLAYABLE.has(upper) && !resigned && headerValue(res.headers['x-rpcctl-reason']) === 'replayed') {
         resigned = true;
         await wait(1000 - ((this.#opts.now?.() ?? Date.now()) % 1000) + 5);
         continue;
@@ -306,7 +307,11 @@ function backoffMs(attempt: number): number {
 function toApiError(res: RawResponse): ApiError {
   const body = res.json as { error?: unknown } | undefined;
   const message = typeof body?.error === 'string' ? body.error : `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`;
-  return new ApiError(res.status, message, res.json ?? res.text, retryAfterSeconds(res.headers['retry-after']));
+  return new ApiError(res.status, message, res.json ?? res.text, retryAfterSeconds(res.headers['retry-after']), headerValue(res.headers['x-rpcctl-reason']));
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**

@@ -8,17 +8,34 @@ export class RpcctlClientError extends Error {
   }
 }
 
+/**
+ * The stable code of a non-2xx answer, the same in the Python, PHP and Go libraries. A replay
+ * (the server's `X-Rpcctl-Reason: replayed`) answers 401 `Invalid signature.` like a signing
+ * bug, but only needs signing again, so it has a code of its own.
+ */
+function apiErrorCode(status: number, reason?: string): string {
+  if (reason === 'replayed') return 'E_REPLAYED';
+  if (status === 401 || status === 403) return 'E_AUTH';
+  if (status === 404) return 'E_NOT_FOUND';
+  if (status === 400) return 'E_VALIDATION';
+  if (status === 429) return 'E_RATE_LIMIT';
+  return 'E_API';
+}
+
 /** The server answered with a non-2xx status; `message` is the API's `error` text. */
 export class ApiError extends RpcctlClientError {
   readonly status: number;
   readonly body: unknown;
   readonly retryAfter: number | undefined;
-  constructor(status: number, message: string, body: unknown, retryAfter?: number) {
-    super(status === 401 || status === 403 ? 'E_AUTH' : status === 429 ? 'E_RATE_LIMIT' : 'E_API', message);
+  /** The `X-Rpcctl-Reason` header of an authentication failure (`replayed`, `bad_signature`, ...). */
+  readonly reason: string | undefined;
+  constructor(status: number, message: string, body: unknown, retryAfter?: number, reason?: string) {
+    super(apiErrorCode(status, reason), message);
     this.name = 'ApiError';
     this.status = status;
     this.body = body;
     this.retryAfter = retryAfter;
+    this.reason = reason;
   }
 }
 

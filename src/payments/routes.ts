@@ -146,7 +146,7 @@ export function paymentRoutes(deps: PaymentRouteDeps): RouteDef[] {
 
 function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
   return route({
-    method: 'POST', path: '/v1/payments', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
+    method: 'POST', path: '/v1/payments', operationId: 'createPayment', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
     body: createPaymentBody, errors: [400, 409],
     response: okSchema.extend({ payment: paymentSchema, created: z.boolean() }),
     async handler({ account, app, body }) {
@@ -162,7 +162,7 @@ function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
 }
 
 const listPaymentsRoute = route({
-  method: 'GET', path: '/v1/payments', tag: TAG, summary: 'List payment orders, newest first (paginated)',
+  method: 'GET', path: '/v1/payments', operationId: 'listPayments', tag: TAG, summary: 'List payment orders, newest first (paginated)',
   query: listQuery, errors: [400],
   response: okSchema.extend({ payments: z.array(paymentSchema), page: z.number().int(), per_page: z.number().int(), total: z.number().int() }),
   async handler({ account, app, query }) {
@@ -181,14 +181,14 @@ const listPaymentsRoute = route({
 
 const settingsRoutes = [
   route({
-    method: 'GET', path: '/v1/payments/settings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
+    method: 'GET', path: '/v1/payments/settings', operationId: 'getPaymentSettings', tag: TAG, summary: 'Payment settings: xpub (with its first derived address), AML threshold, tolerance, late payments',
     response: settingsSchema,
     async handler({ account, app }) {
       return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
     },
   }),
   route({
-    method: 'PUT', path: '/v1/payments/settings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
+    method: 'PUT', path: '/v1/payments/settings', operationId: 'updatePaymentSettings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
     body: settingsBody, errors: [400],
     response: settingsSchema,
     async handler({ account, app, body }) {
@@ -215,7 +215,7 @@ function checkRedirectUrl(value: string, allowHttp: boolean): void {
 }
 
 const onePaymentRoute = route({
-  method: 'GET', path: '/v1/payments/{payment_id}', tag: TAG, summary: 'One payment order',
+  method: 'GET', path: '/v1/payments/{payment_id}', operationId: 'getPayment', tag: TAG, summary: 'One payment order',
   params: idParam, errors: [400, 404],
   response: okSchema.extend({ payment: paymentSchema }),
   async handler({ account, app, params }) {
@@ -227,7 +227,7 @@ const onePaymentRoute = route({
 
 function cancelPaymentRoute(deps: PaymentRouteDeps): RouteDef {
   return route({
-    method: 'POST', path: '/v1/payments/{payment_id}/cancel', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
+    method: 'POST', path: '/v1/payments/{payment_id}/cancel', operationId: 'cancelPayment', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
     params: idParam, errors: [400, 404, 409],
     response: okSchema.extend({ payment: paymentSchema }),
     async handler({ account, app, params }) {

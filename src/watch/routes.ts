@@ -38,7 +38,7 @@ export function watchRoutes(deps: AddressWatchDeps): RouteDef[] {
 }
 
 const slotsRoute = route({
-  method: 'GET', path: '/v1/address-watch/account', tag: TAG, summary: 'Watched-address slots and webhook flags',
+  method: 'GET', path: '/v1/address-watch/account', operationId: 'getWatchAccount', tag: TAG, summary: 'Watched-address slots and webhook flags',
   response: okSchema.extend({
     slots_total: z.number().int(), slots_used: z.number().int(), slots_free: z.number().int(),
     webhook_configured: z.boolean(), webhook_enabled: z.boolean(),
@@ -54,7 +54,7 @@ const slotsRoute = route({
 });
 
 const listWatchesRoute = route({
-  method: 'GET', path: '/v1/address-watch/addresses', tag: TAG, summary: 'List watched addresses (paginated)',
+  method: 'GET', path: '/v1/address-watch/addresses', operationId: 'listWatchedAddresses', tag: TAG, summary: 'List watched addresses (paginated)',
   query: listWatchQuery, errors: [400],
   response: okSchema.extend({ addresses: z.array(watchSchema), page: z.number().int(), per_page: z.number().int(), total: z.number().int() }),
   async handler({ account, app, query }) {
@@ -70,7 +70,7 @@ const listWatchesRoute = route({
 
 function addWatchRoute(deps: AddressWatchDeps): RouteDef {
   return route({
-    method: 'POST', path: '/v1/address-watch/addresses', tag: TAG,
+    method: 'POST', path: '/v1/address-watch/addresses', operationId: 'watchAddress', tag: TAG,
     summary: 'Watch an address (uses a slot; the same address on the same network returns the existing watch with created=false)',
     body: addWatchBody, errors: [400],
     response: okSchema.extend(watchSchema.shape).extend({ watch: watchSchema, created: z.boolean() }),
@@ -91,7 +91,7 @@ function addWatchRoute(deps: AddressWatchDeps): RouteDef {
 
 function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
   return route({
-    method: 'DELETE', path: '/v1/address-watch/addresses', tag: TAG, summary: 'Stop watching (frees the slot; the events stay in the feed)',
+    method: 'DELETE', path: '/v1/address-watch/addresses', operationId: 'unwatchAddress', tag: TAG, summary: 'Stop watching (frees the slot; the events stay in the feed)',
     body: deleteWatchBody, errors: [400, 404, 409],
     response: okSchema.extend({ watch_id: z.string() }),
     async handler({ account, app, body }) {
@@ -108,7 +108,7 @@ function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
 }
 
 const eventsRoute = route({
-  method: 'GET', path: '/v1/address-watch/events', tag: TAG, summary: 'Event feed, oldest first; pass next_after back as after',
+  method: 'GET', path: '/v1/address-watch/events', operationId: 'listWatchEvents', tag: TAG, summary: 'Event feed, oldest first; pass next_after back as after',
   query: eventsQuery, errors: [400],
   response: okSchema.extend({ events: z.array(eventSchema), next_after: z.string().nullable(), retention_days: retentionDays }),
   async handler({ account, app, query }) {

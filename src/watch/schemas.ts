@@ -28,8 +28,10 @@ export const listWatchQuery = z.object({
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional().meta({ description: '1..200, default 50' }),
 });
 
+const AFTER = 'must be an event id or "latest"';
 export const eventsQuery = z.object({
-  after: z.string().regex(/^(latest|\d{1,15})$/, 'must be an event id or "latest"').optional()
+  // A union, not one pattern: openapi.json then declares an integer or "latest", which generated clients can send.
+  after: z.union([z.string().regex(/^\d{1,15}$/, AFTER), z.literal('latest')], { error: AFTER }).optional()
     .meta({ description: 'return events after this id (the previous next_after); `latest` returns none and the newest id, where a follower starts' }),
   limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 500')
     .refine((v) => Number(v) >= 1 && Number(v) <= 500, 'must be an integer from 1 to 500').optional().meta({ description: '1..500, default 100' }),

@@ -31,7 +31,7 @@ export function webhookRoutes(deps: WebhookDeps): RouteDef[] {
 }
 
 const getWebhookRoute = route({
-  method: 'GET', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Webhook configuration and the egress IPs to allow',
+  method: 'GET', path: '/v1/address-watch/webhook', operationId: 'getWebhook', tag: TAG, summary: 'Webhook configuration and the egress IPs to allow',
   response: webhookSchema,
   async handler({ account, app }) {
     return { ok: true, ...presentWebhook(await getWebhook(app.store, account.id), app.config.webhooks.egress_ips) };
@@ -40,7 +40,7 @@ const getWebhookRoute = route({
 
 function putWebhookRoute(deps: WebhookDeps): RouteDef {
   return route({
-    method: 'PUT', path: '/v1/address-watch/webhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
+    method: 'PUT', path: '/v1/address-watch/webhook', operationId: 'setWebhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
     body: putWebhookBody, errors: [400],
     response: webhookPutSchema,
     async handler({ account, app, body }) {
@@ -68,7 +68,7 @@ function putWebhookRoute(deps: WebhookDeps): RouteDef {
 function testSendRoute(deps: WebhookDeps): RouteDef {
   const testSends = new FixedWindowLimiter(60_000);
   return route({
-    method: 'POST', path: '/v1/address-watch/webhook/test', tag: TAG,
+    method: 'POST', path: '/v1/address-watch/webhook/test', operationId: 'testWebhook', tag: TAG,
     summary: 'Queue a sample delivery (type and network) through the real queue; answers at once; never billed',
     body: testWebhookBody, errors: [400, 429],
     response: okSchema.extend({ queued: z.literal(true), webhook_id: z.string(), body: z.string() }),
@@ -87,7 +87,7 @@ function testSendRoute(deps: WebhookDeps): RouteDef {
 }
 
 const deliveriesRoute = route({
-  method: 'GET', path: '/v1/address-watch/deliveries', tag: TAG, summary: 'Webhook deliveries, newest first, with every attempt',
+  method: 'GET', path: '/v1/address-watch/deliveries', operationId: 'listWebhookDeliveries', tag: TAG, summary: 'Webhook deliveries, newest first, with every attempt',
   query: deliveriesQuery, errors: [400],
   response: okSchema.extend({ deliveries: z.array(deliverySchema), next_before: z.string().nullable(), retention_days: retentionDays }),
   async handler({ account, app, query }) {
@@ -101,7 +101,7 @@ const deliveriesRoute = route({
 
 function redeliverRoute(deps: WebhookDeps): RouteDef {
   return route({
-    method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', tag: TAG,
+    method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', tag: TAG,
     summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
     params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
     response: okSchema.extend({ delivery: deliverySchema }),

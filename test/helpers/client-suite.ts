@@ -72,6 +72,9 @@ export function describeClientLibrary(h: LanguageHarness): void {
         expect(report.allowed_ips).toEqual(['203.0.113.7', '2001:db8::1']);
         expect(report.bad_request.status).toBe(400);
         expect(report.bad_request.error).toMatch(/allowed_ips/);
+        // The same error codes as the TypeScript client's, from real answers of the service.
+        expect(report.bad_request.code).toBe('E_VALIDATION');
+        expect(report.not_found).toEqual({ status: 404, code: 'E_NOT_FOUND' });
         const watches = await m.ts.request<{ addresses: Array<{ watch_id: string }> }>('GET', '/v1/address-watch/addresses');
         expect(watches.addresses.map((w) => w.watch_id)).toContain(report.watch_id);
         expect(report.event).toMatchObject({ id: report.webhook_id, type: 'payment', direction: 'in', network: 'eth', test: true });

@@ -102,7 +102,9 @@ export async function createMerchant(serve: Serve): Promise<ClientMerchant> {
 export interface IntegrationReport {
   endpoint_id: number;
   allowed_ips: string[];
-  bad_request: { status: number; error: string };
+  bad_request: { status: number; error: string; code: string };
+  /** An unknown endpoint asked for: its status and the library's error code. */
+  not_found: { status: number; code: string };
   watch_id: string;
   webhook_id: string;
   event: Record<string, unknown>;

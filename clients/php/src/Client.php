@@ -19,7 +19,8 @@ use Rpcctl\Exception\NetworkException;
  * The service takes each signature of a mutating request once. The client sends an identical
  * request again (a retry, or your code repeating the same body) with the next second's
  * signature, waiting for that second, and re-signs once more when the service answers
- * `401 Invalid signature.` because another process sent those bytes in that second.
+ * `401 Invalid signature.` with `X-Rpcctl-Reason: replayed` because another process sent
+ * those bytes in that second.
  *
  * @phpstan-type Plan array{id: int, slug: string, name: string, included_credits: int, rps_limit: int, endpoints_limit: int, webhook_address_slots: int}
  * @phpstan-type Endpoint array{id: int, uuid: string, name: string, status: 'active'|'paused', network_id: int, network_name: string, network_slug: string, network_environment_id: int, env_slug: string, url: string, rps_limit: int, plan_id: int, created_at: string, version: ?string, block_height: ?int, allowed_ips: list<string>}
@@ -31,7 +32,6 @@ final class Client
     private const IDEMPOTENT = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'];
     /** Methods whose signature the service accepts more than once. */
     private const REPLAYABLE = ['GET', 'HEAD', 'OPTIONS'];
-    private const REPLAYED = 'Invalid signature.';
 
     public readonly string $apiKey;
     public readonly string $baseUrl;
@@ -141,9 +141,9 @@ final class Client
                 throw new NetworkException(sprintf('cannot reach %s: %s', $this->baseUrl, $error));
             }
             $decoded = $text === '' ? null : json_decode($text, true);
-            if ($status === 401 && !$resigned && !in_array($method, self::REPLAYABLE, true)
-                && is_array($decoded) && ($decoded['error'] ?? null) === self::REPLAYED) {
-                // Another process may have sent these very bytes in this second.
+            $reason = $responseHeaders['x-rpcctl-reason'] ?? null;
+            if ($status === 401 && !$resigned && !in_array($method, self::REPLAYABLE, true) && $reason === 'replayed') {
+                // Another process may have sent these very bytes in this second (a wrong signature says bad_signature).
                 $resigned = true;
                 $attempt--;
                 ($this->sleep)(self::toNextSecond(($this->clock)()));
@@ -163,7 +163,7 @@ final class Client
             $message = is_array($decoded) && is_string($decoded['error'] ?? null)
                 ? $decoded['error']
                 : sprintf('HTTP %d%s', $status, $text === '' ? '' : ': ' . substr($text, 0, 200));
-            throw new ApiException($status, $message, $decoded ?? $text, $retryAfter);
+            throw new ApiException($status, $message, $decoded ?? $text, $retryAfter, $reason);
         }
     }
 

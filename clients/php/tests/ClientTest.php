@@ -109,7 +109,7 @@ return [
     'ApiException carries the status and the error' => static function () use ($server, $client): void {
         $server->script([['status' => 400, 'body' => '{"ok":false,"error":"name: required"}'], ['status' => 502, 'body' => 'bad gateway']]);
         $e = Assert::throws(ApiException::class, fn () => $client->request('POST', '/v1/endpoints', [], []));
-        Assert::same([400, 'name: required', 'E_API'], [$e->status, $e->error, $e->getErrorCode()]);
+        Assert::same([400, 'name: required', 'E_VALIDATION'], [$e->status, $e->error, $e->getErrorCode()]);
         $e = Assert::throws(ApiException::class, fn () => $client->account());
         Assert::same('HTTP 502: bad gateway', $e->error);
     },
@@ -202,17 +202,35 @@ return [
         Assert::true(signedRight($first) && signedRight($second), 'both verify');
     },
     're-signs once when another process sent the same request' => static function () use ($server, $client): void {
-        $replayed = ['status' => 401, 'body' => '{"ok":false,"error":"Invalid signature."}'];
+        $replayed = ['status' => 401, 'headers' => ['X-Rpcctl-Reason' => 'replayed'], 'body' => '{"ok":false,"error":"Invalid signature."}'];
         $server->script([$replayed, ['status' => 200, 'body' => '{"ok":true,"delivery":{"delivery_id":"7"}}']]);
         Assert::same('7', $client->addressWatch->redeliver('7')['delivery']['delivery_id']);
         [$a, $b] = $server->seen();
         Assert::same('/v1/address-watch/deliveries/7/redeliver', $a['uri']);
         Assert::same((int) $a['headers']['x-timestamp'] + 1, (int) $b['headers']['x-timestamp']);
-        // Only once: a wrong secret also answers "Invalid signature.", and must surface.
+        // Only once: then the refusal surfaces, as E_REPLAYED.
         $server->script([$replayed, $replayed, $replayed]);
         $e = Assert::throws(ApiException::class, fn () => $client->request('POST', '/v1/payments', [], ['order_id' => 'x']));
-        Assert::same(401, $e->status);
+        Assert::same([401, 'E_REPLAYED', 'replayed'], [$e->status, $e->getErrorCode(), $e->reason]);
         Assert::same(2, count($server->seen()));
+        // A wrong signature is the same status and message, but not a replay: not re-signed.
+        $server->script([['status' => 401, 'headers' => ['X-Rpcctl-Reason' => 'bad_signature'], 'body' => '{"ok":false,"error":"Invalid signature."}']]);
+        $e = Assert::throws(ApiException::class, fn () => $client->request('POST', '/v1/payments', [], ['order_id' => 'y']));
+        Assert::same(['E_AUTH', 'bad_signature'], [$e->getErrorCode(), $e->reason]);
+        Assert::same(1, count($server->seen()));
+    },
+    'error codes are the same in every rpcctl library' => static function () use ($server): void {
+        $cases = [
+            [404, [], 'E_NOT_FOUND'], [400, [], 'E_VALIDATION'], [429, [], 'E_RATE_LIMIT'],
+            [401, ['X-Rpcctl-Reason' => 'bad_signature'], 'E_AUTH'], [403, ['X-Rpcctl-Reason' => 'ip_not_allowed'], 'E_AUTH'],
+            [401, ['X-Rpcctl-Reason' => 'replayed'], 'E_REPLAYED'], [409, [], 'E_API'], [500, [], 'E_API'],
+        ];
+        $once = new Client('key-1', 'secret-1', $server->url, maxRetries: 0);
+        foreach ($cases as [$status, $headers, $code]) {
+            $server->script([['status' => $status, 'headers' => $headers, 'body' => '{"ok":false,"error":"x"}']]);
+            $e = Assert::throws(ApiException::class, fn () => $once->account());
+            Assert::same($code, $e->getErrorCode(), "HTTP $status " . json_encode($headers));
+        }
     },
     'payment routes' => static function () use ($server, $client): void {
         $order = ['payment_id' => 'pay_1', 'order_id' => '1042', 'status' => 'pending'];

@@ -115,7 +115,13 @@ try {
     $client->setAllowedIps($created['id'], ['not-an-ip']);
     check(false, 'a bad IP was accepted');
 } catch (ApiException $e) {
-    $badRequest = ['status' => $e->status, 'error' => $e->error];
+    $badRequest = ['status' => $e->status, 'error' => $e->error, 'code' => $e->getErrorCode()];
+}
+try {
+    $client->getEndpoint(999999999);
+    check(false, 'an unknown endpoint was found');
+} catch (ApiException $e) {
+    $notFound = ['status' => $e->status, 'code' => $e->getErrorCode()];
 }
 
 $watch = $client->addressWatch->add('eth', ADDRESS);
@@ -188,6 +194,7 @@ echo json_encode([
     'renamed' => $renamed['name'],
     'allowed_ips' => $allowed,
     'bad_request' => $badRequest,
+    'not_found' => $notFound,
     'watch_id' => $watch['watch_id'],
     'webhook_id' => $queued['webhook_id'],
     'event' => $got['event'],

@@ -22,7 +22,6 @@ _IDEMPOTENT = frozenset(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
 # The service accepts a signature of any other method once (a replay guard): the same request
 # again within its second needs the next second's signature.
 _REPLAYABLE = frozenset(["GET", "HEAD", "OPTIONS"])
-_REPLAYED = "Invalid signature."
 
 Query = Mapping[str, Union[str, int, bool, None]]
 
@@ -51,7 +50,8 @@ class Client:
     The service takes each signature of a mutating request once. The client repeats an
     identical request (a retry, or your code sending the same body again) with the next
     second's signature, waiting for that second, and re-signs once more when the service
-    answers ``401 Invalid signature.`` because another process sent those bytes in that second.
+    answers ``401 Invalid signature.`` with ``X-Rpcctl-Reason: replayed`` because another
+    process sent those bytes in that second.
     A client is safe to share between threads.
 
     >>> client = Client()
@@ -110,7 +110,7 @@ class Client:
             return cast(Dict[str, Any], parsed if isinstance(parsed, dict) else {})
         error = parsed.get("error") if isinstance(parsed, dict) else None
         message = error if isinstance(error, str) else ("HTTP %d%s" % (status, ": " + text[:200] if text else ""))
-        raise ApiError(status, message, parsed if parsed is not None else text, _retry_after(headers.get("retry-after")))
+        raise ApiError(status, message, parsed if parsed is not None else text, _retry_after(headers.get("retry-after")), headers.get("x-rpcctl-reason"))
 
     def _send(self, method: str, path: str, query: Optional[Query], body: Any):  # type: ignore[no-untyped-def]
         method = method.upper()
@@ -153,8 +153,8 @@ class Client:
                     attempt += 1
                     continue
                 raise NetworkError("cannot reach %s: %s" % (self.base_url, reason)) from err
-            if status == 401 and method not in _REPLAYABLE and not resigned and _error_of(text) == _REPLAYED:
-                # Another process may have sent these very bytes in this second.
+            if status == 401 and method not in _REPLAYABLE and not resigned and res_headers.get("x-rpcctl-reason") == "replayed":
+                # Another process may have sent these very bytes in this second (a wrong signature says bad_signature).
                 resigned = True
                 self._sleep(_to_next_second(self._clock()))
                 continue
@@ -526,12 +526,6 @@ def _amount(value: Union[str, Decimal, int], name: str = "amount") -> str:
     if isinstance(value, Decimal):
         return format(value, "f")
     return str(value)
-
-
-def _error_of(text: str) -> Optional[str]:
-    parsed = _parse_json(text)
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    return error if isinstance(error, str) else None
 
 
 def _to_next_second(now: float) -> float:

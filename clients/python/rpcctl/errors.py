@@ -22,20 +22,31 @@ class ApiError(RpcctlError):
     """The API answered with a non-2xx status.
 
     ``status`` is the HTTP status, ``error`` the API's ``error`` string (or a summary of
-    the body when it has none), ``body`` the parsed JSON body (or the raw text).
+    the body when it has none), ``body`` the parsed JSON body (or the raw text), ``reason``
+    the ``X-Rpcctl-Reason`` header of an authentication failure (``replayed``,
+    ``bad_signature``, ...). ``code`` names the kind of failure, as in the other rpcctl
+    libraries: ``E_NOT_FOUND`` (404), ``E_VALIDATION`` (400), ``E_RATE_LIMIT`` (429),
+    ``E_AUTH`` (401, 403), ``E_REPLAYED`` (a 401 for a signed request sent twice), else ``E_API``.
     """
 
-    def __init__(self, status: int, error: str, body: Any = None, retry_after: Optional[int] = None) -> None:
+    def __init__(self, status: int, error: str, body: Any = None, retry_after: Optional[int] = None, reason: Optional[str] = None) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
         self.body = body
         self.retry_after = retry_after
+        self.reason = reason
 
     @property
     def code(self) -> str:  # type: ignore[override]
+        if self.reason == "replayed":
+            return "E_REPLAYED"
         if self.status in (401, 403):
             return "E_AUTH"
+        if self.status == 404:
+            return "E_NOT_FOUND"
+        if self.status == 400:
+            return "E_VALIDATION"
         if self.status == 429:
             return "E_RATE_LIMIT"
         return "E_API"

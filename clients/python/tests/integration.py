@@ -84,7 +84,12 @@ def main():
         client.set_allowed_ips(created["id"], ["not-an-ip"])
         raise AssertionError("a bad IP was accepted")
     except ApiError as err:
-        bad_request = {"status": err.status, "error": err.error}
+        bad_request = {"status": err.status, "error": err.error, "code": err.code}
+    try:
+        client.get_endpoint(999999999)
+        raise AssertionError("an unknown endpoint was found")
+    except ApiError as err:
+        not_found = {"status": err.status, "code": err.code}
 
     watch = client.address_watch.add("eth", ADDRESS)
     check(watch["created"], "watch not created: %r" % watch)
@@ -148,6 +153,7 @@ def main():
         "renamed": renamed["name"],
         "allowed_ips": allowed,
         "bad_request": bad_request,
+        "not_found": not_found,
         "watch_id": watch["watch_id"],
         "webhook_id": queued["webhook_id"],
         "event": got["event"],

@@ -97,7 +97,7 @@ class ClientTest(unittest.TestCase):
         self.server.script = [(400, {}, '{"ok":false,"error":"name: required"}')]
         with self.assertRaises(ApiError) as ctx:
             self.client.request("POST", "/v1/endpoints", body={})
-        self.assertEqual((ctx.exception.status, ctx.exception.error, ctx.exception.code), (400, "name: required", "E_API"))
+        self.assertEqual((ctx.exception.status, ctx.exception.error, ctx.exception.code), (400, "name: required", "E_VALIDATION"))
         self.server.script = [(502, {}, "bad gateway")]
         with self.assertRaises(ApiError) as ctx:
             self.client.account()
@@ -185,18 +185,37 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(self.sleeps), 1)
 
     def test_resigns_once_when_another_process_sent_the_same_request(self):
-        replayed = (401, {}, '{"ok":false,"error":"Invalid signature."}')
+        replayed = (401, {"X-Rpcctl-Reason": "replayed"}, '{"ok":false,"error":"Invalid signature."}')
         self.server.script = [replayed, (200, {}, '{"ok":true,"delivery":{"delivery_id":"7"}}')]
         self.assertEqual(self.client.address_watch.redeliver("7")["delivery"]["delivery_id"], "7")
         a, b = self.server.seen
         self.assertEqual(a["path"], "/v1/address-watch/deliveries/7/redeliver")
         self.assertEqual(int(b["headers"]["X-Timestamp"]), int(a["headers"]["X-Timestamp"]) + 1)
-        # Only once: a wrong secret also answers "Invalid signature.", and must surface.
+        # Only once: then the refusal surfaces, as E_REPLAYED.
         self.server.script = [replayed, replayed, replayed]
         with self.assertRaises(ApiError) as ctx:
             self.client.request("POST", "/v1/payments", body={"order_id": "x"})
-        self.assertEqual(ctx.exception.status, 401)
+        self.assertEqual((ctx.exception.status, ctx.exception.code, ctx.exception.reason), (401, "E_REPLAYED", "replayed"))
         self.assertEqual(len(self.server.seen), 4)
+        # A wrong signature is the same status and message, but not a replay: not re-signed.
+        self.server.script = [(401, {"X-Rpcctl-Reason": "bad_signature"}, '{"ok":false,"error":"Invalid signature."}')]
+        with self.assertRaises(ApiError) as ctx:
+            self.client.request("POST", "/v1/payments", body={"order_id": "y"})
+        self.assertEqual((ctx.exception.code, ctx.exception.reason), ("E_AUTH", "bad_signature"))
+        self.assertEqual(len(self.server.seen), 5)
+
+    def test_error_codes_are_the_same_in_every_rpcctl_library(self):
+        cases = [
+            ((404, {}), "E_NOT_FOUND"), ((400, {}), "E_VALIDATION"), ((429, {}), "E_RATE_LIMIT"),
+            ((401, {"X-Rpcctl-Reason": "bad_signature"}), "E_AUTH"), ((403, {"X-Rpcctl-Reason": "ip_not_allowed"}), "E_AUTH"),
+            ((401, {"X-Rpcctl-Reason": "replayed"}), "E_REPLAYED"), ((409, {}), "E_API"), ((500, {}), "E_API"),
+        ]
+        for (status, headers), code in cases:
+            self.server.script = [(status, headers, '{"ok":false,"error":"x"}')]
+            client = Client("key-1", "secret-1", self.server.url, max_retries=0)
+            with self.assertRaises(ApiError) as ctx:
+                client.account()
+            self.assertEqual(ctx.exception.code, code, (status, headers))
 
     def test_payment_routes(self):
         order = {"payment_id": "pay_1", "order_id": "1042", "status": "pending"}

@@ -5,7 +5,7 @@ import { presentPlan } from '../present.js';
 
 export const accountRoutes: RouteDef[] = [
   route({
-    method: 'GET', path: '/v1/account', tag: 'Account', summary: 'Plan and this month\'s usage',
+    method: 'GET', path: '/v1/account', operationId: 'getAccount', tag: 'Account', summary: 'Plan and this month\'s usage',
     response: accountSchema,
     async handler({ account, app }) {
       const plan = app.store.catalog.plan(account.plan_id);
@@ -27,7 +27,7 @@ export const accountRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/account/usage', tag: 'Account', summary: 'Daily usage over all endpoints plus webhook credits',
+    method: 'GET', path: '/v1/account/usage', operationId: 'getAccountUsage', tag: 'Account', summary: 'Daily usage over all endpoints plus webhook credits',
     query: daysQuery, errors: [400],
     response: okSchema.extend({ usage: usageSchema }),
     async handler({ account, app, query }) {

@@ -16,7 +16,7 @@ const listings = new WeakMap<readonly EndpointRow[], { catalog: Catalog; plan: P
 
 export const endpointRoutes: RouteDef[] = [
   route({
-    method: 'GET', path: '/v1/endpoints', tag: 'Endpoints', summary: 'List the account\'s endpoints',
+    method: 'GET', path: '/v1/endpoints', operationId: 'listEndpoints', tag: 'Endpoints', summary: 'List the account\'s endpoints',
     response: okSchema.extend({ endpoints: endpointSchema.array() }),
     async handler({ account, app }) {
       const catalog = app.store.catalog;
@@ -32,7 +32,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/endpoints/available-networks', tag: 'Endpoints', summary: 'Networks the plan can create endpoints on',
+    method: 'GET', path: '/v1/endpoints/available-networks', operationId: 'listAvailableNetworks', tag: 'Endpoints', summary: 'Networks the plan can create endpoints on',
     response: availableNetworksSchema,
     async handler({ account, app }) {
       const catalog = app.store.catalog;
@@ -45,7 +45,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'POST', path: '/v1/endpoints', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit)',
+    method: 'POST', path: '/v1/endpoints', operationId: 'createEndpoint', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit)',
     body: createEndpointBody, errors: [400],
     response: endpointResponse,
     async handler({ account, app, body }) {
@@ -62,7 +62,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/endpoints/usage', tag: 'Endpoints', summary: 'Usage over all endpoints',
+    method: 'GET', path: '/v1/endpoints/usage', operationId: 'getEndpointsUsage', tag: 'Endpoints', summary: 'Usage over all endpoints',
     query: daysQuery, errors: [400],
     response: okSchema.extend({ usage: usageSchema }),
     async handler({ account, app, query }) {
@@ -70,7 +70,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/endpoints/{id}', tag: 'Endpoints', summary: 'One endpoint',
+    method: 'GET', path: '/v1/endpoints/{id}', operationId: 'getEndpoint', tag: 'Endpoints', summary: 'One endpoint',
     params: idParam, errors: [400, 404],
     response: endpointResponse,
     async handler({ account, app, params }) {
@@ -78,7 +78,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/endpoints/{id}/usage', tag: 'Endpoints', summary: 'Usage of one endpoint',
+    method: 'GET', path: '/v1/endpoints/{id}/usage', operationId: 'getEndpointUsage', tag: 'Endpoints', summary: 'Usage of one endpoint',
     params: idParam, query: daysQuery, errors: [400, 404],
     response: okSchema.extend({ usage: usageSchema }),
     async handler({ account, app, params, query }) {
@@ -87,7 +87,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'PATCH', path: '/v1/endpoints/{id}', tag: 'Endpoints', summary: 'Rename an endpoint (names need not be unique; this fixes duplicates)',
+    method: 'PATCH', path: '/v1/endpoints/{id}', operationId: 'renameEndpoint', tag: 'Endpoints', summary: 'Rename an endpoint (names need not be unique; this fixes duplicates)',
     params: idParam, body: updateEndpointBody, errors: [400, 404],
     response: endpointResponse,
     async handler({ account, app, params, body }) {
@@ -97,7 +97,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'PATCH', path: '/v1/endpoints/{id}/status', tag: 'Endpoints', summary: 'Pause or resume an endpoint',
+    method: 'PATCH', path: '/v1/endpoints/{id}/status', operationId: 'setEndpointStatus', tag: 'Endpoints', summary: 'Pause or resume an endpoint',
     params: idParam, body: statusBody, errors: [400, 404],
     response: endpointResponse,
     async handler({ account, app, params, body }) {
@@ -108,7 +108,7 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'PATCH', path: '/v1/endpoints/{id}/allowed-ips', tag: 'Endpoints', summary: 'Replace the endpoint\'s client IP allowlist ([] clears it)',
+    method: 'PATCH', path: '/v1/endpoints/{id}/allowed-ips', operationId: 'setEndpointAllowedIps', tag: 'Endpoints', summary: 'Replace the endpoint\'s client IP allowlist ([] clears it)',
     params: idParam, body: allowedIpsBody, errors: [400, 404],
     response: endpointResponse,
     async handler({ account, app, params, body }) {

@@ -92,6 +92,9 @@ func main() {
 	_, err = client.SetAllowedIPs(ctx, created.ID, []string{"not-an-ip"})
 	var apiErr *rpcctl.APIError
 	check(errors.As(err, &apiErr), "a bad IP was accepted: %v", err)
+	_, err = client.GetEndpoint(ctx, 999999999)
+	var notFound *rpcctl.APIError
+	check(errors.As(err, &notFound), "an unknown endpoint was found: %v", err)
 
 	watch, err := client.AddressWatch.Add(ctx, "eth", address)
 	must(err, "Add")
@@ -200,7 +203,8 @@ func main() {
 		"endpoint_id":          created.ID,
 		"renamed":              renamed.Name,
 		"allowed_ips":          updated.AllowedIPs,
-		"bad_request":          map[string]interface{}{"status": apiErr.StatusCode, "error": apiErr.Message},
+		"bad_request":          map[string]interface{}{"status": apiErr.StatusCode, "error": apiErr.Message, "code": apiErr.Code()},
+		"not_found":            map[string]interface{}{"status": notFound.StatusCode, "code": notFound.Code()},
 		"watch_id":             watch.WatchID,
 		"webhook_id":           queued.WebhookID,
 		"event":                d.event.Raw,
