@@ -12,6 +12,7 @@ const lines = (s: string) => s.trim().split('\n').filter(Boolean);
 const ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 const SENDER = `0x${'ab'.repeat(20)}`;
 const ETH = 10n ** 18n;
+const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 
 let chain: FakeEvmChain;
 let t: TestService;
@@ -40,6 +41,7 @@ beforeAll(async () => {
   t = await startTestService({
     networks: [{ slug: 'eth', name: 'Ethereum', environments: [{ slug: 'mainnet', upstreams: [chain.url] }] }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+    payments: { tick_ms: 50 },
   }, { watch: { pollMs: 100 } });
 });
 afterAll(async () => {
@@ -322,6 +324,74 @@ describe('webhook listen', () => {
     const id = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
     await listen.waitFor(/\n/);
     expect(plain(listen.stdout())).toMatch(new RegExp(`^\\S+  \\d\\d:\\d\\d:\\d\\d  payment  eth  #\\d+  in 0x\\w+…\\w+  [\\d.]+ ETH  tx \\S+  \\[test\\]  ${id} attempt 1\\n$`));
+    expect((await listen.interrupt()).code).toBe(0);
+  });
+
+  it('payment-order deliveries show their event, order, status and amount (piped, terminal, --json)', async () => {
+    const { m, env, as } = await merchant();
+    const secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+    const forwardedBefore = app.received.length;
+    const piped = cliStarted(['webhook', 'listen', '--forward-to', app.url], { env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    const url = (await piped.waitFor(/Listening on (\S+)/, 'stderr'))[1]!;
+    await as(['webhook', 'set', '--url', url, '--no-block']);
+    expect((await as(['payments', 'settings', '--xpub', XPUB])).code).toBe(0);
+    const order = JSON.parse((await as(['payments', 'create', '--order-id', 'shop-42', '--network', 'eth', '--amount', '2', '--json'])).stdout);
+    chain.mine([{ from: SENDER, to: order.address, wei: 2n * ETH }]);
+    // Real deliveries from the engine and the worker: seen, then aml_check, then paid.
+    await piped.waitFor(/\tpaid\t/);
+    const rows = lines(piped.stdout()).map((l) => l.split('\t'));
+    expect(rows.map((r) => r[4])).toEqual(['seen', 'aml_check', 'paid']);
+    for (const r of rows) {
+      expect(r[0]).toMatch(new RegExp(`^${order.payment_id}_\\d+$`));
+      expect(r.slice(2, 4)).toEqual(['payment_order', 'eth']);
+      expect(r.slice(5, 9)).toEqual([order.payment_id, 'shop-42', '2', 'ETH']);
+    }
+    expect(rows[2]![9]).toBe('2');
+    expect(piped.stdout()).not.toContain('undefined');
+    await app.waitFor((all) => all.length >= forwardedBefore + 3);
+    expect((await piped.interrupt()).code).toBe(0);
+
+    // The same signed bodies, replayed to a listener on a terminal and to one with --json.
+    const bodies = app.received.slice(forwardedBefore, forwardedBefore + 3);
+    const replay = async (target: string) => {
+      for (const b of bodies) {
+        const headers = Object.fromEntries(['content-type', 'x-timestamp', 'x-signature', 'x-webhook-id', 'x-webhook-attempt'].map((h) => [h, String(b.headers[h])]));
+        const r = await request(target, { method: 'POST', body: b.body, headers });
+        expect(r.statusCode).toBe(200);
+        await r.body.dump();
+      }
+    };
+    const tty = cliStarted(['webhook', 'listen'], { tty: true, columns: 300, env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    await replay((await tty.waitFor(/Listening on (\S+)/, 'stderr'))[1]!);
+    await tty.waitFor(/paid.*\n/);
+    const shown = lines(plain(tty.stdout()));
+    expect(shown).toHaveLength(3);
+    const shape = (event: string) => new RegExp(`^${order.payment_id}_\\d+  \\d\\d:\\d\\d:\\d\\d  order  ${event} +eth  shop-42 ${order.payment_id}  2 ETH  tx 0x[0-9a-f]{64}`);
+    expect(shown[0]).toMatch(shape('seen'));
+    expect(shown[1]).toMatch(shape('aml_check'));
+    expect(shown[2]).toMatch(shape('paid'));
+    expect(shown[2]).toMatch(/  aml \w+ \(\d+(\.\d+)?\)  /);
+    expect(shown[2]).toMatch(new RegExp(`${order.payment_id}_\\d+ attempt 1$`));
+    expect((await tty.interrupt()).code).toBe(0);
+
+    const json = cliStarted(['webhook', 'listen', '--json'], { env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    await replay((await json.waitFor(/Listening on (\S+)/, 'stderr'))[1]!);
+    await json.waitFor(/"paid"[^\n]*\n/);
+    expect(lines(json.stdout()).map((l) => JSON.parse(l))).toEqual(bodies.map((b) => JSON.parse(b.body)));
+    expect((await json.interrupt()).code).toBe(0);
+  });
+
+  it('a delivery of a type it does not know still shows its id, type and network', async () => {
+    const secret = 'whsec_test';
+    const listen = cliStarted(['webhook', 'listen'], { env: { RPCCTL_WEBHOOK_SECRET: secret } });
+    const url = (await listen.waitFor(/Listening on (\S+)/, 'stderr'))[1]!;
+    const body = JSON.stringify({ id: 'x_1', type: 'payout_batch', network: 'eth', created_at: '2026-01-01T00:00:00.000Z' });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const { createHmac } = await import('node:crypto');
+    const r = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-timestamp': ts, 'x-signature': createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex') } });
+    await r.body.dump();
+    await listen.waitFor(/\n/);
+    expect(listen.stdout()).toBe('x_1\t2026-01-01T00:00:00.000Z\tpayout_batch\teth\n');
     expect((await listen.interrupt()).code).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, WatchEvent, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
+import type { DeliveryStatus, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
 import type { CommandImpl } from '../action.js';
 import { envValue } from '../context.js';
 import { aborted, interruptOf } from '../interrupt.js';
@@ -8,7 +8,8 @@ import { Output } from '../output.js';
 import { ProfileStore, secretHint } from '../profiles.js';
 import { readSecret } from '../prompts.js';
 import { positiveInt, withWatch } from '../watch/run.js';
-import { printEvent, renderWebhook } from '../watch/view.js';
+import { renderWebhook } from '../watch/view.js';
+import { printDelivery } from './view.js';
 
 export const get: CommandImpl = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
   const { ok: _ok, ...w } = await watch.webhook();
@@ -108,7 +109,7 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
   try {
     const receiver = await startWebhookReceiver({
       secret, host: opts.host, port, forwardTo: opts.forwardTo,
-      onEvent: (r) => printEvent(out, r.event as unknown as WatchEvent, { webhookId: r.webhookId, attempt: r.attempt }),
+      onEvent: (r) => printDelivery(out, r.event, { webhookId: r.webhookId, attempt: r.attempt }),
       onRejected: (reason, headers) => {
         out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${headers['x-webhook-id']})` : ''}: ${reason}`);
         // A wrong secret fails every delivery the same way: say once where the right one comes from.
