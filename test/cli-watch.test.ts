@@ -379,6 +379,30 @@ describe('webhook listen', () => {
     await json.waitFor(/"paid"[^\n]*\n/);
     expect(lines(json.stdout()).map((l) => JSON.parse(l))).toEqual(bodies.map((b) => JSON.parse(b.body)));
     expect((await json.interrupt()).code).toBe(0);
+
+    // The delivery log at 80 columns, with a failing delivery's error text: no line wraps, the
+    // ids and statuses stay whole, the times are left out before anything else is cut.
+    await as(['webhook', 'set', '--url', 'http://127.0.0.1:1/hooks']);
+    const failing = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
+    const deadline = Date.now() + 10_000;
+    let log: string[][] = [];
+    do log = lines((await as(['webhook', 'deliveries'])).stdout).map((l) => l.split('\t'));
+    while (!(log[0]?.[1] === failing && log[0][6] !== '') && Date.now() < deadline);
+    expect(log).toHaveLength(4);
+    expect(log.every((r) => r.length === 9)).toBe(true);
+    const narrow = await as(['webhook', 'deliveries'], { tty: true, columns: 80 });
+    const table = plain(narrow.stdout).trimEnd().split('\n');
+    expect(table.every((l) => l.length <= 80), table.join('\n')).toBe(true);
+    expect(table[0]).toMatch(/^DELIVERY +WEBHOOK ID +TYPE +STATUS +ATTEMPTS +LAST$/);
+    expect(table).toHaveLength(5);
+    expect(table[1]).toContain(failing);
+    for (const row of table.slice(2)) expect(row).toMatch(new RegExp(`${order.payment_id}_\\d+ .* delivered +1 +200$`));
+    expect(plain(narrow.stderr)).toBe('(NETWORK, NEXT RETRY, CREATED left out at this width; piped output and --json have every column)\n');
+    // A wide terminal shows every column.
+    const wide = await as(['webhook', 'deliveries'], { tty: true, columns: 200 });
+    expect(plain(wide.stdout).split('\n')[0]).toMatch(/NETWORK +STATUS +ATTEMPTS +LAST +NEXT RETRY +CREATED$/);
+    expect(plain(wide.stdout)).toContain('payment_order');
+    expect(wide.stderr).toBe('');
   });
 
   it('a delivery of a type it does not know still shows its id, type and network', async () => {
