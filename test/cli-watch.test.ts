@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressWatchClient } from '../src/client/index.js';
+import { settingsHint } from '../src/cli/payments/run.js';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { cli, cliStarted, scriptedPrompter, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
@@ -403,6 +404,18 @@ describe('webhook listen', () => {
     expect(plain(wide.stdout).split('\n')[0]).toMatch(/NETWORK +STATUS +ATTEMPTS +LAST +NEXT RETRY +CREATED$/);
     expect(plain(wide.stdout)).toContain('payment_order');
     expect(wide.stderr).toBe('');
+  });
+
+  it('payments create without a key says the CLI command that sets one, not the API call', async () => {
+    const { as } = await merchant();
+    for (const tty of [false, true]) {
+      const r = await as(['payments', 'create', '--order-id', 'k-1', '--network', 'eth', '--amount', '1'], { tty });
+      expect(r.code).toBe(1);
+      // (On a terminal a slow call's spinner line comes first, cleared.)
+      expect(r.stderr.replace(/^[^\n]*\x1b\[K(?=error)/, '')).toBe('error: address: required, or set an extended public key first (rpcctl payments settings --xpub KEY) to derive one per order\n');
+    }
+    expect(settingsHint('set one first (PUT /v1/payments/settings with xpubs.utxo) to derive')).toBe('set one first (rpcctl payments settings --xpub-utxo KEY) to derive');
+    expect(settingsHint('address: required, or the key does not fit (PUT /v1/payments/settings)')).toBe('address: required, or the key does not fit (rpcctl payments settings)');
   });
 
   it('a delivery of a type it does not know still shows its id, type and network', async () => {
