@@ -86,6 +86,7 @@ describe('help', () => {
     expect(ep.stderr).toBe("error: unknown command 'delete'\n(Did you mean rpcctl endpoints pause? Endpoints are never deleted; pausing one stops its traffic.)\n");
     expect((await cli(['version'], { env })).stderr).toBe("error: unknown command 'version'\n(Did you mean rpcctl --version?)\n");
     expect((await cli(['endpoints', 'show', 'main'], { env })).stderr).toContain('(Did you mean rpcctl endpoints get?)');
+    expect((await cli(['payments', 'delete', 'pay_1'], { env })).stderr).toContain('(Did you mean rpcctl payments cancel?)');
     // Edit distance still works where no synonym applies.
     expect((await cli(['ep', 'lst'], { env })).stderr).toContain('(Did you mean one of list, ls?)');
 

@@ -6,7 +6,7 @@ import { Command } from 'commander';
  * finds neither `delete` → `remove` nor `version` → `--version`.
  */
 const SYNONYMS: Record<string, string[]> = {
-  delete: ['remove', 'pause'], del: ['remove', 'pause'], destroy: ['remove', 'pause'],
+  delete: ['remove', 'pause', 'cancel'], del: ['remove', 'pause', 'cancel'], destroy: ['remove', 'pause', 'cancel'],
   ls: ['list'], show: ['get'], view: ['get'], describe: ['get'], info: ['get'],
   new: ['create', 'add'], add: ['create'], stop: ['pause', 'cancel'], start: ['resume'], disable: ['pause'], enable: ['resume'],
   logs: ['events', 'deliveries'], tail: ['events'], follow: ['events'], status: ['auth', 'get'],
