@@ -215,3 +215,23 @@ describe('rpcctl api', () => {
     expect(missing.stderr).toContain('--input: ENOENT');
   });
 });
+
+describe('rpcctl rpc through the real gateway, its upstream down', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    // Port 1 refuses connections: every upstream call fails.
+    svc = await startTestService({ networks: [{ slug: 'eth', name: 'Ethereum', environments: [{ slug: 'mainnet', upstreams: ['http://127.0.0.1:1'] }] }] });
+  });
+  afterAll(() => svc?.stop());
+
+  it('says upstream failed without naming the upstream, and points at serve\'s log', async () => {
+    const owner = await svc.merchant();
+    const { endpoint } = await owner.client.createEndpoint({ name: 'down', network_id: svc.store.catalog.networks[0]!.id, env_slug: 'mainnet' });
+    const r = await cli(['rpc', endpoint.uuid, 'eth_blockNumber', '--timeout', '20'], {
+      env: { RPCCTL_GATEWAY_URL: svc.gatewayUrl, PUBLIC_API_BASE: 'http://127.0.0.1:1', RPCCTL_CONFIG_DIR: tempConfigDir() },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: upstream failed \(code -32010, HTTP 502\)\n {2}the gateway does not tell clients about its upstreams; the cause \(host and error\) is in the log of `rpcctl serve` on this machine\n$/);
+    expect(r.stderr).not.toContain('127.0.0.1:1');
+  });
+});
