@@ -159,7 +159,7 @@ describe('webhook configuration', () => {
     [{ url: 'http://127.0.0.1/x', enabled: true, events: { payment: 'yes' } }, 'events.payment: must be a boolean'],
     [{ url: 'http://127.0.0.1/x', enabled: true, events: { colour: true } }, 'unknown key events.colour'],
     [{ url: 'http://127.0.0.1/x', enabled: true, events: { block_networks: ['eth', 'doge'] } }, 'events.block_networks[1]: unknown network "doge"'],
-    [{ url: 'http://169.254.169.254/latest', enabled: true }, /^url: 169\.254\.169\.254 resolves to 169\.254\.169\.254 is a cloud metadata address/],
+    [{ url: 'http://169.254.169.254/latest', enabled: true }, 'url: 169.254.169.254 is a cloud metadata address; webhooks go to public addresses only'],
   ])('rejects %j', async (body, message) => {
     const m = await t.merchant({ plan: 'pro' });
     const r = await m.call('PUT', '/v1/address-watch/webhook', json(body));
@@ -175,6 +175,12 @@ describe('webhook configuration', () => {
       expect(r.status, url).toBe(400);
       expect(r.body.error, url).toMatch(/^url: .* (loopback, private or link-local|cloud metadata)/);
     }
+    // An IP literal is named once; a name says what it resolves to; both say how to allow them.
+    const literal = await m.call('PUT', '/v1/address-watch/webhook', json({ url: 'http://127.0.0.1:9/x', enabled: true }));
+    expect(literal.body.error).toBe('url: 127.0.0.1 is a loopback, private or link-local address; '
+      + 'webhooks to loopback/private addresses are allowed only when the service runs with --dev (webhooks.allow_private_urls)');
+    const named = await m.call('PUT', '/v1/address-watch/webhook', json({ url: 'http://localhost/x', enabled: true }));
+    expect(named.body.error).toMatch(/^url: localhost resolves to (127\.0\.0\.1|::1) is a loopback, .*only when the service runs with --dev/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { cli } from './helpers/cli.js';
+import { cli, scriptedPrompter } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
@@ -301,6 +301,22 @@ describe('API additions', () => {
 });
 
 describe('admin commands', () => {
+  it('on a terminal, accounts create --email asks for the password twice; two different ones change nothing', async () => {
+    const typed = (first: string, second: string) => scriptedPrompter([{ match: /^Cabinet password$/, answer: first }, { match: /^Cabinet password \(again\)$/, answer: second }]);
+    const differ = typed(PASSWORD, `${PASSWORD}x`);
+    const bad = await cli(['admin', 'accounts', 'create', '--email', 'twice@example.com', '--data-dir', t.dataDir], { tty: true, prompter: differ });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('error: the two passwords differ; nothing was changed\n');
+    expect(differ.asked).toEqual(['Cabinet password', 'Cabinet password (again)']);
+
+    // The same email is still free (a duplicate is refused): the refused run wrote nothing.
+    const same = typed(PASSWORD, PASSWORD);
+    const made = await cli(['admin', 'accounts', 'create', '--email', 'twice@example.com', '--data-dir', t.dataDir], { tty: true, prompter: same });
+    expect(made.code, made.stderr).toBe(0);
+    expect(same.asked).toHaveLength(2);
+    expect((await post('/login', { email: 'twice@example.com', password: PASSWORD })).status).toBe(303);
+  });
+
   it('accounts create --email reads the password from stdin; set-password replaces it and ends sessions; login-link prints a URL', async () => {
     const bad = await cli(['admin', 'accounts', 'create', '--email', 'short@example.com', '--data-dir', t.dataDir], { stdin: 'short\n' });
     expect(bad.code).toBe(2);

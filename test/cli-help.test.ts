@@ -56,6 +56,49 @@ describe('help', () => {
     expect((await cli(['--version'], { env })).stdout).toBe('0.1.0\n');
   });
 
+  it('the top-level help groups commands as gh does, with examples and where to learn more', async () => {
+    for (const tty of [false, true]) {
+      const r = await cli(['--help'], { tty });
+      expect(r.code).toBe(0);
+      const headings = r.stdout.split('\n').filter((l) => /^[A-Z][\w ()'’]*:$/.test(l));
+      expect(headings).toEqual(['Options:', 'Core commands:', 'Payments commands:', "Service commands (run on the service's machine):", 'Additional commands:', 'Examples:', 'Learn more:']);
+      const section = (h: string) => r.stdout.split(`${h}\n`)[1]!.split('\n\n')[0]!.split('\n').filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(/[ |]/)[0]);
+      expect(section('Core commands:')).toEqual(['init', 'auth', 'account', 'usage', 'networks', 'endpoints', 'watch', 'events', 'webhook', 'rpc']);
+      expect(section('Payments commands:')).toEqual(['payments']);
+      expect(section("Service commands (run on the service's machine):")).toEqual(['serve', 'admin']);
+      expect(section('Additional commands:')).toEqual(['profile', 'api', 'completion', 'help']);
+      expect(r.stdout).toMatch(/Examples:\n {2}rpcctl serve --dev[\s\S]* {2}rpcctl rpc main eth_blockNumber\n/);
+      expect(r.stdout).toContain('Learn more:\n  Use `rpcctl <command> <subcommand> --help` for more information about a command.\n');
+    }
+    // A subcommand's help keeps its plain list and no top-level examples.
+    const sub = (await cli(['endpoints', '--help'])).stdout;
+    expect(sub).toMatch(/\nCommands:\n/);
+    expect(sub).not.toContain('Learn more:');
+  });
+
+  it('a word from another CLI gets the real command; a missing argument or option prints the usage line', async () => {
+    const env = { RPCCTL_CONFIG_DIR: tempConfigDir() };
+    const del = await cli(['watch', 'delete', 'w_1'], { env });
+    expect(del).toMatchObject({ code: 2, stdout: '' });
+    expect(del.stderr).toBe("error: unknown command 'delete'\n(Did you mean rpcctl watch remove?)\n");
+    const ep = await cli(['endpoints', 'delete', 'main'], { env });
+    expect(ep.code).toBe(2);
+    expect(ep.stderr).toBe("error: unknown command 'delete'\n(Did you mean rpcctl endpoints pause? Endpoints are never deleted; pausing one stops its traffic.)\n");
+    expect((await cli(['version'], { env })).stderr).toBe("error: unknown command 'version'\n(Did you mean rpcctl --version?)\n");
+    expect((await cli(['endpoints', 'show', 'main'], { env })).stderr).toContain('(Did you mean rpcctl endpoints get?)');
+    expect((await cli(['payments', 'delete', 'pay_1'], { env })).stderr).toContain('(Did you mean rpcctl payments cancel?)');
+    // Edit distance still works where no synonym applies.
+    expect((await cli(['ep', 'lst'], { env })).stderr).toContain('(Did you mean one of list, ls?)');
+
+    const rpc = await cli(['rpc'], { env });
+    expect(rpc.code).toBe(2);
+    expect(rpc.stderr).toBe("error: missing required argument 'endpoint'\nUsage: rpcctl rpc [options] <endpoint> <method> [params]\n(more: rpcctl rpc --help)\n");
+    expect((await cli(['webhook', 'redeliver'], { env, tty: true })).stderr).toContain('Usage: rpcctl webhook redeliver [options] <delivery_id>\n');
+    const opt = await cli(['webhook', 'test', '--network', 'eth'], { env });
+    expect(opt.code).toBe(2);
+    expect(opt.stderr).toBe("error: required option '--type <type>' not specified\nUsage: rpcctl webhook test [options]\n(more: rpcctl webhook test --help)\n");
+  });
+
   it('required options are marked', async () => {
     const create = (await cli(['endpoints', 'create', '--help'])).stdout;
     expect(create).toMatch(/--name <name>\s+display name \(required\)/);

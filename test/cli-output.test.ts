@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatAmount, localTime, relativeTime, shortHex, units } from '../src/cli/format.js';
-import { fitWidths, Output } from '../src/cli/output.js';
+import { fitWidths, Output, shownColumns } from '../src/cli/output.js';
 import { cli, tempConfigDir } from './helpers/cli.js';
 
 const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -56,6 +56,16 @@ describe('tables fit the terminal', () => {
     expect(fitWidths([2, 10, 30, 30], [true, true, false, false], [2, 4, 6, 6], 50)).toEqual([2, 10, 16, 16]);
     expect(fitWidths([2, 10, 30], [true, true, false], [2, 4, 6], 10)).toEqual([2, 10, 6]);
     expect(fitWidths([2, 10], [false, false], [2, 4], undefined)).toEqual([2, 10]);
+    // With priorities the least useful column gives way first, however narrow it already is.
+    expect(fitWidths([10, 30, 20], [false, false, false], [6, 6, 6], 50, [0, 1, 0])).toEqual([8, 30, 8]);
+    expect(fitWidths([10, 30, 20], [false, false, false], [6, 6, 6], 40, [0, 1, 0])).toEqual([6, 24, 6]);
+  });
+
+  it('shownColumns: below-zero priorities are left out, least useful first, only when even the narrowest widths do not fit', () => {
+    expect(shownColumns([8, 8, 8], [0, -1, -2], 30)).toEqual([true, true, true]);
+    expect(shownColumns([8, 8, 8], [0, -1, -2], 20)).toEqual([true, true, false]);
+    expect(shownColumns([8, 8, 8], [0, -1, -2], 9)).toEqual([true, false, false]);
+    expect(shownColumns([8, 8, 8], [0, -1, -2], undefined)).toEqual([true, true, true]);
   });
 
   it('an empty list says what to do next, on stderr', () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackLookup } from '../src/cli/rpc/run.js';
-import { cli, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
+import { cli, cliStarted, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 interface Seen { host: string | undefined; url: string | undefined; headers: IncomingHttpHeaders; body: any }
@@ -34,6 +34,9 @@ function fakeGateway(): Server {
       if (body.method === 'eth_getBlockByNumber') return reply(200, { jsonrpc: '2.0', id: body.id, result: { number: body.params[0], full: body.params[1] } });
       if (body.method === 'eth_call') return reply(200, { jsonrpc: '2.0', id: body.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } });
       if (body.method === 'paused') return reply(403, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'endpoint paused' } });
+      if (body.method === 'upstream_down') return reply(502, { jsonrpc: '2.0', id: body.id, error: { code: -32010, message: 'upstream failed' } });
+      if (body.method === 'hang') return; // never answers: a stuck upstream
+      if (body.method === 'slow') return setTimeout(() => reply(200, { jsonrpc: '2.0', id: body.id, result: '0x1' }), 700);
       if (body.method === 'slow_down') return reply(429, { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'rps limit exceeded' } });
       reply(502, { nope: true });
     });
@@ -50,6 +53,7 @@ beforeAll(async () => {
   await m.client.createEndpoint({ name: 'main', network_id: 1, env_slug: 'mainnet' });
 });
 afterAll(async () => {
+  gateway.closeAllConnections();
   gateway.close();
   await t.stop();
 });
@@ -105,6 +109,38 @@ describe('rpcctl rpc', () => {
     expect(paused.stderr).toBe('error: endpoint paused (code -32001, HTTP 403)\n');
     const broken = await as(['rpc', 'main', 'other']);
     expect(broken.stderr).toMatch(/answered HTTP 502: \{"nope":true\}/);
+  });
+
+  it('an upstream failure on a local gateway points at serve\'s log (the answer never names upstreams)', async () => {
+    const r = await as(['rpc', 'main', 'upstream_down']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: upstream failed (code -32010, HTTP 502)\n  the gateway does not tell clients about its upstreams; '
+      + 'the cause (host and error) is in the log of `rpcctl serve` on this machine\n');
+  });
+
+  it('--timeout ends a call that gets no answer, on a line of its own after the spinner (terminal) or plain (piped)', async () => {
+    const tty = await as(['rpc', 'main', 'hang', '--timeout', '0.8'], { tty: true });
+    expect(tty.code).toBe(1);
+    // The spinner (after 300 ms) names the call; its line is cleared before the error is written.
+    expect(tty.stderr).toMatch(/^\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] hang rpc-eth-mainnet\.localhost:\d+\x1b\[K/);
+    expect(tty.stderr).toMatch(/\r\x1b\[Kerror: no answer from http:\/\/\S+ within 0\.8 s \(wait longer with --timeout SECONDS\)\n$/);
+    const piped = await as(['rpc', 'main', 'hang', '--timeout', '0.5']);
+    expect(piped.code).toBe(1);
+    expect(piped.stderr).toMatch(/^error: no answer from http:\/\/\S+ within 0\.5 s \(wait longer with --timeout SECONDS\)\n$/);
+    // A slow call within the limit shows the spinner and then just the result.
+    const slow = await as(['rpc', 'main', 'slow'], { tty: true });
+    expect(slow).toMatchObject({ code: 0, stdout: '0x1\n' });
+    expect(slow.stderr).toMatch(/^\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] slow /);
+    expect(slow.stderr.endsWith('\r\x1b[K')).toBe(true);
+  });
+
+  it('Ctrl-C during a call exits 130 at once', async () => {
+    seen.length = 0;
+    const running = cliStarted(['rpc', 'main', 'hang'], { tty: true, env });
+    for (let i = 0; i < 200 && !seen.some((x) => x.body.method === 'hang'); i++) await new Promise((r) => setTimeout(r, 25));
+    const r = await running.interrupt();
+    expect(r.code).toBe(130);
+    expect(r.stderr).not.toContain('error');
   });
 
   it('bad params are usage errors (exit 2) and nothing is sent', async () => {
@@ -177,5 +213,25 @@ describe('rpcctl api', () => {
     const missing = await as(['api', 'POST', '/v1/endpoints', '--input', '/nonexistent/body.json']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--input: ENOENT');
+  });
+});
+
+describe('rpcctl rpc through the real gateway, its upstream down', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    // Port 1 refuses connections: every upstream call fails.
+    svc = await startTestService({ networks: [{ slug: 'eth', name: 'Ethereum', environments: [{ slug: 'mainnet', upstreams: ['http://127.0.0.1:1'] }] }] });
+  });
+  afterAll(() => svc?.stop());
+
+  it('says upstream failed without naming the upstream, and points at serve\'s log', async () => {
+    const owner = await svc.merchant();
+    const { endpoint } = await owner.client.createEndpoint({ name: 'down', network_id: svc.store.catalog.networks[0]!.id, env_slug: 'mainnet' });
+    const r = await cli(['rpc', endpoint.uuid, 'eth_blockNumber', '--timeout', '20'], {
+      env: { RPCCTL_GATEWAY_URL: svc.gatewayUrl, PUBLIC_API_BASE: 'http://127.0.0.1:1', RPCCTL_CONFIG_DIR: tempConfigDir() },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: upstream failed \(code -32010, HTTP 502\)\n {2}the gateway does not tell clients about its upstreams; the cause \(host and error\) is in the log of `rpcctl serve` on this machine\n$/);
+    expect(r.stderr).not.toContain('127.0.0.1:1');
   });
 });

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressWatchClient } from '../src/client/index.js';
+import { settingsHint } from '../src/cli/payments/run.js';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { cli, cliStarted, scriptedPrompter, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
 import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
@@ -12,6 +13,7 @@ const lines = (s: string) => s.trim().split('\n').filter(Boolean);
 const ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 const SENDER = `0x${'ab'.repeat(20)}`;
 const ETH = 10n ** 18n;
+const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 
 let chain: FakeEvmChain;
 let t: TestService;
@@ -40,6 +42,7 @@ beforeAll(async () => {
   t = await startTestService({
     networks: [{ slug: 'eth', name: 'Ethereum', environments: [{ slug: 'mainnet', upstreams: [chain.url] }] }],
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
+    payments: { tick_ms: 50 },
   }, { watch: { pollMs: 100 } });
 });
 afterAll(async () => {
@@ -322,6 +325,110 @@ describe('webhook listen', () => {
     const id = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
     await listen.waitFor(/\n/);
     expect(plain(listen.stdout())).toMatch(new RegExp(`^\\S+  \\d\\d:\\d\\d:\\d\\d  payment  eth  #\\d+  in 0x\\w+…\\w+  [\\d.]+ ETH  tx \\S+  \\[test\\]  ${id} attempt 1\\n$`));
+    expect((await listen.interrupt()).code).toBe(0);
+  });
+
+  it('payment-order deliveries show their event, order, status and amount (piped, terminal, --json)', async () => {
+    const { m, env, as } = await merchant();
+    const secret = webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!);
+    const forwardedBefore = app.received.length;
+    const piped = cliStarted(['webhook', 'listen', '--forward-to', app.url], { env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    const url = (await piped.waitFor(/Listening on (\S+)/, 'stderr'))[1]!;
+    await as(['webhook', 'set', '--url', url, '--no-block']);
+    expect((await as(['payments', 'settings', '--xpub', XPUB])).code).toBe(0);
+    const order = JSON.parse((await as(['payments', 'create', '--order-id', 'shop-42', '--network', 'eth', '--amount', '2', '--json'])).stdout);
+    chain.mine([{ from: SENDER, to: order.address, wei: 2n * ETH }]);
+    // Real deliveries from the engine and the worker: seen, then aml_check, then paid.
+    await piped.waitFor(/\tpaid\t/);
+    const rows = lines(piped.stdout()).map((l) => l.split('\t'));
+    expect(rows.map((r) => r[4])).toEqual(['seen', 'aml_check', 'paid']);
+    for (const r of rows) {
+      expect(r[0]).toMatch(new RegExp(`^${order.payment_id}_\\d+$`));
+      expect(r.slice(2, 4)).toEqual(['payment_order', 'eth']);
+      expect(r.slice(5, 9)).toEqual([order.payment_id, 'shop-42', '2', 'ETH']);
+    }
+    expect(rows[2]![9]).toBe('2');
+    expect(piped.stdout()).not.toContain('undefined');
+    await app.waitFor((all) => all.length >= forwardedBefore + 3);
+    expect((await piped.interrupt()).code).toBe(0);
+
+    // The same signed bodies, replayed to a listener on a terminal and to one with --json.
+    const bodies = app.received.slice(forwardedBefore, forwardedBefore + 3);
+    const replay = async (target: string) => {
+      for (const b of bodies) {
+        const headers = Object.fromEntries(['content-type', 'x-timestamp', 'x-signature', 'x-webhook-id', 'x-webhook-attempt'].map((h) => [h, String(b.headers[h])]));
+        const r = await request(target, { method: 'POST', body: b.body, headers });
+        expect(r.statusCode).toBe(200);
+        await r.body.dump();
+      }
+    };
+    const tty = cliStarted(['webhook', 'listen'], { tty: true, columns: 300, env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    await replay((await tty.waitFor(/Listening on (\S+)/, 'stderr'))[1]!);
+    await tty.waitFor(/paid.*\n/);
+    const shown = lines(plain(tty.stdout()));
+    expect(shown).toHaveLength(3);
+    const shape = (event: string) => new RegExp(`^${order.payment_id}_\\d+  \\d\\d:\\d\\d:\\d\\d  order  ${event} +eth  shop-42 ${order.payment_id}  2 ETH  tx 0x[0-9a-f]{64}`);
+    expect(shown[0]).toMatch(shape('seen'));
+    expect(shown[1]).toMatch(shape('aml_check'));
+    expect(shown[2]).toMatch(shape('paid'));
+    expect(shown[2]).toMatch(/  aml \w+ \(\d+(\.\d+)?\)  /);
+    expect(shown[2]).toMatch(new RegExp(`${order.payment_id}_\\d+ attempt 1$`));
+    expect((await tty.interrupt()).code).toBe(0);
+
+    const json = cliStarted(['webhook', 'listen', '--json'], { env: { ...env, RPCCTL_WEBHOOK_SECRET: secret } });
+    await replay((await json.waitFor(/Listening on (\S+)/, 'stderr'))[1]!);
+    await json.waitFor(/"paid"[^\n]*\n/);
+    expect(lines(json.stdout()).map((l) => JSON.parse(l))).toEqual(bodies.map((b) => JSON.parse(b.body)));
+    expect((await json.interrupt()).code).toBe(0);
+
+    // The delivery log at 80 columns, with a failing delivery's error text: no line wraps, the
+    // ids and statuses stay whole, the times are left out before anything else is cut.
+    await as(['webhook', 'set', '--url', 'http://127.0.0.1:1/hooks']);
+    const failing = (await as(['webhook', 'test', '--type', 'payment', '--network', 'eth'])).stdout.trim();
+    const deadline = Date.now() + 10_000;
+    let log: string[][] = [];
+    do log = lines((await as(['webhook', 'deliveries'])).stdout).map((l) => l.split('\t'));
+    while (!(log[0]?.[1] === failing && log[0][6] !== '') && Date.now() < deadline);
+    expect(log).toHaveLength(4);
+    expect(log.every((r) => r.length === 9)).toBe(true);
+    const narrow = await as(['webhook', 'deliveries'], { tty: true, columns: 80 });
+    const table = plain(narrow.stdout).trimEnd().split('\n');
+    expect(table.every((l) => l.length <= 80), table.join('\n')).toBe(true);
+    expect(table[0]).toMatch(/^DELIVERY +WEBHOOK ID +TYPE +STATUS +ATTEMPTS +LAST$/);
+    expect(table).toHaveLength(5);
+    expect(table[1]).toContain(failing);
+    for (const row of table.slice(2)) expect(row).toMatch(new RegExp(`${order.payment_id}_\\d+ .* delivered +1 +200$`));
+    expect(plain(narrow.stderr)).toBe('(NETWORK, NEXT RETRY, CREATED left out at this width; piped output and --json have every column)\n');
+    // A wide terminal shows every column.
+    const wide = await as(['webhook', 'deliveries'], { tty: true, columns: 200 });
+    expect(plain(wide.stdout).split('\n')[0]).toMatch(/NETWORK +STATUS +ATTEMPTS +LAST +NEXT RETRY +CREATED$/);
+    expect(plain(wide.stdout)).toContain('payment_order');
+    expect(wide.stderr).toBe('');
+  });
+
+  it('payments create without a key says the CLI command that sets one, not the API call', async () => {
+    const { as } = await merchant();
+    for (const tty of [false, true]) {
+      const r = await as(['payments', 'create', '--order-id', 'k-1', '--network', 'eth', '--amount', '1'], { tty });
+      expect(r.code).toBe(1);
+      // (On a terminal a slow call's spinner line comes first, cleared.)
+      expect(r.stderr.replace(/^[^\n]*\x1b\[K(?=error)/, '')).toBe('error: address: required, or set an extended public key first (rpcctl payments settings --xpub KEY) to derive one per order\n');
+    }
+    expect(settingsHint('set one first (PUT /v1/payments/settings with xpubs.utxo) to derive')).toBe('set one first (rpcctl payments settings --xpub-utxo KEY) to derive');
+    expect(settingsHint('address: required, or the key does not fit (PUT /v1/payments/settings)')).toBe('address: required, or the key does not fit (rpcctl payments settings)');
+  });
+
+  it('a delivery of a type it does not know still shows its id, type and network', async () => {
+    const secret = 'whsec_test';
+    const listen = cliStarted(['webhook', 'listen'], { env: { RPCCTL_WEBHOOK_SECRET: secret } });
+    const url = (await listen.waitFor(/Listening on (\S+)/, 'stderr'))[1]!;
+    const body = JSON.stringify({ id: 'x_1', type: 'payout_batch', network: 'eth', created_at: '2026-01-01T00:00:00.000Z' });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const { createHmac } = await import('node:crypto');
+    const r = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-timestamp': ts, 'x-signature': createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex') } });
+    await r.body.dump();
+    await listen.waitFor(/\n/);
+    expect(listen.stdout()).toBe('x_1\t2026-01-01T00:00:00.000Z\tpayout_batch\teth\n');
     expect((await listen.interrupt()).code).toBe(0);
   });
 

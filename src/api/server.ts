@@ -45,7 +45,8 @@ export interface ApiServerOptions {
 }
 
 /** What the access log needs of a request, filled in as it is handled. */
-interface RequestLog { id: string; route: string; accountId: number | undefined; started: number }
+/** What the access line tells of a request; `keyPrefix` is the API key's listed prefix, never more of it. */
+interface RequestLog { id: string; route: string; accountId: number | undefined; keyPrefix?: string; started: number }
 
 export interface ApiServer {
   server: Server;
@@ -88,7 +89,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     if (accessLog) {
       res.once('close', () => accessLog.info({
         req_id: rl.id, method: req.method, route: rl.route, status: res.writableFinished ? res.statusCode : 499,
-        duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, ip: clientIp(req, trusted),
+        duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, key_prefix: rl.keyPrefix, ip: clientIp(req, trusted),
       }, 'request'));
     }
     handle(parts, req, res, rl).catch((err: unknown) => answerFailure(parts, err, req, res, rl));
@@ -159,6 +160,7 @@ async function handle(parts: ApiParts, req: IncomingMessage, res: ServerResponse
   rl.route = match.def.path;
   const { key, body } = await authenticate(parts, req, res, { method, path, ip });
   rl.accountId = key.account.id;
+  rl.keyPrefix = key.id.slice(0, 8);
   parts.keyUse.touch(key.id);
 
   const accountWait = await parts.perAccount.take(String(key.account.id), parts.opts.config.limits.api_rpm_per_account);

@@ -29,7 +29,8 @@ export interface CliIO {
   interrupt?: AbortSignal;
 }
 
-export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4 } as const;
+/** 130: ended by Ctrl-C (128 + SIGINT), what a shell reports for an interrupted command. */
+export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4, interrupted: 130 } as const;
 
 /** A failure to report on stderr with the given exit code; no stack trace. */
 export class CliError extends Error {

@@ -56,6 +56,11 @@ export interface Column<T> {
   value: (row: T) => string | number | boolean | null | undefined;
   /** Never truncated to fit the terminal: ids and names, which people copy. */
   keep?: boolean;
+  /**
+   * How much the column matters when the terminal is narrow (default 0): lower ones are cut
+   * first, and a column with a priority below 0 is left out when even cut columns do not fit.
+   */
+  priority?: number;
 }
 
 /** Spaces between table columns on a terminal. */
@@ -67,22 +72,43 @@ const MIN_WIDTH = 6;
  * Column widths that fit `columns`: the widest truncatable column gives way first, down to
  * MIN_WIDTH (or its header); kept columns never shrink. Without a known width, natural widths.
  */
-export function fitWidths(natural: number[], keep: boolean[], minimum: number[], columns: number | undefined): number[] {
+export function fitWidths(natural: number[], keep: boolean[], minimum: number[], columns: number | undefined, priority: number[] = []): number[] {
   const widths = [...natural];
   if (!columns) return widths;
   const available = columns - GAP * (widths.length - 1);
   let total = widths.reduce((a, b) => a + b, 0);
+  const rank = (i: number) => priority[i] ?? 0;
   while (total > available) {
+    // The least useful column gives way first; among equals, the widest.
     let widest = -1;
     for (let i = 0; i < widths.length; i++) {
       if (keep[i] || widths[i]! <= minimum[i]!) continue;
-      if (widest === -1 || widths[i]! > widths[widest]!) widest = i;
+      if (widest === -1 || rank(i) < rank(widest) || (rank(i) === rank(widest) && widths[i]! > widths[widest]!)) widest = i;
     }
     if (widest === -1) break; // nothing left to give: wider than the terminal, as little as possible
     widths[widest]!--;
     total--;
   }
   return widths;
+}
+
+/**
+ * Which columns a terminal `columns` wide shows: while even the narrowest widths do not fit,
+ * the least useful column with a priority below 0 is left out (rather than the table wrapping).
+ */
+export function shownColumns(minimum: number[], priority: number[], columns: number | undefined): boolean[] {
+  const shown = minimum.map(() => true);
+  if (!columns) return shown;
+  const need = () => minimum.reduce((sum, w, i) => sum + (shown[i] ? w + GAP : 0), -GAP);
+  while (need() > columns) {
+    let drop = -1;
+    for (let i = 0; i < minimum.length; i++) {
+      if (shown[i] && priority[i]! < 0 && (drop === -1 || priority[i]! < priority[drop]!)) drop = i;
+    }
+    if (drop === -1) break;
+    shown[drop] = false;
+  }
+  return shown;
 }
 
 /**
@@ -153,18 +179,23 @@ export class Output {
       return;
     }
     const natural = columns.map((col, i) => Math.max(col.header.length, ...cells.map((line) => visibleLength(line[i]!))));
-    const minimum = columns.map((col, i) => Math.min(natural[i]!, Math.max(MIN_WIDTH, col.header.length)));
-    const widths = fitWidths(natural, columns.map((col) => col.keep === true), minimum, this.io.stdout.columns);
+    const minimum = columns.map((col, i) => (col.keep ? natural[i]! : Math.min(natural[i]!, Math.max(MIN_WIDTH, col.header.length))));
+    const priority = columns.map((col) => col.priority ?? 0);
+    const shown = shownColumns(minimum, priority, this.io.stdout.columns);
+    const keepIf = <V>(list: V[]) => list.filter((_v, i) => shown[i]);
+    const widths = fitWidths(keepIf(natural), keepIf(columns.map((col) => col.keep === true)), keepIf(minimum), this.io.stdout.columns, keepIf(priority));
     const Table = requireCjs('cli-table3') as typeof import('cli-table3');
     const table = new Table({
-      head: columns.map((col) => this.c.bold(col.header)),
+      head: keepIf(columns).map((col) => this.c.bold(col.header)),
       colWidths: widths,
       truncate: '…',
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
       chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP) },
     });
-    for (const line of cells) table.push(line);
+    for (const line of cells) table.push(keepIf(line));
     this.print(table.toString().split('\n').map((l) => l.trimEnd()).join('\n'));
+    const hidden = columns.filter((_c, i) => !shown[i]).map((col) => col.header);
+    if (hidden.length) this.note(this.c.dim(`(${hidden.join(', ')} left out at this width; piped output and --json have every column)`));
   }
 
   /** A time in a table: relative on a terminal (`3m ago`), the API's ISO-8601 UTC when piped. */

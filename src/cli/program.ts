@@ -1,4 +1,5 @@
 import { Command, CommanderError, Help, Option } from 'commander';
+import { RpcctlCommand } from './command-class.js';
 import { EXAMPLES } from './examples.js';
 import { CliError, EXIT, flushOutput, type CliIO } from './io.js';
 import { VERSION } from './version.js';
@@ -14,7 +15,32 @@ export interface CommandGroup {
   load: () => Promise<Register>;
   /** Needs every group's definitions to run (completion scripts are made from the whole tree). */
   wholeTree?: boolean;
+  /** Its heading in `rpcctl --help`, as gh groups its commands. */
+  section: Section;
 }
+
+/** The top-level help's headings, in this order. */
+const SECTIONS = {
+  core: 'Core commands:',
+  payments: 'Payments commands:',
+  service: 'Service commands (run on the service\'s machine):',
+  additional: 'Additional commands:',
+} as const;
+type Section = keyof typeof SECTIONS;
+const SECTION_ORDER: readonly string[] = Object.values(SECTIONS);
+
+/** The end of `rpcctl --help`: the tour in four lines, then where to read on. */
+const ROOT_HELP_AFTER = `
+Examples:
+  rpcctl serve --dev                 # in another terminal: a local service
+  rpcctl init --local
+  rpcctl endpoints create --name main --network eth --env mainnet
+  rpcctl rpc main eth_blockNumber
+  rpcctl events --follow
+
+Learn more:
+  Use \`rpcctl <command> <subcommand> --help\` for more information about a command.
+  Read the manual in docs/cli.md (the README starts with a tour).`;
 
 /**
  * The command groups, in help order. Adding one is one entry here plus its definitions file
@@ -22,19 +48,19 @@ export interface CommandGroup {
  * first word names: start-up is most of a short command, and each definitions module costs it.
  */
 export const GROUPS: readonly CommandGroup[] = [
-  { commands: ['init'], load: async () => (await import('./init/command.js')).registerInit },
-  { commands: ['auth'], load: async () => (await import('./auth/command.js')).registerAuth },
-  { commands: ['profile'], load: async () => (await import('./profile/command.js')).registerProfile },
-  { commands: ['account', 'usage', 'networks'], load: async () => (await import('./account/command.js')).registerAccount },
-  { commands: ['endpoints', 'ep'], load: async () => (await import('./endpoints/command.js')).registerEndpoints },
-  { commands: ['watch', 'events'], load: async () => (await import('./watch/command.js')).registerWatch },
-  { commands: ['webhook'], load: async () => (await import('./webhook/command.js')).registerWebhook },
-  { commands: ['payments'], load: async () => (await import('./payments/command.js')).registerPayments },
-  { commands: ['rpc'], load: async () => (await import('./rpc/command.js')).registerRpc },
-  { commands: ['api'], load: async () => (await import('./api/command.js')).registerApi },
-  { commands: ['serve'], load: async () => (await import('./serve/command.js')).registerServe },
-  { commands: ['admin'], load: async () => (await import('./admin/command.js')).registerAdmin },
-  { commands: ['completion', '__complete'], load: async () => (await import('./completion/command.js')).registerCompletion, wholeTree: true },
+  { commands: ['init'], load: async () => (await import('./init/command.js')).registerInit, section: 'core' },
+  { commands: ['auth'], load: async () => (await import('./auth/command.js')).registerAuth, section: 'core' },
+  { commands: ['profile'], load: async () => (await import('./profile/command.js')).registerProfile, section: 'additional' },
+  { commands: ['account', 'usage', 'networks'], load: async () => (await import('./account/command.js')).registerAccount, section: 'core' },
+  { commands: ['endpoints', 'ep'], load: async () => (await import('./endpoints/command.js')).registerEndpoints, section: 'core' },
+  { commands: ['watch', 'events'], load: async () => (await import('./watch/command.js')).registerWatch, section: 'core' },
+  { commands: ['webhook'], load: async () => (await import('./webhook/command.js')).registerWebhook, section: 'core' },
+  { commands: ['payments'], load: async () => (await import('./payments/command.js')).registerPayments, section: 'payments' },
+  { commands: ['rpc'], load: async () => (await import('./rpc/command.js')).registerRpc, section: 'core' },
+  { commands: ['api'], load: async () => (await import('./api/command.js')).registerApi, section: 'additional' },
+  { commands: ['serve'], load: async () => (await import('./serve/command.js')).registerServe, section: 'service' },
+  { commands: ['admin'], load: async () => (await import('./admin/command.js')).registerAdmin, section: 'service' },
+  { commands: ['completion', '__complete'], load: async () => (await import('./completion/command.js')).registerCompletion, wholeTree: true, section: 'additional' },
 ];
 
 /**
@@ -44,7 +70,7 @@ export const GROUPS: readonly CommandGroup[] = [
  * command, `help`, a typo that wants a suggestion) gets the whole tree.
  */
 export async function buildProgram(io: CliIO, argv?: readonly string[]): Promise<Command> {
-  const program = new Command('rpcctl')
+  const program = new RpcctlCommand('rpcctl')
     .description('Managed JSON-RPC nodes: the service and the command line that drives it')
     .version(VERSION, '-v, --version')
     .addOption(new Option('--json', 'print API objects as JSON (for scripts)'))
@@ -61,6 +87,12 @@ export async function buildProgram(io: CliIO, argv?: readonly string[]): Promise
     .exitOverride();
   program.configureHelp({
     sortSubcommands: false,
+    // The top level's sections in SECTIONS order, whatever order the groups load in.
+    groupItems<T extends Command | Option>(this: Help, unsorted: T[], visible: T[], getGroup: (item: T) => string): Map<string, T[]> {
+      const groups = (Help.prototype.groupItems<T>).call(this, unsorted, visible, getGroup);
+      const rank = (heading: string) => (SECTION_ORDER.includes(heading) ? SECTION_ORDER.indexOf(heading) : -1);
+      return new Map([...groups].filter(([, items]) => items.length > 0).sort(([a], [b]) => rank(a) - rank(b)));
+    },
     // Like gh: a subcommand's help also lists the flags every command takes.
     showGlobalOptions: true,
     optionDescription(option) {
@@ -72,7 +104,14 @@ export async function buildProgram(io: CliIO, argv?: readonly string[]): Promise
   const word = argv && commandWord(program, argv);
   const named = word === undefined ? undefined : GROUPS.find((g) => g.commands.includes(word));
   const groups = named && !named.wholeTree ? [named] : isVersionOnly(argv) ? [] : GROUPS;
-  for (const register of await Promise.all(groups.map((g) => g.load()))) register(program, io);
+  const loaded = await Promise.all(groups.map((g) => g.load()));
+  loaded.forEach((register, i) => {
+    const before = program.commands.length;
+    register(program, io);
+    for (const cmd of program.commands.slice(before)) cmd.helpGroup(SECTIONS[groups[i]!.section]);
+  });
+  program.commandsGroup(SECTIONS.additional).helpCommand(true);
+  program.addHelpText('after', ROOT_HELP_AFTER);
   program.commands.forEach(function addExamples(cmd: Command, _i: number, _all: readonly Command[], path = cmd.name()) {
     const examples = EXAMPLES[path];
     if (examples) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}`);

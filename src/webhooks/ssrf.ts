@@ -27,6 +27,8 @@ unroutable.addSubnet('ff00::', 8, 'ipv6');
  * ORCHID, the 6to4 relay anycast...). These of its range names are internal networks, which
  * `allow_private_urls` opens for local development; every other name but `unicast` is refused.
  */
+/** What an address `allow_private_urls` (serve --dev) opens is called in a refusal. */
+const INTERNAL = 'a loopback, private or link-local address';
 const INTERNAL_RANGES = new Set(['loopback', 'private', 'linkLocal', 'carrierGradeNat', 'uniqueLocal', 'deprecatedSiteLocal']);
 
 /** IANA allocates global unicast IPv6 only from 2000::/3; ipaddr.js calls the rest of the space `unicast` too. */
@@ -78,13 +80,13 @@ export function blockedReason(address: string, allowPrivate: boolean): string | 
     if (v4 !== undefined) {
       const reason = blockedReason(v4, allowPrivate);
       if (reason) return `${ip} (${reason})`;
-      if (!allowPrivate && isNat64(ip)) return `${ip} is a loopback, private or link-local address (NAT64)`;
+      if (!allowPrivate && isNat64(ip)) return `${ip} is ${INTERNAL} (NAT64)`;
       return undefined;
     }
   }
   const range = specialRange(ip, family as 4 | 6);
   if (range === 'unicast') return undefined;
-  if (INTERNAL_RANGES.has(range)) return allowPrivate ? undefined : `${ip} is a loopback, private or link-local address`;
+  if (INTERNAL_RANGES.has(range)) return allowPrivate ? undefined : `${ip} is ${INTERNAL}`;
   return `${ip} is in a special-purpose range (${range}, IANA registry) and not a routable unicast address`;
 }
 
@@ -103,7 +105,14 @@ export async function checkWebhookUrl(url: URL, allowPrivate: boolean): Promise<
   const addresses = isIP(host) ? [host] : await resolveAll(host);
   for (const a of addresses) {
     const reason = blockedReason(a, allowPrivate);
-    if (reason) throw new BlockedDestinationError(`${url.hostname} resolves to ${reason}; webhooks go to public addresses only`);
+    if (!reason) continue;
+    // An IP literal needs no "resolves to"; an internal address says how to allow it, since a
+    // developer meets this with a local receiver (the operator's switch, never the merchant's).
+    const what = a === host ? reason : `${url.hostname} resolves to ${reason}`;
+    const allow = reason.includes(INTERNAL)
+      ? 'webhooks to loopback/private addresses are allowed only when the service runs with --dev (webhooks.allow_private_urls)'
+      : 'webhooks go to public addresses only';
+    throw new BlockedDestinationError(`${what}; ${allow}`);
   }
 }
 

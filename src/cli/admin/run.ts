@@ -11,7 +11,7 @@ import { CliError, usageError, type CliIO } from '../io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
 } from '../../cabinet/credentials.js';
-import { readSecret } from '../prompts.js';
+import { canPrompt, readSecret } from '../prompts.js';
 import { Output } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
 
@@ -65,9 +65,17 @@ function credentialsUsage<T>(fn: () => T): T {
   }
 }
 
+/**
+ * A new cabinet password: from stdin in scripts; on a terminal, typed twice, since a typo
+ * in a masked field would lock the account's owner out with a password nobody knows.
+ */
 async function readPassword(io: CliIO): Promise<string> {
   const password = await readSecret(io, 'Cabinet password', 'give the password on stdin (or run on a terminal to be asked)');
   credentialsUsage(() => checkPassword(password));
+  if (canPrompt(io)) {
+    const again = await readSecret(io, 'Cabinet password (again)', 'the password again');
+    if (again !== password) throw usageError('the two passwords differ; nothing was changed');
+  }
   return password;
 }
 

@@ -1,9 +1,9 @@
-import { AbortedError } from '../../client/errors.js';
+import { AbortedError, ApiError } from '../../client/errors.js';
 import { PaymentsClient, type Payment } from '../../client/payments.js';
 import type { CommandImpl } from '../action.js';
 import { withApi, type ApiContext } from '../context.js';
 import { interruptOf, sleep } from '../interrupt.js';
-import { usageError, type CliIO } from '../io.js';
+import { CliError, usageError, type CliIO } from '../io.js';
 import type { Output } from '../output.js';
 import type { GlobalOptions } from '../globals.js';
 import { confirmOrYes } from '../prompts.js';
@@ -34,6 +34,16 @@ function show(out: Output, p: Payment): void {
 /** "3000.5 USD/ETH (http, 2026-11-26T04:50:00.000Z)": the rate a fiat-priced order was converted at. */
 const rateLine = (p: Payment) => `${p.rate} ${p.price_currency}/${p.asset_symbol} (${p.rate_source}, ${p.rate_at})`;
 
+/** The settings flag for each chain family's key (`xpubs.evm` in the API). */
+const XPUB_FLAG: Record<string, string> = { evm: '--xpub', utxo: '--xpub-utxo', tron: '--xpub-tron' };
+
+/** The API's "set a key first (PUT /v1/payments/settings ...)", said as the command that does it here. */
+export function settingsHint(message: string): string {
+  return message
+    .replace(/\(PUT \/v1\/payments\/settings with xpubs\.(\w+)\)/, (_m, family: string) => `(rpcctl payments settings ${XPUB_FLAG[family] ?? '--xpub'} KEY)`)
+    .replace(/\(PUT \/v1\/payments\/settings\)/, '(rpcctl payments settings)');
+}
+
 export const create: CommandImpl<{
   orderId: string; network: string; amount?: string; price?: string; currency?: string; asset?: string; address?: string; expiresIn?: string; webhookUrl?: string; metadata?: string;
 }> = (io, opts) => {
@@ -54,6 +64,9 @@ export const create: CommandImpl<{
       order_id: opts.orderId, network_slug: opts.network, amount: opts.amount, price_amount: opts.price, price_currency: opts.currency,
       asset: opts.asset, address: opts.address,
       expires_in: expiresIn, webhook_url: opts.webhookUrl, metadata,
+    }).catch((err: unknown) => {
+      const hinted = err instanceof ApiError ? settingsHint(err.message) : undefined;
+      throw hinted !== undefined && hinted !== (err as Error).message ? new CliError(hinted) : err;
     });
     if (out.json) return out.printJson({ ...payment, created });
     out.print(payment.payment_id);

@@ -1,7 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { CommandImpl } from '../action.js';
-import { envValue, withApi } from '../context.js';
+import { envValue, timeoutMsOf, withApi } from '../context.js';
+import { interruptOf } from '../interrupt.js';
+import { Spinner } from '../spinner.js';
 import { ProfileStore } from '../profiles.js';
 import type { GlobalOptions } from '../globals.js';
 import { resolveEndpoint } from '../endpoint-ref.js';
@@ -66,29 +68,48 @@ async function endpointUrl(io: CliIO, opts: GlobalOptions, ref: string): Promise
   return (await withApi(io, opts, ({ api }) => resolveEndpoint(api, ref))).url;
 }
 
+/** Loopback hosts: a gateway there is the `rpcctl serve` on this machine, whose log says more. */
+function isLocal(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\./.test(host);
+}
+
+/** Where the cause of a failed upstream call is: never in the answer (upstream URLs hold provider keys). */
+const UPSTREAM_HINT = 'the gateway does not tell clients about its upstreams; the cause (host and error) is in the log of `rpcctl serve` on this machine';
+
 /**
  * Not retried: a JSON-RPC POST may not be idempotent (eth_sendRawTransaction), and the
  * gateway's 429 means "this second is full" — the caller decides whether to try again.
+ * The call ends within --timeout; Ctrl-C ends it at once with 130, as a shell expects.
  */
 export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> = async (io, opts) => {
   const { method } = opts;
   const params = parseParams(opts.params);
+  const timeoutMs = timeoutMsOf(opts);
   const endpoint = { url: await endpointUrl(io, opts, opts.ref) };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const dispatcher = new Agent({ connect: { lookup: loopbackLookup as never } });
+  const interrupt = interruptOf(io);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  // The spinner clears its line when the call ends, so an error after it starts a line of its own.
+  const endSpinner = new Spinner(io.stderr).start(`${method} ${new URL(endpoint.url).host}`);
   let status: number;
   let text: string;
   try {
     const res = await request(endpoint.url, {
-      method: 'POST', body, dispatcher,
+      method: 'POST', body, dispatcher, signal: AbortSignal.any([interrupt.signal, timeout]),
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      headersTimeout: 30_000, bodyTimeout: 30_000,
+      headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
     });
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {
+    if (interrupt.signal.aborted) throw new CliError('', EXIT.interrupted);
+    if (timeout.aborted) throw new CliError(`no answer from ${endpoint.url} within ${timeoutMs / 1000} s (wait longer with --timeout SECONDS)`);
     throw new CliError(`cannot reach ${endpoint.url}: ${(err as Error).message}`);
   } finally {
+    endSpinner();
+    interrupt.dispose();
     await dispatcher.close();
   }
   let reply: JsonRpcResponse | undefined;
@@ -101,12 +122,13 @@ export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> 
   if (out.json && reply) out.printJson(reply);
   // The gateway's 403 (IP not allowed, endpoint paused) is an access refusal, as on the API.
   const exitCode = status === 401 || status === 403 ? EXIT.auth : EXIT.error;
+  const hint = status === 502 && isLocal(endpoint.url) ? `\n  ${UPSTREAM_HINT}` : '';
   if (reply?.error) {
     const e = reply.error;
-    throw new CliError(`${e.message ?? 'JSON-RPC error'} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${JSON.stringify(e.data)}`}`, exitCode);
+    throw new CliError(`${e.message ?? 'JSON-RPC error'} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${JSON.stringify(e.data)}`}${hint}`, exitCode);
   }
   if (status < 200 || status >= 300 || !reply || !('result' in reply)) {
-    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}`, exitCode);
+    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}${hint}`, exitCode);
   }
   // A bare string (a block number, a hash) prints without quotes, for `$(rpcctl rpc ...)`.
   if (!out.json) typeof reply.result === 'string' ? out.print(reply.result) : out.printJson(reply.result);

@@ -75,6 +75,8 @@ export const status: CommandImpl = (io, opts) => withWatch(io, opts, async ({ wa
 
 /** The feed's page size limit. */
 const MAX_PAGE = 500;
+/** Longest Retry-After the follower honours in one wait: the API's windows are a minute. */
+const RATE_LIMIT_WAIT_CAP_MS = 65_000;
 
 export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; network?: string; after?: string; limit?: string; interval: string }> = (io, opts) => {
   const limit = positiveInt('--limit', opts.limit) ?? (opts.follow ? Infinity : 100);
@@ -115,6 +117,14 @@ export const events: CommandImpl<{ follow?: boolean; type?: WatchEventType; netw
         lost = undefined;
         return result;
       } catch (err) {
+        // Other traffic on the account (another command, the app) can use up its per-minute
+        // API limit: the follower waits as the 429's Retry-After says and goes on from its cursor.
+        if (err instanceof ApiError && err.status === 429) {
+          const waitMs = Math.min(RATE_LIMIT_WAIT_CAP_MS, (err.retryAfter ?? 1) * 1000);
+          out.note(`${err.message} (the account's API limit); following again in ${Math.ceil(waitMs / 1000)} s (Ctrl-C to stop)`);
+          await sleep(waitMs, signal);
+          return undefined;
+        }
         if (!(err instanceof NetworkError || (err instanceof ApiError && err.status >= 500) || err instanceof TimeoutError)) throw err;
         lost ??= { since: Date.now(), attempt: 0 };
         const waitMs = Math.min(30_000, 1000 * 2 ** lost.attempt++);

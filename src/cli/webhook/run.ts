@@ -1,4 +1,4 @@
-import type { DeliveryStatus, WatchEvent, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
+import type { DeliveryStatus, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
 import type { CommandImpl } from '../action.js';
 import { envValue } from '../context.js';
 import { aborted, interruptOf } from '../interrupt.js';
@@ -8,7 +8,8 @@ import { Output } from '../output.js';
 import { ProfileStore, secretHint } from '../profiles.js';
 import { readSecret } from '../prompts.js';
 import { positiveInt, withWatch } from '../watch/run.js';
-import { printEvent, renderWebhook } from '../watch/view.js';
+import { renderWebhook } from '../watch/view.js';
+import { printDelivery } from './view.js';
 
 export const get: CommandImpl = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
   const { ok: _ok, ...w } = await watch.webhook();
@@ -72,15 +73,17 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
     if (out.json) return out.printJson(r.deliveries);
     const statusText = (s: string) => (s === 'delivered' ? out.c.green(s) : s === 'pending' ? out.c.yellow(s) : out.c.red(s));
     out.table(r.deliveries, [
+      // On a narrow terminal the ids and the status stay whole; the error text is cut before
+      // the type; the times, then the network, are left out (piped output and --json keep all).
       { header: 'DELIVERY', value: (d) => d.delivery_id, keep: true },
       { header: 'WEBHOOK ID', value: (d) => d.webhook_id, keep: true },
-      { header: 'TYPE', value: (d) => d.type },
-      { header: 'NETWORK', value: (d) => d.network },
-      { header: 'STATUS', value: (d) => statusText(d.status) },
-      { header: 'ATTEMPTS', value: (d) => d.attempt_count },
+      { header: 'TYPE', value: (d) => d.type, priority: 1 },
+      { header: 'NETWORK', value: (d) => d.network, priority: -1 },
+      { header: 'STATUS', value: (d) => statusText(d.status), keep: true },
+      { header: 'ATTEMPTS', value: (d) => d.attempt_count, priority: 2 },
       { header: 'LAST', value: (d) => d.last_status_code ?? d.last_error ?? '' },
-      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at) },
-      { header: 'CREATED', value: (d) => out.when(d.created_at) },
+      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at), priority: -3 },
+      { header: 'CREATED', value: (d) => out.when(d.created_at), priority: -2 },
     ], 'No deliveries yet. Send a sample: rpcctl webhook test --type payment --network NETWORK');
     if (r.next_before && r.deliveries.length === limit) out.note(`Older: rpcctl webhook deliveries --before ${r.next_before}`);
   });
@@ -108,7 +111,7 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
   try {
     const receiver = await startWebhookReceiver({
       secret, host: opts.host, port, forwardTo: opts.forwardTo,
-      onEvent: (r) => printEvent(out, r.event as unknown as WatchEvent, { webhookId: r.webhookId, attempt: r.attempt }),
+      onEvent: (r) => printDelivery(out, r.event, { webhookId: r.webhookId, attempt: r.attempt }),
       onRejected: (reason, headers) => {
         out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${headers['x-webhook-id']})` : ''}: ${reason}`);
         // A wrong secret fails every delivery the same way: say once where the right one comes from.
