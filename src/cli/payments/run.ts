@@ -1,4 +1,5 @@
 import { AbortedError, ApiError } from '../../client/errors.js';
+import { DEFAULT_FAMILY } from '../../chains/traits.js';
 import { PaymentsClient, type Payment } from '../../client/payments.js';
 import type { CommandImpl } from '../action.js';
 import { withApi, type ApiContext } from '../context.js';
@@ -34,13 +35,13 @@ function show(out: Output, p: Payment): void {
 /** "3000.5 USD/ETH (http, 2026-11-26T04:50:00.000Z)": the rate a fiat-priced order was converted at. */
 const rateLine = (p: Payment) => `${p.rate} ${p.price_currency}/${p.asset_symbol} (${p.rate_source}, ${p.rate_at})`;
 
-/** The settings flag for each chain family's key (`xpubs.evm` in the API). */
-const XPUB_FLAG: Record<string, string> = { evm: '--xpub', utxo: '--xpub-utxo', tron: '--xpub-tron' };
+/** The settings flag of a family's key (`xpubs.utxo` in the API): `--xpub-utxo`, the default family's plain `--xpub`. */
+const xpubFlag = (family: string) => (family === DEFAULT_FAMILY ? '--xpub' : `--xpub-${family}`);
 
 /** The API's "set a key first (PUT /v1/payments/settings ...)", said as the command that does it here. */
 export function settingsHint(message: string): string {
   return message
-    .replace(/\(PUT \/v1\/payments\/settings with xpubs\.(\w+)\)/, (_m, family: string) => `(rpcctl payments settings ${XPUB_FLAG[family] ?? '--xpub'} KEY)`)
+    .replace(/\(PUT \/v1\/payments\/settings with xpubs\.(\w+)\)/, (_m, family: string) => `(rpcctl payments settings ${xpubFlag(family)} KEY)`)
     .replace(/\(PUT \/v1\/payments\/settings\)/, '(rpcctl payments settings)');
 }
 
