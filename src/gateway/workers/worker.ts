@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { Catalog } from '../../store/catalog.js';
 import { EndpointTable } from '../registry.js';
 import { SharedWindows } from '../rps-shared.js';
-import { UpstreamDirectory } from '../upstreams/index.js';
+import { networkPolicy, upstreamOptions, UpstreamDirectory } from '../upstreams/index.js';
 import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
@@ -152,8 +152,8 @@ function openUpstreams(catalog: Catalog, gm: GatewayMetrics): UpstreamDirectory 
     return env ? networkLabels(env) : UNKNOWN_NETWORK;
   };
   return new UpstreamDirectory(
-    { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
-    (envId) => config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)?.max_lag_blocks,
+    upstreamOptions(g, log),
+    (envId) => networkPolicy(config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)),
     { metrics: gm, labelsOf },
   );
 }
