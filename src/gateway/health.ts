@@ -69,6 +69,14 @@ export class UpstreamHealth {
   }
 
   /**
+   * Its back-off from client failures has passed and no trial is in flight: the next client call
+   * should be its trial (selection puts it first), or it would never get one while others serve.
+   */
+  trialDue(now: number): boolean {
+    return this.clientBackoff && this.consecutiveFailures > 0 && this.downUntil <= now && this.trialUntil <= now;
+  }
+
+  /**
    * Called when a client call is about to go to it: if its back-off from client failures has
    * passed, this call is the half-open trial, and the upstream counts as down until it settles
    * (or `timeoutMs` has passed, should the call end without a verdict, e.g. cancelled).
@@ -95,11 +103,16 @@ export class UpstreamHealth {
     this.requests++;
     this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + ALPHA * (latencyMs - this.latencyMs);
     this.errorRate -= ALPHA * this.errorRate;
+    this.closed();
+    this.#samples[this.#sampleCount++ % WINDOW] = latencyMs;
+  }
+
+  /** No back-off any more: it answered (here, or another gateway worker's trial call). */
+  closed(): void {
     this.consecutiveFailures = 0;
     this.downUntil = 0;
     this.clientBackoff = false;
     this.trialUntil = 0;
-    this.#samples[this.#sampleCount++ % WINDOW] = latencyMs;
   }
 
   /**
@@ -164,14 +177,15 @@ export class UpstreamHealth {
 }
 
 /**
- * The order to try upstreams in: healthy ones by score; for calls that depend on the chain head,
- * those lagging more than `maxLag` blocks after them; down ones last (soonest back first), so a
- * full outage still answers with an upstream's error.
+ * The order to try upstreams in: one due a half-open trial first (its failure moves the call on
+ * to the next), then healthy ones by score; for calls that depend on the chain head, those
+ * lagging more than `maxLag` blocks after them; down ones last (soonest back first), so a full
+ * outage still answers with an upstream's error.
  */
 export function rank<T extends UpstreamHealth>(ups: readonly T[], needsHead: boolean, maxLag: number): T[] {
   if (ups.length === 1) return [ups[0]!];
   const now = Date.now();
-  const tier = (u: T): number => (u.blockedUntil() > now ? 2 : needsHead && u.lag() > maxLag ? 1 : 0);
+  const tier = (u: T): number => (u.blockedUntil() > now ? 2 : needsHead && u.lag() > maxLag ? 1 : u.trialDue(now) ? -1 : 0);
   return [...ups].sort((a, b) => tier(a) - tier(b) || (tier(a) === 2 ? a.blockedUntil() - b.blockedUntil() : a.score() - b.score()));
 }
 
