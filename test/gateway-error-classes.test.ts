@@ -34,6 +34,9 @@ describe('the JSON-RPC error table (docs/gateway.md)', () => {
     expect(table.judge(batch)?.class).toBe('upstream');
     // Learning is per method: a batch's -32601 is answered as it is.
     expect(table.judge(Buffer.from(JSON.stringify([{ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'method not found' } }])))).toBeUndefined();
+    // Key order is the node's.
+    expect(table.judge(Buffer.from('{"error":{"code":-32005,"message":"limit"},"id":1,"jsonrpc":"2.0"}'))?.class).toBe('upstream');
+    expect(table.judge(Buffer.from('{"jsonrpc":"2.0","id":"error","result":"0xrr"}'))).toBeUndefined();
     // A result that merely contains the word is not an error.
     expect(table.judge(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"calls":[{"error":"execution reverted"}]}}'))).toBeUndefined();
   });
