@@ -34,6 +34,9 @@ describe('the JSON-RPC error table (docs/gateway.md)', () => {
     expect(table.judge(batch)?.class).toBe('upstream');
     // Learning is per method: a batch's -32601 is answered as it is.
     expect(table.judge(Buffer.from(JSON.stringify([{ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'method not found' } }])))).toBeUndefined();
+    // JSON-RPC 1.0 (Bitcoin Core) sends `"error": null` with every result.
+    expect(table.judge(Buffer.from('{"result":"00ab","error": null,"id":1}'))).toBeUndefined();
+    expect(table.judge(Buffer.from('{"result":null,"error":{"code":-28,"message":"Loading block index..."},"id":1}'))?.class).toBe('upstream');
     // Key order is the node's.
     expect(table.judge(Buffer.from('{"error":{"code":-32005,"message":"limit"},"id":1,"jsonrpc":"2.0"}'))?.class).toBe('upstream');
     expect(table.judge(Buffer.from('{"jsonrpc":"2.0","id":"error","result":"0xrr"}'))).toBeUndefined();

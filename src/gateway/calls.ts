@@ -299,7 +299,7 @@ export class CallHandler {
       if (!json || res.status >= 300) return { kind: 'raw', status: res.status, body: text, contentType: res.contentType };
       if (json.result === null && NULL_MAY_LAG.has(call.method)) {
         floor ??= res.upstream.head ?? 0;
-        if (set.upstreams.some((u) => further(u) && !u.down)) continue;
+        if (set.upstreams.some((u) => further(u) && !u.down && u.methods.serves(call.method))) continue;
       }
       return { kind: 'json', status: res.status, body: text, json, contentType: res.contentType };
     }
