@@ -161,13 +161,13 @@ export class UpstreamCallHandler implements UpstreamResponse, Dispatcher.Dispatc
     this.#resolve = undefined;
     const up = this.upstream;
     let err: UpstreamError;
+    // Only client calls are judged (the probe's carry no JSON-RPC method).
     if (verdict.class === 'method') {
       // It answered, and quickly: healthy, it just lacks the method (the set learns that).
-      if (this.#req.probe) up.probeOk(ms);
-      else up.ok(ms);
+      up.ok(ms);
       err = new UpstreamError('method', new Error(verdict.detail));
     } else {
-      up.markFailed('rpc_error', verdict.detail, !this.#req.probe);
+      up.markFailed('rpc_error', verdict.detail);
       err = new UpstreamError(false, new Error(verdict.detail));
     }
     err.answer = this;
