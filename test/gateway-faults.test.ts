@@ -127,6 +127,8 @@ describe('JSON-RPC errors over HTTP 200 (finding 1)', () => {
     expect(clientCalls(sick, 'eth_blockNumber')).toBeLessThanOrEqual(2);
     expect(clientCalls(well, 'eth_blockNumber')).toBe(10);
     await expect.poll(() => upstreamsOf(1)[0]!.last_error, { timeout: 5000 }).toBe('JSON-RPC -32000 internal error');
+    const text = await (await request(`${t.metricsUrl!}/metrics`)).body.text();
+    expect(text).toMatch(new RegExp(`rpcctl_upstream_failures_total\\{network="cls",env="main",upstream="${sick.url}",reason="rpc_error"\\} [12]\\b`));
   });
 
   it('when every upstream answers a node error, the client gets the last one\'s answer with its id', async () => {
