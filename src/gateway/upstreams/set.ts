@@ -77,9 +77,10 @@ export class UpstreamSet {
     const q = this.#opts.hedgeQuantile;
     if (hints.idempotent && q !== undefined && order.length > 1 && !order[1]!.down) {
       const delay = order[0]!.latencyQuantile(q);
-      if (delay !== undefined) {
+      const timeout = this.#timeoutFor(deadline);
+      if (delay !== undefined && timeout !== 0) {
         try {
-          return await hedged(order[0]!, order[1]!, req, delay, judge, this.#timeoutFor(deadline), (up, err) => this.#failedTry(up, req, err, tries));
+          return await hedged(order[0]!, order[1]!, req, delay, judge, timeout, (up, err) => this.#failedTry(up, req, err, tries));
         } catch (err) {
           if (req.signal?.aborted) throw err;
           i = 2;
