@@ -170,7 +170,7 @@ describe('upstream selection by health, latency and lag', () => {
 
 describe('lag tolerance per network', () => {
   it('a network\'s max_lag_blocks overrides the gateway\'s', async () => {
-    const dir = new UpstreamDirectory({ timeoutMs: 1000, maxLagBlocks: 5, hedgeQuantile: undefined }, (envId) => (envId === 2 ? 50 : undefined));
+    const dir = new UpstreamDirectory({ timeoutMs: 1000, maxLagBlocks: 5, hedgeQuantile: undefined }, (envId) => (envId === 2 ? { maxLagBlocks: 50 } : undefined));
     expect(dir.for(1, ['http://127.0.0.1:1']).maxLagBlocks).toBe(5);
     expect(dir.for(2, ['http://127.0.0.1:1']).maxLagBlocks).toBe(50);
     await dir.close();

@@ -84,6 +84,11 @@ function checkConsistency(config: Config, source: string): void {
       }
     });
     const envSlugs = new Set<string>();
+    const urls = new Set(n.environments.flatMap((e) => e.upstreams));
+    // The key is not shown: an upstream URL may hold a provider key.
+    Object.keys(n.upstream_methods ?? {}).forEach((u, k) => {
+      if (!urls.has(u)) fail(`networks[${i}].upstream_methods: key ${k + 1} is not one of the network's upstream URLs`);
+    });
     n.environments.forEach((e, j) => {
       if (envSlugs.has(e.slug)) fail(`networks[${i}].environments[${j}].slug: duplicate environment "${e.slug}"`);
       envSlugs.add(e.slug);

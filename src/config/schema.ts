@@ -33,6 +33,26 @@ export const environmentSchema = z.strictObject({
   }).optional(),
 });
 
+const regex = z.string().min(1).max(500).refine((r) => {
+  try {
+    new RegExp(r, 'i');
+    return true;
+  } catch {
+    return false;
+  }
+}, { message: 'must be a regular expression' });
+
+/** `networks[].error_classes[]`: whose fault a JSON-RPC error is (docs/gateway.md, "Errors the nodes answer"). */
+const errorClassSchema = z.strictObject({
+  code: z.number().int().optional(),
+  /** Case-insensitive regular expression on the error's message. */
+  message: regex.optional(),
+  class: z.enum(['upstream', 'caller', 'method']),
+}).refine((r) => r.code !== undefined || r.message !== undefined, { message: 'give code, message or both' });
+
+/** Method names or patterns with `*` (`debug_*`). */
+const methodPatterns = z.array(z.string().regex(/^[A-Za-z0-9_*]+$/, 'letters, digits, _ and * only').max(100)).max(200);
+
 export const networkSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
@@ -56,6 +76,10 @@ export const networkSchema = z.strictObject({
   max_logs_results: z.number().int().min(1).default(10_000),
   /** Overrides `gateway.max_lag_blocks` for this network (fast chains drift more blocks between probes). */
   max_lag_blocks: z.number().int().min(0).optional(),
+  /** JSON-RPC error classes checked before the built-in table (its nodes' own dialect). */
+  error_classes: z.array(errorClassSchema).max(100).optional(),
+  /** Which methods an upstream serves, by its URL exactly as in `environments[].upstreams`. */
+  upstream_methods: z.record(z.string().url(), z.strictObject({ allow: methodPatterns.optional(), deny: methodPatterns.optional() })).optional(),
 });
 
 export const planSchema = z.strictObject({
@@ -134,6 +158,10 @@ export const configSchema = z.strictObject({
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
     max_batch: z.number().int().min(1).default(100),
     upstream_timeout_ms: z.number().int().min(100).default(10_000),
+    /** One deadline per client call across all its tries (answered -32011 when it passes); null: 2.5 × upstream_timeout_ms. */
+    upstream_deadline_ms: z.number().int().min(100).nullable().default(null),
+    /** How long an upstream that answered "method not found" is skipped for that method. */
+    unsupported_method_ttl_ms: z.number().int().min(1000).default(600_000),
     /** How often each environment's node is asked for its version and block height. */
     probe_interval_ms: z.number().int().min(100).default(15_000),
     /**
@@ -159,7 +187,7 @@ export const configSchema = z.strictObject({
     max_logs_response_bytes: z.number().int().min(1024).default(32 * 1024 * 1024),
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
-    trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, probe_interval_ms: 15_000,
+    trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, upstream_deadline_ms: null, unsupported_method_ttl_ms: 600_000, probe_interval_ms: 15_000,
     registry_reload_ms: 1000, workers: availableParallelism(), ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
     max_lag_blocks: 5, hedge_quantile: null, cache_max_bytes: 64 * 1024 * 1024, max_logs_response_bytes: 32 * 1024 * 1024,
   }),

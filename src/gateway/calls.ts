@@ -129,7 +129,8 @@ export class CallHandler {
     }
     const set = this.#upstreams.for(env.id, env.upstreams);
     const body = Buffer.from(JSON.stringify(rest.map((i) => parsed.valid[i])));
-    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' }, { needsHead: true });
+    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: '' },
+      { needsHead: true, methods: rest.map((i) => parsed.calls[i]!.method) });
     const text = await readCapped(res.body, this.#maxBytes);
     const hitCalls = parsed.calls.filter((_, i) => !rest.includes(i));
     const restCalls = rest.map((i) => parsed.calls[i]!);
@@ -282,9 +283,11 @@ export class CallHandler {
     // The head of the first node that answered null: any node further ahead may know better.
     let floor: number | undefined;
     const further = (u: Upstream) => !tried.has(u) && (u.head ?? 0) > (floor ?? 0);
+    // The asking again is a try of the same client call: within its deadline.
+    const deadline = performance.now() + set.deadlineMs;
     for (;;) {
-      const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json' },
-        floor === undefined ? hints : { ...hints, only: further });
+      const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: call.method },
+        floor === undefined ? hints : { ...hints, only: further, deadline });
       tried.add(res.upstream);
       const text = await readCapped(res.body, maxBytes);
       if (text === undefined) return { kind: 'too-large' };
@@ -296,7 +299,7 @@ export class CallHandler {
       if (!json || res.status >= 300) return { kind: 'raw', status: res.status, body: text, contentType: res.contentType };
       if (json.result === null && NULL_MAY_LAG.has(call.method)) {
         floor ??= res.upstream.head ?? 0;
-        if (set.upstreams.some((u) => further(u) && !u.down)) continue;
+        if (set.upstreams.some((u) => further(u) && !u.down && u.methods.serves(call.method))) continue;
       }
       return { kind: 'json', status: res.status, body: text, json, contentType: res.contentType };
     }

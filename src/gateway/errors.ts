@@ -1,4 +1,5 @@
 import { MAX_JSON_DEPTH } from '../util/json-depth.js';
+import type { UpstreamError } from './upstreams/index.js';
 
 /**
  * Gateway answers that are not the upstream's. Codes are the JSON-RPC 2.0 ones, EIP-1474's
@@ -17,6 +18,8 @@ export const RPC_ERRORS = {
   rps: { code: -32005, message: 'rps limit exceeded' },
   upstreamFailed: { code: -32010, message: 'upstream failed' },
   upstreamTimeout: { code: -32011, message: 'upstream timed out' },
+  // As a node answers it: no upstream serves the method (configured, or learnt from their answers).
+  methodNotFound: { code: -32601, message: 'method not found' },
   bodyTooLarge: { code: -32600, message: 'request body too large' },
   batchTooLarge: { code: -32600, message: 'batch too large' },
   methodNotAllowed: { code: -32600, message: 'use POST with a JSON-RPC body' },
@@ -28,6 +31,15 @@ export const RPC_ERRORS = {
 } as const;
 
 export type RpcErrorKind = keyof typeof RPC_ERRORS;
+
+/** How an UpstreamError is answered: the error and the HTTP status (-32601 is 200, as a node answers it). */
+export function upstreamFailure(err: UpstreamError): { status: number; kind: RpcErrorKind } {
+  switch (err.code) {
+    case 'E_UPSTREAM_TIMEOUT': return { status: 504, kind: 'upstreamTimeout' };
+    case 'E_METHOD_UNSUPPORTED': return { status: 200, kind: 'methodNotFound' };
+    default: return { status: 502, kind: 'upstreamFailed' };
+  }
+}
 
 export function rpcError(code: number, message: string, id: unknown = null): { jsonrpc: '2.0'; error: { code: number; message: string }; id: unknown } {
   return { jsonrpc: '2.0', error: { code, message }, id };

@@ -2,7 +2,11 @@
  * What the gateway knows of one upstream's health: latency (EWMA), error rate (EWMA of
  * failures), its chain head from the probe, and a back-off after failures. Selection ranks
  * upstreams by these; the probe feeds every upstream (down ones too), so an upstream that comes
- * back is seen as healthy within one probe interval and is never "unhealthy forever".
+ * back after an outage is seen as healthy within one probe interval and is never "unhealthy
+ * forever". A back-off that client calls caused is a circuit breaker the probe cannot close (a
+ * node may answer the probe and fail real calls): once it has passed the upstream is half-open,
+ * one client call goes through as a trial, and its success closes it while its failure opens it
+ * again for longer.
  */
 
 /** Weight of the newest sample in the latency and error-rate averages. */
@@ -42,6 +46,10 @@ export class UpstreamHealth {
   failures = 0;
   lastError: string | undefined;
   probedAt = 0;
+  /** The back-off was caused by a client call's failure: only a client call's success ends it. */
+  clientBackoff = false;
+  /** A half-open trial call is in flight until then (or until it settles): no second one meanwhile. */
+  trialUntil = 0;
   readonly #samples = new Float64Array(WINDOW);
   #sampleCount = 0;
 
@@ -51,7 +59,30 @@ export class UpstreamHealth {
   }
 
   get down(): boolean {
-    return this.downUntil > Date.now();
+    const now = Date.now();
+    return this.downUntil > now || this.trialUntil > now;
+  }
+
+  /** When it may be a first choice again: its back-off, or the end of a trial in flight. */
+  blockedUntil(): number {
+    return this.downUntil > this.trialUntil ? this.downUntil : this.trialUntil;
+  }
+
+  /**
+   * Its back-off from client failures has passed and no trial is in flight: the next client call
+   * should be its trial (selection puts it first), or it would never get one while others serve.
+   */
+  trialDue(now: number): boolean {
+    return this.clientBackoff && this.consecutiveFailures > 0 && this.downUntil <= now && this.trialUntil <= now;
+  }
+
+  /**
+   * Called when a client call is about to go to it: if its back-off from client failures has
+   * passed, this call is the half-open trial, and the upstream counts as down until it settles
+   * (or `timeoutMs` has passed, should the call end without a verdict, e.g. cancelled).
+   */
+  beginCall(timeoutMs: number): void {
+    if (this.clientBackoff && this.consecutiveFailures > 0) this.trialUntil = Date.now() + timeoutMs;
   }
 
   lag(): number {
@@ -72,23 +103,42 @@ export class UpstreamHealth {
     this.requests++;
     this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + ALPHA * (latencyMs - this.latencyMs);
     this.errorRate -= ALPHA * this.errorRate;
-    this.consecutiveFailures = 0;
-    this.downUntil = 0;
+    this.closed();
     this.#samples[this.#sampleCount++ % WINDOW] = latencyMs;
   }
 
-  failed(reason: string): void {
+  /** No back-off any more: it answered (here, or another gateway worker's trial call). */
+  closed(): void {
+    this.consecutiveFailures = 0;
+    this.downUntil = 0;
+    this.clientBackoff = false;
+    this.trialUntil = 0;
+  }
+
+  /**
+   * The probe's call succeeded: it clears a back-off that probes caused (a node back from an
+   * outage), but not one client calls caused (that takes a trial, see `beginCall`).
+   */
+  probeOk(latencyMs: number): void {
+    if (!this.clientBackoff) return this.ok(latencyMs);
+    this.requests++;
+  }
+
+  /** `byClient`: a client call failed (not the probe), so only a client call's success undoes it. */
+  failed(reason: string, byClient = true): void {
     this.requests++;
     this.failures++;
     this.consecutiveFailures++;
     this.errorRate += ALPHA * (1 - this.errorRate);
     this.lastError = reason;
+    this.trialUntil = 0;
+    if (byClient) this.clientBackoff = true;
     // Back off 1 s, 2 s, 4 s ... up to 30 s before it is a first choice again; the probe may
-    // clear this sooner by reaching it.
+    // clear this sooner by reaching it, unless client calls failed.
     this.downUntil = Date.now() + Math.min(30_000, 1000 * 2 ** Math.min(this.consecutiveFailures - 1, 5));
   }
 
-  /** The probe reached it (which already cleared any back-off) and read its head. */
+  /** The probe reached it (see `probeOk` for the back-off) and read its head. */
   probed(head: number | undefined): void {
     if (head !== undefined) this.head = head;
     this.probedAt = Date.now();
@@ -127,15 +177,16 @@ export class UpstreamHealth {
 }
 
 /**
- * The order to try upstreams in: healthy ones by score; for calls that depend on the chain head,
- * those lagging more than `maxLag` blocks after them; down ones last (soonest back first), so a
- * full outage still answers with an upstream's error.
+ * The order to try upstreams in: one due a half-open trial first (its failure moves the call on
+ * to the next), then healthy ones by score; for calls that depend on the chain head, those
+ * lagging more than `maxLag` blocks after them; down ones last (soonest back first), so a full
+ * outage still answers with an upstream's error.
  */
 export function rank<T extends UpstreamHealth>(ups: readonly T[], needsHead: boolean, maxLag: number): T[] {
   if (ups.length === 1) return [ups[0]!];
   const now = Date.now();
-  const tier = (u: T): number => (u.downUntil > now ? 2 : needsHead && u.lag() > maxLag ? 1 : 0);
-  return [...ups].sort((a, b) => tier(a) - tier(b) || (tier(a) === 2 ? a.downUntil - b.downUntil : a.score() - b.score()));
+  const tier = (u: T): number => (u.blockedUntil() > now ? 2 : needsHead && u.lag() > maxLag ? 1 : u.trialDue(now) ? -1 : 0);
+  return [...ups].sort((a, b) => tier(a) - tier(b) || (tier(a) === 2 ? a.blockedUntil() - b.blockedUntil() : a.score() - b.score()));
 }
 
 const KEY_LIKE = /^[A-Za-z0-9_-]{16,}$/;

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { storeHealth, type Store } from '../store/index.js';
 import { EndpointRegistry } from './registry.js';
 import { UsageMeter } from './meter.js';
-import { UpstreamDirectory } from './upstreams/index.js';
+import { networkPolicy, upstreamOptions, UpstreamDirectory } from './upstreams/index.js';
 import { NodeProbe } from './probe.js';
 import type { CacheStats, ChainView } from './cache.js';
 import { registerUpstreamMetrics } from './upstream-metrics.js';
@@ -87,8 +87,8 @@ export async function createGateway(
   meter.observe(metrics);
   // The probe's own pools: it asks each node once, however many workers serve.
   const upstreams = new UpstreamDirectory(
-    { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
-    (envId) => config.networks.find((n) => n.slug === store.catalog.environment(envId)?.network.slug)?.max_lag_blocks,
+    upstreamOptions(g, log),
+    (envId) => networkPolicy(config.networks.find((n) => n.slug === store.catalog.environment(envId)?.network.slug)),
   );
   const chain = new Map<number, ChainView>();
   const health = storeHealth(() => store.ping());

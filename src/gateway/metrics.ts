@@ -17,6 +17,7 @@ export interface GatewayMetrics {
   rejections: FastCounter<'network' | 'env' | 'reason' | 'transport'>;
   upstreamLatency: FastHistogram<'network' | 'env' | 'upstream'>;
   upstreamFailures: FastCounter<'network' | 'env' | 'upstream' | 'reason'>;
+  upstreamMethodSkips: FastCounter<'network' | 'env' | 'upstream'>;
   wsSockets: Gauge<'network' | 'env'>;
   wsSubscriptions: Gauge<'network' | 'env' | 'type'>;
   wsMessages: FastCounter<'network' | 'env'>;
@@ -31,7 +32,8 @@ export function gatewayMetrics(m: Metrics): GatewayMetrics {
     requests: m.fastCounter('gateway_requests_total', 'HTTP requests answered by the gateway, by network and environment (`unknown` before routing) and status code', ['network', 'env', 'status']),
     rejections: m.fastCounter('gateway_rejections_total', 'Requests and WebSocket upgrades or calls the gateway refused itself, by reason', ['network', 'env', 'reason', 'transport']),
     upstreamLatency: m.fastHistogram('upstream_request_duration_seconds', 'Time to the upstream answer\'s headers, per upstream (scheme://host:port only)', ['network', 'env', 'upstream']),
-    upstreamFailures: m.fastCounter('upstream_failures_total', 'Upstream calls or sockets that failed, per upstream and reason', ['network', 'env', 'upstream', 'reason']),
+    upstreamFailures: m.fastCounter('upstream_failures_total', 'Upstream calls or sockets that failed, per upstream and reason (rpc_error: a JSON-RPC error classified as the node\'s)', ['network', 'env', 'upstream', 'reason']),
+    upstreamMethodSkips: m.fastCounter('upstream_method_skips_total', 'Times an upstream answered "method not found" and was set aside for that method (gateway.unsupported_method_ttl_ms)', ['network', 'env', 'upstream']),
     wsSockets: m.gauge('ws_sockets', 'Open client WebSocket connections', { labelNames: ['network', 'env'] }),
     wsSubscriptions: m.gauge('ws_subscriptions', 'Active client subscriptions', { labelNames: ['network', 'env', 'type'] }),
     wsMessages: m.fastCounter('ws_calls_total', 'JSON-RPC calls received over client WebSockets (batch elements count one each)', ['network', 'env']),

@@ -43,7 +43,8 @@ const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber
 /**
  * Asks every upstream of every environment in use for its version, head and finalized block.
  * This is what keeps selection honest: lag is measured against the best head, an upstream that
- * failed is reached again here (and so recovers without waiting for client traffic), the
+ * failed the probe is reached again here (and so recovers without waiting for client traffic;
+ * one that failed client calls needs a client call's success, see health.ts), the
  * finalized height bounds the cache, and a changed hash under a cached block drops what it covers.
  */
 export class NodeProbe {
@@ -139,7 +140,7 @@ export class NodeProbe {
     if (health) {
       const res = await set.send({
         method: health.method, path: health.path, body: health.body === undefined ? undefined : Buffer.from(health.body),
-        contentType: health.contentType, signal: this.#abort.signal,
+        contentType: health.contentType, signal: this.#abort.signal, probe: true,
       });
       return health.read(await res.body.text());
     }
@@ -163,7 +164,7 @@ export class NodeProbe {
       } catch (err) {
         // sendTo already counted a transport failure; an answer we cannot read is one too. A probe
         // cancelled at shutdown is nobody's failure.
-        if (!up.down && !this.#abort.signal.aborted) up.failed((err as Error).message);
+        if (!up.down && !this.#abort.signal.aborted) up.failed((err as Error).message, false);
         return undefined;
       }
     }));
@@ -233,7 +234,7 @@ export class NodeProbe {
 }
 
 async function rpc<T>(set: UpstreamSet, up: Upstream, body: Buffer, signal: AbortSignal): Promise<T> {
-  const res = await set.sendTo(up, { method: 'POST', path: '', body, contentType: 'application/json', signal });
+  const res = await set.sendTo(up, { method: 'POST', path: '', body, contentType: 'application/json', signal, probe: true });
   const text = await res.body.text();
   if (res.status >= 400) throw new Error(`upstream answered ${res.status}`);
   return JSON.parse(text) as T;

@@ -4,13 +4,19 @@ import { UpstreamError, type RouteHints, type UpstreamRequest, type UpstreamResp
 import type { GatewayContext } from './context.js';
 import { sendUpstreamError } from './respond.js';
 
-/** The upstream's answer; undefined when every upstream failed (and the client was answered 502 or 504). */
-export async function forward(cx: GatewayContext, res: ServerResponse, ep: EndpointState, req: UpstreamRequest, hints?: RouteHints): Promise<UpstreamResponse | undefined> {
+/**
+ * The upstream's answer; undefined when every upstream failed (and the client was answered 502
+ * or 504, or -32601 when none serves the method). `failed`: answers that case instead (a batch
+ * answers per element); `id`: a single call's, for -32601.
+ */
+export async function forward(cx: GatewayContext, res: ServerResponse, ep: EndpointState, req: UpstreamRequest, hints?: RouteHints,
+  failed?: (err: UpstreamError) => void, id?: unknown): Promise<UpstreamResponse | undefined> {
   try {
     return await cx.upstreams.for(ep.env!.id, ep.env!.upstreams).send(req, hints);
   } catch (err) {
     if (err instanceof UpstreamError) {
-      sendUpstreamError(res, err);
+      if (failed) failed(err);
+      else sendUpstreamError(res, err, id);
       return undefined;
     }
     throw err;

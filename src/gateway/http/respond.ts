@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERROR_BODIES, type RpcErrorKind } from '../errors.js';
+import { ERROR_BODIES, RPC_ERRORS, rpcError, upstreamFailure, type RpcErrorKind } from '../errors.js';
 import { passedOn } from '../observe.js';
 import { relay as relayBody } from '../relay.js';
 import type { UpstreamError, UpstreamResponse } from '../upstreams/index.js';
@@ -13,8 +13,21 @@ export function send(res: ServerResponse, status: number, kind: RpcErrorKind): v
   res.end(body);
 }
 
-export function sendUpstreamError(res: ServerResponse, err: UpstreamError): void {
-  send(res, err.code === 'E_UPSTREAM_TIMEOUT' ? 504 : 502, err.code === 'E_UPSTREAM_TIMEOUT' ? 'upstreamTimeout' : 'upstreamFailed');
+/**
+ * Every upstream failed (or none serves the method). A single call's -32601 carries its id, as
+ * the node's would; -32010 and -32011 keep `id: null` (docs/gateway.md).
+ */
+export function sendUpstreamError(res: ServerResponse, err: UpstreamError, id: unknown = null): void {
+  const { status, kind } = upstreamFailure(err);
+  if (kind === 'methodNotFound' && id !== null) return sendJson(res, status, rpcError(RPC_ERRORS[kind].code, RPC_ERRORS[kind].message, id));
+  send(res, status, kind);
+}
+
+/** Every upstream failed for a batch: one error per element, with its id, then our own answers (as other whole-batch refusals). */
+export function sendBatchUpstreamError(res: ServerResponse, err: UpstreamError, ids: readonly unknown[], ours: readonly unknown[]): void {
+  const { status, kind } = upstreamFailure(err);
+  const { code, message } = RPC_ERRORS[kind];
+  sendJson(res, status, [...ids.map((id) => rpcError(code, message, id)), ...ours]);
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {

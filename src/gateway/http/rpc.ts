@@ -5,18 +5,16 @@ import { asId } from '../refusals.js';
 import { parseJson, parseRpc, type ParsedRpc, type RpcCall } from '../jsonrpc.js';
 import type { EndpointState } from '../registry.js';
 import { passedOn } from '../observe.js';
-import { UpstreamError, type RouteHints, type UpstreamResponse } from '../upstreams/index.js';
+import { UpstreamError, type UpstreamResponse } from '../upstreams/index.js';
 import { routeHints, type CallHandler } from '../calls.js';
 import { bill } from '../bill.js';
 import { traitsOf } from '../../chains/traits.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
-import { relay, send, sendAnswer, sendJson, sendUpstreamError } from './respond.js';
+import { relay, send, sendAnswer, sendBatchUpstreamError, sendJson, sendUpstreamError } from './respond.js';
 
 type Batch = Extract<ParsedRpc, { kind: 'batch' }>;
-
-const BATCH_HINTS: RouteHints = { needsHead: true };
 
 /**
  * A JSON-RPC request (`POST /{uuid}`): read, parsed, a single call answered here; a batch goes
@@ -45,7 +43,9 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   if (typeof one !== 'number') one = await one;
   if (one === 0) return send(res, 429, 'rps');
   if (calls && await answerCall(cx, res, ep, calls, parsed.call, body)) return;
-  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, routeHints(parsed.call));
+  const upstream = await forward(cx, res, ep, {
+    method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500, rpcMethod: parsed.call.method,
+  }, routeHints(parsed.call), undefined, asId(parsed.call.id));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) bill(cx.meter, ep, env.network, parsed.call.method, calls?.units(env, parsed.call) ?? 1);
   return relay(res, upstream);
@@ -73,7 +73,9 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
     : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
   if (calls && await answerBatch(cx, res, ep, calls, inWindow)) return;
   const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(inWindow.valid)) : body;
-  const upstream = await forward(cx, res, ep, { method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500 }, BATCH_HINTS);
+  const upstream = await forward(cx, res, ep, {
+    method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500, rpcMethod: '',
+  }, { needsHead: true, methods: inWindow.calls.map((c) => c.method) }, (err) => batchFailed(res, err, inWindow));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) {
     for (const call of inWindow.calls) bill(cx.meter, ep, env.network, call.method, calls?.units(env, call) ?? 1);
@@ -90,7 +92,7 @@ async function answerCall(cx: GatewayContext, res: ServerResponse, ep: EndpointS
     answer = await handler.single(env, call, body);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    sendUpstreamError(res, err);
+    sendUpstreamError(res, err, asId(call.id));
     return true;
   }
   if (!answer) return false;
@@ -111,13 +113,18 @@ async function answerBatch(cx: GatewayContext, res: ServerResponse, ep: Endpoint
     answer = await handler.batch(env, parsed);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    sendUpstreamError(res, err);
+    batchFailed(res, err, parsed);
     return true;
   }
   if (!answer) return false;
   for (const call of answer.meteredCalls) bill(cx.meter, ep, env.network, call.method, handler.units(env, call));
   sendAnswer(res, answer);
   return true;
+}
+
+/** Every upstream failed for a batch: each element answered with its id, our own answers after them. */
+function batchFailed(res: ServerResponse, err: UpstreamError, parsed: Batch): void {
+  sendBatchUpstreamError(res, err, parsed.calls.map((c) => asId(c.id)), parsed.rejected);
 }
 
 /** The upstream's answers to a cut batch, with ours (invalid, refused, over the window) appended. */

@@ -2,12 +2,21 @@ import type { Upstream } from './upstream.js';
 import type { UpstreamBody } from './body.js';
 import { RpcctlError } from '../../util/errors.js';
 
+/**
+ * Every upstream failed (`E_UPSTREAM_FAILED`), timed out or the call's deadline passed
+ * (`E_UPSTREAM_TIMEOUT`), or none serves the call's method (`E_METHOD_UNSUPPORTED`).
+ */
 export class UpstreamError extends RpcctlError {
-  readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT';
-  constructor(timeout: boolean, cause: unknown) {
-    super(timeout ? 'upstream timed out' : 'upstream failed', { cause });
+  readonly code: 'E_UPSTREAM_FAILED' | 'E_UPSTREAM_TIMEOUT' | 'E_METHOD_UNSUPPORTED';
+  /**
+   * The node's own answer when it failed with a JSON-RPC error classified as its fault (or
+   * "method not found"): what the client gets when no other upstream does better.
+   */
+  answer: UpstreamResponse | undefined;
+  constructor(timeout: boolean | 'method', cause: unknown) {
+    super(timeout === 'method' ? 'method not found' : timeout ? 'upstream timed out' : 'upstream failed', { cause });
     this.name = 'UpstreamError';
-    this.code = timeout ? 'E_UPSTREAM_TIMEOUT' : 'E_UPSTREAM_FAILED';
+    this.code = timeout === 'method' ? 'E_METHOD_UNSUPPORTED' : timeout ? 'E_UPSTREAM_TIMEOUT' : 'E_UPSTREAM_FAILED';
   }
 }
 
@@ -42,6 +51,14 @@ export interface UpstreamRequest {
    * answer to pass on, not a failed node to move away from.
    */
   rpcErrorsAre500?: boolean;
+  /**
+   * A JSON-RPC call's method ('' for a batch): its answer is checked for errors that are the
+   * node's fault (rpc-errors.ts) before it is handed on, and it goes only to upstreams that serve
+   * the method. Undefined: passed on as answered (REST, the probe).
+   */
+  rpcMethod?: string;
+  /** The probe's call: its success does not end a back-off client calls caused (health.ts). */
+  probe?: boolean;
 }
 
 export interface RouteHints {
@@ -51,5 +68,9 @@ export interface RouteHints {
   idempotent?: boolean;
   /** Only these upstreams (a retry elsewhere). */
   only?: (u: Upstream) => boolean;
+  /** The client call's deadline (performance.now() ms) across all its sends; default: from this send. */
+  deadline?: number;
+  /** A batch's methods: only upstreams configured to serve them all (if any do). */
+  methods?: readonly string[];
 }
 

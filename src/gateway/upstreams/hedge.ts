@@ -1,9 +1,14 @@
 import type { UpstreamRequest, UpstreamResponse } from './call.js';
 import { dispatchTo } from './call-handler.js';
+import type { ErrorClassifier } from './rpc-errors.js';
 import type { Upstream } from './upstream.js';
 
-/** Sends to `a`; if it has not answered after `delayMs`, to `b` too; the first answer wins, the other is aborted. */
-export function hedged(a: Upstream, b: Upstream, req: UpstreamRequest, delayMs: number): Promise<UpstreamResponse> {
+/**
+ * Sends to `a`; if it has not answered after `delayMs`, to `b` too; the first answer wins, the
+ * other is aborted. `onError` sees each one's failure (the set learns from them).
+ */
+export function hedged(a: Upstream, b: Upstream, req: UpstreamRequest, delayMs: number,
+  judge: ErrorClassifier | undefined, timeoutMs: number | undefined, onError: (up: Upstream, err: unknown) => void): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let running = 0;
@@ -13,7 +18,7 @@ export function hedged(a: Upstream, b: Upstream, req: UpstreamRequest, delayMs: 
       const ac = new AbortController();
       controllers.push(ac);
       running++;
-      dispatchTo(up, req, ac.signal).then((res) => {
+      dispatchTo(up, req, ac.signal, judge, timeoutMs).then((res) => {
         if (settled) return void res.body.destroy();
         settled = true;
         clearTimeout(timer);
@@ -22,6 +27,7 @@ export function hedged(a: Upstream, b: Upstream, req: UpstreamRequest, delayMs: 
       }, (err: unknown) => {
         running--;
         if (settled) return;
+        onError(up, err);
         if (!startedB) {
           startedB = true;
           clearTimeout(timer);

@@ -140,6 +140,7 @@ export class GatewayWorkers {
           }
           case 'cache-set':
           case 'upstream-failed':
+          case 'upstream-closed':
             for (const other of this.#slots) if (other !== slot) this.#post(other, m);
             return;
           case 'usage-push':

@@ -46,6 +46,7 @@ export type ToWorker =
   | { t: 'cache-get'; seq: number; key: string }
   | CacheSet
   | UpstreamFailed
+  | UpstreamClosed
   | { t: 'close-sockets'; seq: number }
   | { t: 'instances'; live: number }
   | { t: 'stop'; seq: number }
@@ -58,6 +59,7 @@ export type FromWorker =
   | { t: 'usage-push'; rows: UsageWire[] }
   | CacheSet
   | UpstreamFailed
+  | UpstreamClosed
   | { t: 'log'; line: string }
   /** This worker's Redis client for `part` (limits, cache) lost Redis or has it back. */
   | { t: 'redis'; part: string; down: boolean; reason: string }
@@ -68,6 +70,9 @@ export type FromWorker =
 
 /** A final answer one worker cached, for the others. */
 export interface CacheSet { t: 'cache-set'; key: string; text: string; envId: number; height: number | null; hash: string | null }
+
+/** An upstream whose back-off from client failures one worker's trial call ended: ended by the others too. */
+export interface UpstreamClosed { t: 'upstream-closed'; envId: number; index: number }
 
 /** An upstream one worker saw fail, backed off by the others too. */
 export interface UpstreamFailed { t: 'upstream-failed'; envId: number; index: number; downUntil: number; consecutiveFailures: number; reason: string }

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { Catalog } from '../../store/catalog.js';
 import { EndpointTable } from '../registry.js';
 import { SharedWindows } from '../rps-shared.js';
-import { UpstreamDirectory } from '../upstreams/index.js';
+import { networkPolicy, upstreamOptions, UpstreamDirectory, type Upstream } from '../upstreams/index.js';
 import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
@@ -152,8 +152,8 @@ function openUpstreams(catalog: Catalog, gm: GatewayMetrics): UpstreamDirectory 
     return env ? networkLabels(env) : UNKNOWN_NETWORK;
   };
   return new UpstreamDirectory(
-    { timeoutMs: g.upstream_timeout_ms, maxLagBlocks: g.max_lag_blocks, hedgeQuantile: g.hedge_quantile ?? undefined },
-    (envId) => config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)?.max_lag_blocks,
+    upstreamOptions(g, log),
+    (envId) => networkPolicy(config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)),
     { metrics: gm, labelsOf },
   );
 }
@@ -251,6 +251,8 @@ function onMessage(w: WorkerParts, m: ToWorker): void {
       return reply(m.seq, w.cache ? w.cache.anchors(m.envId) : []);
     case 'upstream-failed':
       return applyBackOff(w, m);
+    case 'upstream-closed':
+      return applyClosed(w, m);
     case 'cache-set':
       w.cache?.setHere(m.key, m.text, m.envId, m.height, m.hash);
       return;
@@ -287,28 +289,41 @@ function applyProbes(w: WorkerParts, envs: Extract<ToWorker, { t: 'probed' }>['e
     set.upstreams.forEach((up, i) => {
       const p = ups[i];
       if (!p) return;
-      // The probe's answer counts as one of this copy's own answers, as it does on a
-      // single thread: back in the rotation, its errors washing out, its latency sampled.
-      if (p[2]) up.ok(p[3] ?? up.latencyMs ?? 0);
+      // The probe's answer counts as one of this copy's own probe answers, as it does on a
+      // single thread: back in the rotation unless client calls failed (health.ts, half-open).
+      if (p[2]) up.probeOk(p[3] ?? up.latencyMs ?? 0);
       if (p[0] !== null) up.probed(p[0]);
       up.bestHead = p[1] ?? undefined;
     });
   }
 }
 
+function upstreamOf(w: WorkerParts, envId: number, index: number): Upstream | undefined {
+  const env = w.catalog.environment(envId);
+  return env ? w.upstreams.for(envId, env.upstreams).upstreams[index] : undefined;
+}
+
 /** Another worker's upstream failure, applied here (see shareBackOffs). */
 function applyBackOff(w: WorkerParts, m: Extract<ToWorker, { t: 'upstream-failed' }>): void {
-  const env = w.catalog.environment(m.envId);
-  const up = env ? w.upstreams.for(m.envId, env.upstreams).upstreams[m.index] : undefined;
+  const up = upstreamOf(w, m.envId, m.index);
   if (!up) return;
   up.downUntil = Math.max(up.downUntil, m.downUntil);
   up.consecutiveFailures = Math.max(up.consecutiveFailures, m.consecutiveFailures);
+  // Workers send client calls only: the probe's answers do not end this back-off either.
+  up.clientBackoff = true;
   up.lastError = m.reason;
+}
+
+/** Another worker's trial call succeeded: the back-off ends here too (see shareBackOffs). */
+function applyClosed(w: WorkerParts, m: Extract<ToWorker, { t: 'upstream-closed' }>): void {
+  const up = upstreamOf(w, m.envId, m.index);
+  if (up?.clientBackoff) up.closed();
 }
 
 /**
  * An upstream one worker saw fail is backed off by the others at once (through the main
  * thread), as a single gateway would: a provider's 429 is not met again by each worker in turn.
+ * Likewise a trial call that ends a back-off ends it for all.
  */
 function shareBackOffs(upstreams: UpstreamDirectory): void {
   const seen = new WeakSet<object>();
@@ -319,9 +334,15 @@ function shareBackOffs(upstreams: UpstreamDirectory): void {
     seen.add(set);
     set.upstreams.forEach((up, index) => {
       const failed = up.failed.bind(up);
-      up.failed = (reason: string) => {
-        failed(reason);
+      up.failed = (reason: string, byClient?: boolean) => {
+        failed(reason, byClient);
         post({ t: 'upstream-failed', envId, index, downUntil: up.downUntil, consecutiveFailures: up.consecutiveFailures, reason });
+      };
+      const ok = up.ok.bind(up);
+      up.ok = (latencyMs: number) => {
+        const trial = up.clientBackoff;
+        ok(latencyMs);
+        if (trial) post({ t: 'upstream-closed', envId, index });
       };
     });
     return set;

@@ -6,7 +6,7 @@ import type { Environment, Network } from '../../store/index.js';
 import { clientIp, IpAllowlist } from '../../util/ip.js';
 import { requestId, type Logger } from '../../log/index.js';
 import { upstreamLabel } from '../../metrics/index.js';
-import { ERROR_BODIES, rpcError } from '../errors.js';
+import { ERROR_BODIES, RPC_ERRORS, rpcError, upstreamFailure } from '../errors.js';
 import { bill } from '../bill.js';
 import { traitsOf } from '../../chains/traits.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -397,9 +397,9 @@ export class WebSocketGateway {
         refused = parsed.rejected;
       }
       const res = await this.#d.upstreams.for(env.id, env.upstreams).send({
-        method: 'POST', path: '', contentType: 'application/json',
+        method: 'POST', path: '', contentType: 'application/json', rpcMethod: batch ? '' : calls[0]!.method,
         body: Buffer.from(JSON.stringify(batch ? calls : calls[0])),
-      }, batch ? { needsHead: true } : routeHints(calls[0]!));
+      }, batch ? { needsHead: true, methods: calls.map((c) => c.method) } : routeHints(calls[0]!));
       const text = await res.body.text();
       if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
       if (refused.length === 0) return text;
@@ -410,7 +410,7 @@ export class WebSocketGateway {
       return text;
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      const [code, message] = err.code === 'E_UPSTREAM_TIMEOUT' ? [-32011, 'upstream timed out'] : [-32010, 'upstream failed'];
+      const { code, message } = RPC_ERRORS[upstreamFailure(err).kind];
       const answers = [...calls.map((c) => rpcError(code, message, c.id ?? null)), ...refused];
       return JSON.stringify(batch ? answers : answers[0]);
     }

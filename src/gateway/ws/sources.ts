@@ -11,7 +11,7 @@ const HEAD_READ = { needsHead: true, idempotent: true } as const;
 /** One JSON-RPC call over the environment's HTTP upstreams (with their failover). */
 export async function httpRpc(set: UpstreamSet, method: string, params: unknown[]): Promise<unknown> {
   const res = await set.send({
-    method: 'POST', path: '', contentType: 'application/json',
+    method: 'POST', path: '', contentType: 'application/json', rpcMethod: method,
     body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })),
   }, HEAD_READ);
   const text = await res.body.text();
