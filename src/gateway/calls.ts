@@ -1,9 +1,11 @@
 import type { Environment } from '../store/index.js';
-import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
+import { finalHeightOf, planCache, type CachePlan, type ChainView, type ResponseCache } from './cache.js';
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
+import { DISAGREEMENT, type IntegrityChecks, type IntegrityPolicy } from './integrity.js';
+import { networkLabels } from './metrics.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
 export interface CallAnswer {
@@ -64,16 +66,19 @@ export class CallHandler {
   readonly #views: Map<number, ChainView>;
   readonly #logsPolicy: (network: Environment['network']) => LogsPolicy;
   readonly #maxBytes: number;
+  /** Undefined when no network has an integrity policy. */
+  readonly #integrity: IntegrityChecks | undefined;
 
   constructor(deps: {
     upstreams: UpstreamDirectory; cache: ResponseCache | undefined; views: Map<number, ChainView>;
-    logsPolicy: (network: Environment['network']) => LogsPolicy; maxResponseBytes: number;
+    logsPolicy: (network: Environment['network']) => LogsPolicy; maxResponseBytes: number; integrity?: IntegrityChecks | undefined;
   }) {
     this.#upstreams = deps.upstreams;
     this.#cache = deps.cache;
     this.#views = deps.views;
     this.#logsPolicy = deps.logsPolicy;
     this.#maxBytes = deps.maxResponseBytes;
+    this.#integrity = deps.integrity;
   }
 
   view(envId: number): ChainView | undefined {
@@ -176,12 +181,16 @@ export class CallHandler {
     }
     if (call.id === undefined) return undefined; // a notification: nothing to answer from here
     const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
+    // --- integrity policy (integrity.ts): a Map lookup, undefined when the network has none.
+    const integrity = this.#integrity?.policyFor(env.network.slug, call);
     // Null retries need somewhere to go; with one upstream the answer streams through.
-    if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
+    if (!plan && !integrity && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
+    if (integrity) return this.#checked(env, set, call, body, integrity, plan);
+    // --- end integrity policy
     const got = await this.#fetch(set, call, body, this.#maxBytes);
     if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
     if (got.kind === 'too-large') {
@@ -190,6 +199,20 @@ export class CallHandler {
     if (plan && got.json.error === undefined) {
       const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
       if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
+    }
+    return answer(got.status, got.body, true, 1, false, got.contentType);
+  }
+
+  /**
+   * A call under an integrity policy: the answer `m` upstreams agree on, cached like any final
+   * answer and billed once; a disagreement is the gateway's own error, not billed.
+   */
+  async #checked(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: IntegrityPolicy, plan: CachePlan | undefined): Promise<CallAnswer> {
+    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, routeHints(call).needsHead ?? false, this.#maxBytes);
+    if (got.kind === 'disagreed') return answer(200, Buffer.from(JSON.stringify(rpcError(DISAGREEMENT.code, DISAGREEMENT.message, call.id))), false, 1, false);
+    if (plan && !got.isError) {
+      const final = finalHeightOf(plan, got.result, this.#views.get(env.id));
+      if (final) this.#cache!.set(plan.key, JSON.stringify(got.result), env.id, final.height, final.hash);
     }
     return answer(got.status, got.body, true, 1, false, got.contentType);
   }
