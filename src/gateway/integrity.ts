@@ -188,7 +188,7 @@ export class IntegrityChecks {
           if (!p.strict && !decided && group.length >= p.m) {
             decided = group;
             this.#checks.inc({ ...labels, outcome: 'agreed' });
-            resolve(agreed(a));
+            resolve(agreed(group[0]!));
           }
         }, (err: unknown) => {
           failure ??= err;
