@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { Address } from 'viem';
-import { startAnvil, type Anvil } from './helpers/anvil.js';
+import { deployToken, startAnvil, type Anvil } from './helpers/anvil.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 /**
@@ -22,6 +22,7 @@ interface FaultyUpstream {
 }
 
 function wrong(v: unknown): unknown {
+  if (Array.isArray(v)) return []; // a pruned node's empty result
   if (typeof v === 'string' && /^0x[0-9a-f]+$/i.test(v)) return `0x${(BigInt(v) + 1n).toString(16)}`;
   if (typeof v === 'object' && v !== null) return { ...v, status: (v as { status?: string }).status === '0x1' ? '0x0' : '0x1' };
   return '0x1';
@@ -86,9 +87,10 @@ const urls: Record<string, string> = {};
 const ids: Record<string, number> = {};
 let who: Address;
 let txHash: string;
+let token: Address;
 
 const credits = { default: 20, methods: { eth_getBalance: 7, eth_getTransactionReceipt: 11 } };
-const majority = { methods: ['eth_getBalance', 'eth_getTransactionReceipt'], k: 3, m: 2 };
+const majority = { methods: ['eth_getBalance', 'eth_getTransactionReceipt', 'eth_getLogs'], k: 3, m: 2 };
 const atFixedBlock = { methods: ['eth_getBlockByNumber', 'eth_call'], k: 3, m: 2, when: 'fixed_block' as const };
 
 async function rpc(name: string, method: string, params: unknown[], id: unknown = 1): Promise<{ status: number; body: any; ms: number }> {
@@ -121,7 +123,8 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promi
 async function usage(name: string, method: string): Promise<{ requests: number; credits: number }> {
   await t.service.gateway.meter.flush();
   const u = (await m.call('GET', `/v1/endpoints/${ids[name]}/usage?days=7`)).body.usage;
-  return u.methods.find((x: { method: string }) => x.method === method) ?? { requests: 0, credits: 0 };
+  const row = u.methods.find((x: { method: string }) => x.method === method) ?? { requests: 0, credits: 0 };
+  return { requests: row.requests, credits: row.credits };
 }
 
 beforeAll(async () => {
@@ -130,7 +133,8 @@ beforeAll(async () => {
   who = to;
   txHash = await anvil.wallet.sendTransaction({ account: from, chain: null, to, value: 1n });
   await anvil.public.waitForTransactionReceipt({ hash: txHash as `0x${string}`, pollingInterval: 50 });
-  await direct('anvil_mine', ['0x63']); // head 100, finalized 36
+  token = await deployToken(anvil, from, 10n ** 24n); // its mint is a log
+  await direct('anvil_mine', [`0x${(100 - Number(await direct('eth_blockNumber', []))).toString(16)}`]); // head 100, finalized 36
   [a, b, liar, hung1, hung2] = await Promise.all([1, 2, 3, 4, 5].map(() => startFaulty(anvil.url))) as [FaultyUpstream, FaultyUpstream, FaultyUpstream, FaultyUpstream, FaultyUpstream];
   hung1.hang = true;
   hung2.hang = true;
@@ -217,6 +221,52 @@ describe('integrity policy', () => {
     }
   });
 
+  it('checks the batch elements under a policy one by one and answers the rest as one batch, billing each once', async () => {
+    const before = [a, b, liar].map((u) => [asked(u, 'eth_getBalance', 'b1'), asked(u, 'eth_chainId', 'b2')]);
+    const billed = [await usage('strict', 'eth_getBalance'), await usage('strict', 'eth_chainId')];
+    const batch = async () => {
+      const r = await request(urls.strict!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([
+        { jsonrpc: '2.0', id: 'b1', method: 'eth_getBalance', params: [who, 'latest'] },
+        { jsonrpc: '2.0', id: 'b2', method: 'eth_chainId', params: [] },
+        { jsonrpc: '2.0', id: 'b3' },
+      ]) });
+      const list = await r.body.json() as Array<{ id: string; result?: unknown; error?: { code: number } }>;
+      return Object.fromEntries(list.map((x) => [x.id, x]));
+    };
+    const ok = await batch();
+    expect(ok.b1!.result).toBe(await direct('eth_getBalance', [who, 'latest']));
+    expect(ok.b2!.result).toBe('0x7a69');
+    expect(ok.b3!.error!.code).toBe(-32600);
+    // The checked element went to all three, the other to one.
+    expect([a, b, liar].map((u, i) => asked(u, 'eth_getBalance', 'b1') - before[i]![0]!)).toEqual([1, 1, 1]);
+    expect([a, b, liar].map((u, i) => asked(u, 'eth_chainId', 'b2') - before[i]![1]!).reduce((x, y) => x + y)).toBeLessThanOrEqual(1);
+    liar.lie.add('eth_getBalance');
+    try {
+      const split = await batch();
+      expect(split.b1!.error).toEqual({ code: -32013, message: 'upstream answers disagree' });
+      expect(split.b2!.result).toBe('0x7a69');
+    } finally {
+      liar.lie.clear();
+    }
+    // Billed: the agreed balance once, the chain id twice; the disagreement not at all.
+    expect(await usage('strict', 'eth_getBalance')).toEqual({ requests: billed[0]!.requests + 1, credits: billed[0]!.credits + 7 });
+    expect(await usage('strict', 'eth_chainId')).toEqual({ requests: billed[1]!.requests + 2, credits: billed[1]!.credits + 40 });
+  });
+
+  it('eth_getLogs under a policy: a pruned node\'s empty answer is outvoted', async () => {
+    liar.lie.add('eth_getLogs');
+    try {
+      const params = [{ fromBlock: '0x0', toBlock: '0x10', address: token }];
+      const truth = await direct('eth_getLogs', params) as unknown[];
+      expect(truth.length).toBeGreaterThan(0);
+      const r = await rpc('maj', 'eth_getLogs', params, 'logs');
+      expect(r.body).toEqual({ jsonrpc: '2.0', id: 'logs', result: truth });
+      expect([a, b, liar].map((u) => asked(u, 'eth_getLogs', 'logs'))).toEqual([1, 1, 1]);
+    } finally {
+      liar.lie.clear();
+    }
+  });
+
   it('majority: two upstreams that disagree with m = 2 are answered -32013', async () => {
     liar.lie.add('eth_getBalance');
     try {
@@ -236,10 +286,11 @@ describe('integrity policy', () => {
     const liarLabel = `network="maj",env="anvil",upstream="${liar.url}"`;
     try {
       const truth = await direct('eth_getBalance', [who, 'latest']);
+      const lies = await metric('rpcctl_upstream_disagreements_total', liarLabel);
       for (let i = 1; i <= 3; i++) {
         const r = await rpc('maj', 'eth_getBalance', [who, 'latest'], i);
         expect(r.body).toEqual({ jsonrpc: '2.0', id: i, result: truth });
-        await until(async () => (await metric('rpcctl_upstream_disagreements_total', liarLabel)) === i);
+        await until(async () => (await metric('rpcctl_upstream_disagreements_total', liarLabel)) === lies + i);
       }
       expect(await metric('rpcctl_upstream_disagreements_total', `network="maj",env="anvil",upstream="${a.url}"`)).toBe(0);
       expect(await metric('rpcctl_upstream_demotions_total', liarLabel)).toBe(1);

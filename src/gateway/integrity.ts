@@ -83,7 +83,7 @@ export function answerKey(text: string): string | undefined {
 interface Answer { up: Upstream; key: string; status: number; body: Buffer; contentType: string | undefined }
 
 export type Checked =
-  | { kind: 'agreed'; status: number; body: Buffer; contentType: string | undefined; result: unknown; isError: boolean }
+  | { kind: 'agreed'; status: number; body: Buffer; contentType: string | undefined; json: { result?: unknown; error?: unknown } }
   | { kind: 'disagreed' };
 
 interface Tally { times: number[]; disagreed: number[]; loggedAt: number; unlogged: number }
@@ -130,6 +130,14 @@ export class IntegrityChecks {
     // Methods without a block parameter (by-hash reads) name one fixed object already.
     if (at === undefined) return p;
     return Array.isArray(call.params) && isFixedBlock(call.params[at]) ? p : undefined;
+  }
+
+  /** The batch elements under a policy (not notifications: nothing to answer), or undefined when none is. */
+  inBatch(networkSlug: string, calls: readonly RpcCall[]): number[] | undefined {
+    if (!this.#policies.has(networkSlug)) return undefined;
+    const at: number[] = [];
+    for (let i = 0; i < calls.length; i++) if (calls[i]!.id !== undefined && this.policyFor(networkSlug, calls[i]!)) at.push(i);
+    return at.length > 0 ? at : undefined;
   }
 
   /**
@@ -251,6 +259,6 @@ export class IntegrityChecks {
 }
 
 function agreed(a: Answer): Checked {
-  const parsed = JSON.parse(a.body.toString('utf8')) as { result?: unknown };
-  return { kind: 'agreed', status: a.status, body: a.body, contentType: a.contentType, result: parsed.result, isError: a.key.startsWith('e') };
+  const json = JSON.parse(a.body.toString('utf8')) as { result?: unknown; error?: unknown };
+  return { kind: 'agreed', status: a.status, body: a.body, contentType: a.contentType, json };
 }
