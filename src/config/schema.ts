@@ -75,6 +75,9 @@ export const networkSchema = z.strictObject({
   /** Integrity policies (off when omitted): one method may be listed in one policy only. */
   integrity: z.array(integrityPolicySchema).optional(),
 }).superRefine((n, ctx) => {
+  if (n.integrity?.length && (n.family === 'stellar' || n.family === 'tron')) {
+    ctx.addIssue({ code: 'custom', path: ['integrity'], message: `a ${n.family} network has no JSON-RPC methods to check` });
+  }
   const seen = new Set<string>();
   for (const [i, p] of (n.integrity ?? []).entries()) {
     for (const method of p.methods) {
