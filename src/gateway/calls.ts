@@ -4,7 +4,7 @@ import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsP
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { RPC_ERRORS, rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
-import { DISAGREEMENT, type IntegrityChecks, type IntegrityPolicy } from './integrity.js';
+import type { IntegrityChecks, IntegrityPolicy } from './integrity.js';
 import { networkLabels } from './metrics.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
@@ -409,7 +409,7 @@ type LogsChunk = { kind: 'too-large' } | { kind: 'disagreed' } | { kind: 'raw'; 
   | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; resultText: string; cached: boolean; contentType?: string | undefined };
 
 function disagreement(id: unknown): Buffer {
-  return Buffer.from(JSON.stringify(rpcError(DISAGREEMENT.code, DISAGREEMENT.message, id)));
+  return Buffer.from(JSON.stringify(rpcError(RPC_ERRORS.disagreement.code, RPC_ERRORS.disagreement.message, id)));
 }
 
 export interface BatchAnswer {

@@ -3,7 +3,7 @@ import { MAX_JSON_DEPTH } from '../util/json-depth.js';
 /**
  * Gateway answers that are not the upstream's. Codes are the JSON-RPC 2.0 ones, EIP-1474's
  * where its meaning is ours (-32001 resource not found, -32002 resource unavailable, -32005
- * limit exceeded), and otherwise codes no EIP assigns (-32010..-32012), so client libraries
+ * limit exceeded), and otherwise codes no EIP assigns (-32010..-32013), so client libraries
  * never map a refusal to an unrelated error class. Bodies with `id: null` are built once: the hot
  * path writes a ready Buffer.
  */
@@ -17,6 +17,8 @@ export const RPC_ERRORS = {
   rps: { code: -32005, message: 'rps limit exceeded' },
   upstreamFailed: { code: -32010, message: 'upstream failed' },
   upstreamTimeout: { code: -32011, message: 'upstream timed out' },
+  /** Under an integrity policy (integrity.ts). */
+  disagreement: { code: -32013, message: 'upstream answers disagree' },
   bodyTooLarge: { code: -32600, message: 'request body too large' },
   batchTooLarge: { code: -32600, message: 'batch too large' },
   methodNotAllowed: { code: -32600, message: 'use POST with a JSON-RPC body' },

@@ -12,9 +12,6 @@ import { UpstreamError, type Upstream, type UpstreamRequest, type UpstreamSet } 
  * the agreed one too often is demoted in selection for a while.
  */
 
-/** The gateway's own answer when the upstreams' answers do not agree (a code no EIP assigns). */
-export const DISAGREEMENT = { code: -32013, message: 'upstream answers disagree' } as const;
-
 export interface IntegrityPolicy {
   k: number;
   m: number;
