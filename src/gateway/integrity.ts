@@ -22,11 +22,13 @@ export interface IntegrityPolicy {
   timeoutMs: number;
 }
 
-/** Demotion: this many disagreements within WINDOW_MS, at least RATE of the upstream's compared answers there. */
-export const DEMOTE_AFTER = 3;
+/** Demotion: this many disagreements within the last minute, at least RATE of the upstream's compared answers there. */
+const DEMOTE_AFTER = 3;
 const DEMOTE_RATE = 0.1;
-const WINDOW_MS = 60_000;
-export const DEMOTE_MS = 60_000;
+const DEMOTE_MS = 60_000;
+/** The minute is counted in 6 buckets of 10 s: constant memory and time whatever the call rate. */
+const BUCKET_MS = 10_000;
+const BUCKETS = 6;
 /** At most one disagreement line per upstream this often (the metric counts every one). */
 const LOG_EVERY_MS = 10_000;
 
@@ -83,7 +85,36 @@ export type Checked =
   | { kind: 'agreed'; status: number; body: Buffer; contentType: string | undefined; json: { result?: unknown; error?: unknown } }
   | { kind: 'disagreed' };
 
-interface Tally { times: number[]; disagreed: number[]; loggedAt: number; unlogged: number }
+/** One upstream's compared and disagreeing answers over the last minute, by 10 s bucket. */
+class Tally {
+  readonly compared = new Uint32Array(BUCKETS);
+  readonly disagreed = new Uint32Array(BUCKETS);
+  #bucket = 0;
+  loggedAt = 0;
+  unlogged = 0;
+
+  /** Counts one compared answer now; returns the minute's totals. */
+  add(now: number, disagreed: boolean): { compared: number; disagreed: number } {
+    const b = Math.floor(now / BUCKET_MS);
+    if (b - this.#bucket >= BUCKETS) this.clear();
+    else for (let x = this.#bucket + 1; x <= b; x++) this.compared[x % BUCKETS] = this.disagreed[x % BUCKETS] = 0;
+    this.#bucket = b;
+    this.compared[b % BUCKETS]!++;
+    if (disagreed) this.disagreed[b % BUCKETS]!++;
+    let c = 0;
+    let d = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      c += this.compared[i]!;
+      d += this.disagreed[i]!;
+    }
+    return { compared: c, disagreed: d };
+  }
+
+  clear(): void {
+    this.compared.fill(0);
+    this.disagreed.fill(0);
+  }
+}
 
 export class IntegrityChecks {
   /** Network slug → method → policy: the hot path's one lookup for a network without policies. */
@@ -159,6 +190,8 @@ export class IntegrityChecks {
         timedOut = true;
         ac.abort(new Error('integrity policy timeout'));
       }, p.timeoutMs);
+      // Answers still compared after the client has its own must not hold a stopping worker.
+      timer.unref();
       const settle = () => {
         clearTimeout(timer);
         if (!decided) {
@@ -228,13 +261,9 @@ export class IntegrityChecks {
     const now = Date.now();
     for (const a of answers) {
       let r = this.#records.get(a.up);
-      if (!r) this.#records.set(a.up, r = { times: [], disagreed: [], loggedAt: 0, unlogged: 0 });
-      const since = now - WINDOW_MS;
-      while (r.times.length > 0 && r.times[0]! < since) r.times.shift();
-      while (r.disagreed.length > 0 && r.disagreed[0]! < since) r.disagreed.shift();
-      r.times.push(now);
+      if (!r) this.#records.set(a.up, r = new Tally());
+      const minute = r.add(now, a.key !== ref);
       if (a.key === ref) continue;
-      r.disagreed.push(now);
       const upstream = upstreamLabel(a.up.url);
       this.#disagreements.inc({ ...labels, upstream });
       if (now - r.loggedAt >= LOG_EVERY_MS) {
@@ -243,13 +272,12 @@ export class IntegrityChecks {
         r.loggedAt = now;
         r.unlogged = 0;
       } else r.unlogged++;
-      if (r.disagreed.length >= DEMOTE_AFTER && r.disagreed.length >= DEMOTE_RATE * r.times.length && a.up.demotedUntil <= now) {
+      if (minute.disagreed >= DEMOTE_AFTER && minute.disagreed >= DEMOTE_RATE * minute.compared && a.up.demotedUntil <= now) {
         a.up.demotedUntil = now + DEMOTE_MS;
         this.#demotions.inc({ ...labels, upstream });
-        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${a.up.label} demoted for ${DEMOTE_MS / 1000} s: ${r.disagreed.length} of its last ${r.times.length} compared answers disagreed`);
+        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${a.up.label} demoted for ${DEMOTE_MS / 1000} s: ${minute.disagreed} of its ${minute.compared} compared answers in the last minute disagreed`);
         // A fresh count after the demotion: it must disagree again to be demoted again.
-        r.times.length = 0;
-        r.disagreed.length = 0;
+        r.clear();
       }
     }
   }
