@@ -2,6 +2,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { WebSocket } from 'ws';
 import type { Address } from 'viem';
 import { deployToken, startAnvil, type Anvil } from './helpers/anvil.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
@@ -251,6 +252,27 @@ describe('integrity policy', () => {
     // Billed: the agreed balance once, the chain id twice; the disagreement not at all.
     expect(await usage('strict', 'eth_getBalance')).toEqual({ requests: billed[0]!.requests + 1, credits: billed[0]!.credits + 7 });
     expect(await usage('strict', 'eth_chainId')).toEqual({ requests: billed[1]!.requests + 2, credits: billed[1]!.credits + 40 });
+  });
+
+  it('applies over a WebSocket too: a single call and a batch element', async () => {
+    const ws = new WebSocket(urls.strict!.replace(/^http/, 'ws'));
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const send = (msg: unknown) => new Promise<any>((resolve) => {
+      ws.once('message', (data) => resolve(JSON.parse(String(data))));
+      ws.send(JSON.stringify(msg));
+    });
+    liar.lie.add('eth_getBalance');
+    try {
+      expect(await send({ jsonrpc: '2.0', id: 'ws1', method: 'eth_getBalance', params: [who, 'latest'] }))
+        .toEqual({ jsonrpc: '2.0', id: 'ws1', error: { code: -32013, message: 'upstream answers disagree' } });
+      const list = await send([{ jsonrpc: '2.0', id: 'ws2', method: 'eth_getBalance', params: [who, 'latest'] }, { jsonrpc: '2.0', id: 'ws3', method: 'eth_chainId', params: [] }]) as any[];
+      expect(list.find((x) => x.id === 'ws2').error.code).toBe(-32013);
+      expect(list.find((x) => x.id === 'ws3').result).toBe('0x7a69');
+      expect([a, b, liar].map((u) => asked(u, 'eth_getBalance', 'ws1'))).toEqual([1, 1, 1]);
+    } finally {
+      liar.lie.clear();
+      ws.close();
+    }
   });
 
   it('eth_getLogs under a policy: a pruned node\'s empty answer is outvoted', async () => {
