@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
+import { traitsOf } from '../chains/traits.js';
 import { paymentsConfigSchema, tokenSchema } from './payments.js';
 
 const port = z.number().int().min(0).max(65535);
@@ -75,7 +76,7 @@ export const networkSchema = z.strictObject({
   /** Integrity policies (off when omitted): one method may be listed in one policy only. */
   integrity: z.array(integrityPolicySchema).optional(),
 }).superRefine((n, ctx) => {
-  if (n.integrity?.length && (n.family === 'stellar' || n.family === 'tron')) {
+  if (n.integrity?.length && traitsOf(n.family).gateway.transport === 'rest') {
     ctx.addIssue({ code: 'custom', path: ['integrity'], message: `a ${n.family} network has no JSON-RPC methods to check` });
   }
   const seen = new Set<string>();

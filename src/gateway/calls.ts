@@ -4,7 +4,8 @@ import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsP
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { RPC_ERRORS, rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
-import type { IntegrityChecks, IntegrityPolicy } from './integrity.js';
+import { answerKey, type IntegrityChecks, type IntegrityPolicy } from './integrity.js';
+import { traitsOf } from '../chains/traits.js';
 import { networkLabels } from './metrics.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
@@ -212,13 +213,14 @@ export class CallHandler {
    * answer and billed once; a disagreement is the gateway's own error, not billed.
    */
   async #checked(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: IntegrityPolicy, plan: CachePlan | undefined): Promise<CallAnswer> {
-    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, routeHints(call).needsHead ?? false, this.#maxBytes);
+    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, checkHints(env, call), this.#maxBytes);
     if (got.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
     if (plan && got.json.error === undefined) {
       const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
       if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
     }
-    return answer(got.status, got.body, true, 1, false, got.contentType);
+    // Bitcoin Core's errors (HTTP 500) are relayed, not billed, as on the unchecked path.
+    return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
   }
 
   /**
@@ -237,7 +239,9 @@ export class CallHandler {
       const call = parsed.calls[i]!;
       try {
         const a = await this.single(env, call, Buffer.from(JSON.stringify(parsed.valid[i])));
-        if (a && a.status >= 200 && a.status < 300) return { text: a.body.toString('utf8'), metered: a.metered ? call : undefined };
+        const text = a?.body.toString('utf8');
+        // A JSON-RPC answer (Bitcoin Core's errors come with HTTP 500), not an error page.
+        if (a && text && answerKey(text) !== undefined) return { text, metered: a.metered ? call : undefined };
       } catch (err) {
         if (!(err instanceof UpstreamError)) throw err;
         return { text: JSON.stringify(upstreamFailed(err, call.id)), metered: undefined };
@@ -349,7 +353,7 @@ export class CallHandler {
     // --- integrity policy (integrity.ts): each chunk of a split query is checked on its own.
     const integrity = this.#integrity?.policyFor(env.network.slug, call);
     const got = integrity
-      ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, routeHints(call).needsHead ?? false, policy.maxBytes)
+      ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, checkHints(env, call), policy.maxBytes)
       : await this.#fetch(set, call, body, policy.maxBytes);
     if (got.kind === 'disagreed') return got;
     if (got.kind === 'agreed') return this.#logsResult(env, plan, policy, { ...got, kind: 'json' });
@@ -419,6 +423,10 @@ export interface BatchAnswer {
   /** The calls to meter: cache hits always, the others when the upstream answered 2xx. */
   meteredCalls: RpcCall[];
   hits: number;
+}
+
+function checkHints(env: Environment, call: RpcCall): { needsHead: boolean; rpcErrorsAre500: boolean } {
+  return { needsHead: routeHints(call).needsHead ?? false, rpcErrorsAre500: traitsOf(env.network.family).gateway.rpcErrorsAre500 };
 }
 
 function upstreamFailed(err: UpstreamError, id: unknown): ReturnType<typeof rpcError> {

@@ -174,11 +174,11 @@ export class IntegrityChecks {
    * when they come, until the policy's timeout. Strict: waits for all `k` (or the timeout).
    * Fewer than `m` answers at all: the upstream failure (UpstreamError), as for any call.
    */
-  check(set: UpstreamSet, labels: NetworkLabels, method: string, p: IntegrityPolicy, body: Buffer, needsHead: boolean, maxBytes: number): Promise<Checked> {
-    const order = rank(set.upstreams, needsHead, set.maxLagBlocks).slice(0, p.k);
+  check(set: UpstreamSet, labels: NetworkLabels, method: string, p: IntegrityPolicy, body: Buffer, hints: { needsHead: boolean; rpcErrorsAre500: boolean }, maxBytes: number): Promise<Checked> {
+    const order = rank(set.upstreams, hints.needsHead, set.maxLagBlocks).slice(0, p.k);
     if (order.length === 0) return Promise.reject(new UpstreamError(false, new Error('no upstream configured')));
     const ac = new AbortController();
-    const req: UpstreamRequest = { method: 'POST', path: '', body, contentType: 'application/json', signal: ac.signal };
+    const req: UpstreamRequest = { method: 'POST', path: '', body, contentType: 'application/json', signal: ac.signal, rpcErrorsAre500: hints.rpcErrorsAre500 };
     const answers: Answer[] = [];
     const groups = new Map<string, Answer[]>();
     let failure: unknown;
@@ -237,7 +237,10 @@ export class IntegrityChecks {
     });
   }
 
-  /** One upstream's answer read whole; undefined (a failure) when it is not a 2xx JSON-RPC answer within `maxBytes`. */
+  /**
+   * One upstream's answer read whole; undefined (a failure) when it is not a JSON-RPC answer
+   * within `maxBytes`, with HTTP 2xx (or 500 where the family answers errors so: Bitcoin Core).
+   */
   async #ask(set: UpstreamSet, up: Upstream, req: UpstreamRequest, maxBytes: number): Promise<Answer | undefined> {
     const res = await set.sendTo(up, req);
     const parts: Buffer[] = [];
@@ -250,7 +253,7 @@ export class IntegrityChecks {
       }
       parts.push(chunk as Buffer);
     }
-    if (res.status < 200 || res.status >= 300) return undefined;
+    if ((res.status < 200 || res.status >= 300) && !(req.rpcErrorsAre500 && res.status === 500)) return undefined;
     const body = Buffer.concat(parts, size);
     const key = answerKey(body.toString('utf8'));
     return key === undefined ? undefined : { up, key, status: res.status, body, contentType: res.contentType };
