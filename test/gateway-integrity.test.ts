@@ -148,12 +148,13 @@ beforeAll(async () => {
       { id: 4, slug: 'off', name: 'Off', environments: env(4, [a.url, b.url, liar.url]), credits },
       { id: 5, slug: 'slow', name: 'Slow', environments: env(5, [a.url, b.url, hung1.url]), credits, integrity: [{ ...majority, timeout_ms: 5000 }] },
       { id: 6, slug: 'stuck', name: 'Stuck', environments: env(6, [a.url, hung1.url, hung2.url]), credits, integrity: [{ ...majority, timeout_ms: 300 }] },
+      { id: 7, slug: 'rare', name: 'Rare', environments: env(7, [a.url, b.url, liar.url]), credits, integrity: [majority] },
     ],
     // One worker: demotion is each worker's own (docs/gateway.md).
     gateway: { probe_interval_ms: 200, workers: 1 },
   });
   m = await t.merchant({ plan: 'pro' });
-  for (const [name, envId] of [['maj', 1], ['strict', 2], ['pair', 3], ['off', 4], ['slow', 5], ['stuck', 6]] as const) {
+  for (const [name, envId] of [['maj', 1], ['strict', 2], ['pair', 3], ['off', 4], ['slow', 5], ['stuck', 6], ['rare', 7]] as const) {
     const e = (await m.call('POST', '/v1/endpoints', JSON.stringify({ name, network_environment_id: envId }))).body.endpoint;
     urls[name] = `${t.gatewayUrl}/${e.uuid}`;
     ids[name] = e.id;
@@ -330,6 +331,21 @@ describe('integrity policy', () => {
       liar.lie.clear();
       a.delayMs = 0;
       b.delayMs = 0;
+    }
+  });
+
+  it('does not demote an upstream whose disagreements are under 10 % of its answers in the minute', async () => {
+    const label = `network="rare",env="anvil",upstream="${liar.url}"`;
+    for (let i = 0; i < 30; i++) await rpc('rare', 'eth_getBalance', [who, 'latest'], i);
+    liar.lie.add('eth_getBalance');
+    try {
+      for (let i = 1; i <= 3; i++) {
+        await rpc('rare', 'eth_getBalance', [who, 'latest'], `lie${i}`);
+        await until(async () => (await metric('rpcctl_upstream_disagreements_total', label)) === i);
+      }
+      expect(await metric('rpcctl_upstream_demotions_total', label)).toBe(0);
+    } finally {
+      liar.lie.clear();
     }
   });
 
