@@ -1,3 +1,3 @@
 export { loadConfig, parseConfig, findConfigFile, defaultDataDir, ConfigError } from './load.js';
-export type { Config, ConfigInput, NetworkConfig, EnvironmentConfig, PlanConfig } from './schema.js';
+export type { Config, ConfigInput, NetworkConfig, EnvironmentConfig, PlanConfig, IntegrityPolicyConfig } from './schema.js';
 export { defaultNetworks, defaultPlans } from './defaults.js';

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
+import { traitsOf } from '../chains/traits.js';
 import { paymentsConfigSchema, tokenSchema } from './payments.js';
 
 const port = z.number().int().min(0).max(65535);
@@ -53,6 +54,22 @@ const errorClassSchema = z.strictObject({
 /** Method names or patterns with `*` (`debug_*`). */
 const methodPatterns = z.array(z.string().regex(/^[A-Za-z0-9_*]+$/, 'letters, digits, _ and * only').max(100)).max(200);
 
+/**
+ * Answers checked across upstreams (docs/gateway.md, "Integrity policy"): for the listed methods
+ * `k` upstreams are asked at once and the answer is the one `m` of them agree on.
+ */
+export const integrityPolicySchema = z.strictObject({
+  methods: z.array(z.string().min(1).max(100)).min(1),
+  k: z.number().int().min(2).max(16),
+  m: z.number().int().min(1).max(16),
+  /** majority: the first answer m upstreams agree on; error: every answer received must agree (and at least m). */
+  on_disagreement: z.enum(['majority', 'error']).default('majority'),
+  /** fixed_block: only calls whose block parameter names a fixed block (a number, a hash, `earliest`, `finalized`). */
+  when: z.enum(['always', 'fixed_block']).default('always'),
+  /** How long to wait for the k answers; omitted: `gateway.upstream_timeout_ms`. */
+  timeout_ms: z.number().int().min(10).max(600_000).optional(),
+}).refine((p) => p.m <= p.k, { message: 'm must be at most k', path: ['m'] });
+
 export const networkSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
@@ -80,6 +97,25 @@ export const networkSchema = z.strictObject({
   error_classes: z.array(errorClassSchema).max(100).optional(),
   /** Which methods an upstream serves, by its URL exactly as in `environments[].upstreams`. */
   upstream_methods: z.record(z.string().url(), z.strictObject({ allow: methodPatterns.optional(), deny: methodPatterns.optional() })).optional(),
+  /** Integrity policies (off when omitted): one method may be listed in one policy only. */
+  integrity: z.array(integrityPolicySchema).optional(),
+}).superRefine((n, ctx) => {
+  if (n.integrity?.length && traitsOf(n.family).gateway.transport === 'rest') {
+    ctx.addIssue({ code: 'custom', path: ['integrity'], message: `a ${n.family} network has no JSON-RPC methods to check` });
+  }
+  const seen = new Set<string>();
+  for (const [i, p] of (n.integrity ?? []).entries()) {
+    for (const method of p.methods) {
+      if (seen.has(method)) ctx.addIssue({ code: 'custom', path: ['integrity', i, 'methods'], message: `${method} is in more than one integrity policy` });
+      seen.add(method);
+    }
+    // An environment with fewer upstreams than m could never answer a listed method.
+    for (const e of n.environments) {
+      if (e.upstreams.length > 0 && e.upstreams.length < p.m) {
+        ctx.addIssue({ code: 'custom', path: ['integrity', i, 'm'], message: `environment ${e.slug} has ${e.upstreams.length} upstream(s), fewer than m = ${p.m}` });
+      }
+    }
+  }
 });
 
 export const planSchema = z.strictObject({
@@ -249,5 +285,6 @@ export type NetworkConfig = Omit<z.output<typeof networkSchema>, 'credits' | 'ma
   & Partial<Pick<z.output<typeof networkSchema>, 'max_logs_block_range' | 'logs_over_range' | 'max_logs_results'>>
   & { credits: { default: number; methods: Record<string, number>; logs_block_unit?: number } };
 export type EnvironmentConfig = z.output<typeof environmentSchema>;
+export type IntegrityPolicyConfig = z.output<typeof integrityPolicySchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type Config = Omit<Parsed, 'networks' | 'plans'> & { networks: NetworkConfig[]; plans: PlanConfig[] };

@@ -1,9 +1,12 @@
 import type { Environment } from '../store/index.js';
-import { finalHeightOf, planCache, type ChainView, type ResponseCache } from './cache.js';
+import { finalHeightOf, planCache, type CachePlan, type ChainView, type ResponseCache } from './cache.js';
 import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
-import { rpcError } from './errors.js';
+import { RPC_ERRORS, rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
+import { answerKey, type IntegrityChecks, type IntegrityPolicy } from './integrity.js';
+import { traitsOf } from '../chains/traits.js';
+import { networkLabels } from './metrics.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
 export interface CallAnswer {
@@ -64,16 +67,19 @@ export class CallHandler {
   readonly #views: Map<number, ChainView>;
   readonly #logsPolicy: (network: Environment['network']) => LogsPolicy;
   readonly #maxBytes: number;
+  /** Undefined when no network has an integrity policy. */
+  readonly #integrity: IntegrityChecks | undefined;
 
   constructor(deps: {
     upstreams: UpstreamDirectory; cache: ResponseCache | undefined; views: Map<number, ChainView>;
-    logsPolicy: (network: Environment['network']) => LogsPolicy; maxResponseBytes: number;
+    logsPolicy: (network: Environment['network']) => LogsPolicy; maxResponseBytes: number; integrity?: IntegrityChecks | undefined;
   }) {
     this.#upstreams = deps.upstreams;
     this.#cache = deps.cache;
     this.#views = deps.views;
     this.#logsPolicy = deps.logsPolicy;
     this.#maxBytes = deps.maxResponseBytes;
+    this.#integrity = deps.integrity;
   }
 
   view(envId: number): ChainView | undefined {
@@ -111,6 +117,10 @@ export class CallHandler {
    * goes upstream as one batch, and its final answers are cached. Undefined: forward as usual.
    */
   async batch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<BatchAnswer | undefined> {
+    // --- integrity policy (integrity.ts): one Map lookup when the network has none.
+    const checked = this.#integrity?.inBatch(env.network.slug, parsed.calls);
+    if (checked) return this.#batchChecked(env, parsed, checked);
+    // --- end integrity policy
     const cache = this.#cache;
     const view = this.#views.get(env.id);
     if (!cache) return undefined;
@@ -177,12 +187,16 @@ export class CallHandler {
     }
     if (call.id === undefined) return undefined; // a notification: nothing to answer from here
     const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
+    // --- integrity policy (integrity.ts): a Map lookup, undefined when the network has none.
+    const integrity = this.#integrity?.policyFor(env.network.slug, call);
     // Null retries need somewhere to go; with one upstream the answer streams through.
-    if (!plan && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
+    if (!plan && !integrity && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
+    if (integrity) return this.#checked(env, set, call, body, integrity, plan);
+    // --- end integrity policy
     const got = await this.#fetch(set, call, body, this.#maxBytes);
     if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
     if (got.kind === 'too-large') {
@@ -195,6 +209,85 @@ export class CallHandler {
     return answer(got.status, got.body, true, 1, false, got.contentType);
   }
 
+  /**
+   * A call under an integrity policy: the answer `m` upstreams agree on, cached like any final
+   * answer and billed once; a disagreement is the gateway's own error, not billed.
+   */
+  async #checked(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: IntegrityPolicy, plan: CachePlan | undefined): Promise<CallAnswer> {
+    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, checkHints(env, call), this.#maxBytes);
+    if (got.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
+    if (plan && got.json.error === undefined) {
+      const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
+      if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
+    }
+    // Bitcoin Core's errors (HTTP 500) are relayed, not billed, as on the unchecked path.
+    return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
+  }
+
+  /**
+   * A batch with elements under an integrity policy: those are checked one by one (as single
+   * calls, in parallel), the others answered as any batch (cache, then upstream as one batch),
+   * and the answers merged into one array. Each element is billed as its single call would be.
+   */
+  async #batchChecked(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>, checked: number[]): Promise<BatchAnswer> {
+    const set = this.#upstreams.for(env.id, env.upstreams);
+    const isChecked = new Set(checked);
+    const restAt = parsed.calls.map((_, i) => i).filter((i) => !isChecked.has(i));
+    const rest: Extract<ParsedRpc, { kind: 'batch' }> = {
+      kind: 'batch', valid: restAt.map((i) => parsed.valid[i]), calls: restAt.map((i) => parsed.calls[i]!), rejected: parsed.rejected,
+    };
+    const one = async (i: number): Promise<{ text: string; metered: RpcCall | undefined }> => {
+      const call = parsed.calls[i]!;
+      try {
+        const a = await this.single(env, call, Buffer.from(JSON.stringify(parsed.valid[i])));
+        const text = a?.body.toString('utf8');
+        // A JSON-RPC answer (Bitcoin Core's errors come with HTTP 500), not an error page.
+        if (a && text && answerKey(text) !== undefined) return { text, metered: a.metered ? call : undefined };
+      } catch (err) {
+        if (!(err instanceof UpstreamError)) throw err;
+        return { text: JSON.stringify(upstreamFailed(err, call.id)), metered: undefined };
+      }
+      return { text: JSON.stringify(rpcError(RPC_ERRORS.upstreamFailed.code, RPC_ERRORS.upstreamFailed.message, call.id)), metered: undefined };
+    };
+    const [answers, others] = await Promise.all([
+      Promise.all(checked.map(one)),
+      restAt.length === 0 ? undefined : this.#restOfBatch(env, set, rest),
+    ]);
+    const texts = answers.map((a) => a.text);
+    const metered = answers.flatMap((a) => (a.metered ? [a.metered] : []));
+    if (others) {
+      texts.push(...others.texts);
+      metered.push(...others.metered);
+    } else texts.push(...parsed.rejected.map((r) => JSON.stringify(r)));
+    return { status: 200, body: Buffer.from(`[${texts.join(',')}]`), meteredCalls: metered, hits: others?.hits ?? 0 };
+  }
+
+  /** The elements of a batch not under a policy (and our refusals): from the cache path, else upstream as one batch. */
+  async #restOfBatch(env: Environment, set: UpstreamSet, rest: Extract<ParsedRpc, { kind: 'batch' }>): Promise<{ texts: string[]; metered: RpcCall[]; hits: number }> {
+    const failed = (err: UpstreamError | undefined) => ({
+      texts: [...rest.calls.filter((c) => c.id !== undefined).map((c) => JSON.stringify(err ? upstreamFailed(err, c.id) : rpcError(RPC_ERRORS.upstreamFailed.code, RPC_ERRORS.upstreamFailed.message, c.id))),
+        ...rest.rejected.map((r) => JSON.stringify(r))],
+      metered: [], hits: 0,
+    });
+    let list: unknown;
+    try {
+      // No element of `rest` is under a policy: this is the usual cache path, or undefined.
+      const cached = await this.batch(env, rest);
+      if (cached) {
+        list = cached.status >= 200 && cached.status < 300 ? parseJson(cached.body.toString('utf8')) : undefined;
+        return Array.isArray(list) ? { texts: list.map((a) => JSON.stringify(a)), metered: cached.meteredCalls, hits: cached.hits } : failed(undefined);
+      }
+      const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify(rest.valid)), contentType: 'application/json' }, { needsHead: true });
+      const text = await readCapped(res.body, this.#maxBytes);
+      list = text === undefined || res.status < 200 || res.status >= 300 ? undefined : parseJson(text.toString('utf8'));
+    } catch (err) {
+      if (err instanceof UpstreamError) return failed(err);
+      if (!(err instanceof SyntaxError)) throw err;
+    }
+    if (!Array.isArray(list)) return failed(undefined);
+    return { texts: [...list.map((a) => JSON.stringify(a)), ...rest.rejected.map((r) => JSON.stringify(r))], metered: rest.calls, hits: 0 };
+  }
+
   async #logs(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined): Promise<CallAnswer> {
     const policy = this.#logsPolicy(env.network);
     const range = logsRange(call.params, view);
@@ -202,6 +295,7 @@ export class CallHandler {
     const blocks = range ? range.to - range.from + 1 : 0;
     if (!range || blocks <= policy.maxRange) {
       const one = await this.#logsChunk(env, set, call, body, policy);
+      if (one.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
       if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(policy, call.id))), false, 1, false);
       return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType);
     }
@@ -221,8 +315,8 @@ export class CallHandler {
         const params = [{ ...filter, fromBlock: `0x${a.toString(16)}`, toBlock: `0x${b.toString(16)}` }];
         const sub: RpcCall = { method: 'eth_getLogs', params, id: 1 };
         const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params })), policy);
-        if (got.kind === 'too-large') {
-          failure = Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
+        if (got.kind === 'too-large' || got.kind === 'disagreed') {
+          failure = got.kind === 'disagreed' ? disagreement(call.id) : Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
           return;
         }
         if (got.kind === 'raw' || got.json.error !== undefined || !Array.isArray(got.json.result)) {
@@ -248,9 +342,7 @@ export class CallHandler {
   }
 
   /** One `eth_getLogs` within the limit: from the cache when final, else upstream, with the result caps. */
-  async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy):
-  Promise<{ kind: 'too-large' } | { kind: 'raw'; status: number; body: Buffer; cached: false; contentType?: string | undefined }
-    | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; resultText: string; cached: boolean; contentType?: string | undefined }> {
+  async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy): Promise<LogsChunk> {
     const plan = this.#cache ? planCache(env.id, call.method, call.params, this.#views.get(env.id)) : undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
@@ -259,8 +351,20 @@ export class CallHandler {
         return { kind: 'json', status: 200, body: resultBody(call.id, hit), json: { result }, resultText: hit, cached: true };
       }
     }
-    const got = await this.#fetch(set, call, body, policy.maxBytes);
+    // --- integrity policy (integrity.ts): each chunk of a split query is checked on its own.
+    const integrity = this.#integrity?.policyFor(env.network.slug, call);
+    const got = integrity
+      ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, checkHints(env, call), policy.maxBytes)
+      : await this.#fetch(set, call, body, policy.maxBytes);
+    if (got.kind === 'disagreed') return got;
+    if (got.kind === 'agreed') return this.#logsResult(env, plan, policy, { ...got, kind: 'json' });
+    // --- end integrity policy
     if (got.kind !== 'json') return got.kind === 'raw' ? { ...got, cached: false } : got;
+    return this.#logsResult(env, plan, policy, got);
+  }
+
+  /** A whole `eth_getLogs` answer: over `max_logs_results` refused, final ones cached. */
+  #logsResult(env: Environment, plan: CachePlan | undefined, policy: LogsPolicy, got: { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }): LogsChunk {
     const result = got.json.result;
     if (Array.isArray(result) && result.length > policy.maxResults) return { kind: 'too-large' };
     const resultText = JSON.stringify(result ?? null);
@@ -308,6 +412,13 @@ export class CallHandler {
 
 interface RpcAnswer { result?: unknown; error?: unknown }
 
+type LogsChunk = { kind: 'too-large' } | { kind: 'disagreed' } | { kind: 'raw'; status: number; body: Buffer; cached: false; contentType?: string | undefined }
+  | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; resultText: string; cached: boolean; contentType?: string | undefined };
+
+function disagreement(id: unknown): Buffer {
+  return Buffer.from(JSON.stringify(rpcError(RPC_ERRORS.disagreement.code, RPC_ERRORS.disagreement.message, id)));
+}
+
 export interface BatchAnswer {
   status: number;
   body: Buffer;
@@ -315,6 +426,15 @@ export interface BatchAnswer {
   /** The calls to meter: cache hits always, the others when the upstream answered 2xx. */
   meteredCalls: RpcCall[];
   hits: number;
+}
+
+function checkHints(env: Environment, call: RpcCall): { needsHead: boolean; rpcErrorsAre500: boolean } {
+  return { needsHead: routeHints(call).needsHead ?? false, rpcErrorsAre500: traitsOf(env.network.family).gateway.rpcErrorsAre500 };
+}
+
+function upstreamFailed(err: UpstreamError, id: unknown): ReturnType<typeof rpcError> {
+  const e = err.code === 'E_UPSTREAM_TIMEOUT' ? RPC_ERRORS.upstreamTimeout : RPC_ERRORS.upstreamFailed;
+  return rpcError(e.code, e.message, id);
 }
 
 function answer(status: number, body: Buffer, metered: boolean, units: number, cached: boolean, contentType?: string): CallAnswer {

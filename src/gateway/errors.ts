@@ -4,7 +4,7 @@ import type { UpstreamError } from './upstreams/index.js';
 /**
  * Gateway answers that are not the upstream's. Codes are the JSON-RPC 2.0 ones, EIP-1474's
  * where its meaning is ours (-32001 resource not found, -32002 resource unavailable, -32005
- * limit exceeded), and otherwise codes no EIP assigns (-32010..-32012), so client libraries
+ * limit exceeded), and otherwise codes no EIP assigns (-32010..-32013), so client libraries
  * never map a refusal to an unrelated error class. Bodies with `id: null` are built once: the hot
  * path writes a ready Buffer.
  */
@@ -20,6 +20,8 @@ export const RPC_ERRORS = {
   upstreamTimeout: { code: -32011, message: 'upstream timed out' },
   // As a node answers it: no upstream serves the method (configured, or learnt from their answers).
   methodNotFound: { code: -32601, message: 'method not found' },
+  /** Under an integrity policy (integrity.ts). */
+  disagreement: { code: -32013, message: 'upstream answers disagree' },
   bodyTooLarge: { code: -32600, message: 'request body too large' },
   batchTooLarge: { code: -32600, message: 'batch too large' },
   methodNotAllowed: { code: -32600, message: 'use POST with a JSON-RPC body' },

@@ -39,6 +39,8 @@ export class UpstreamHealth {
   errorRate = 0;
   consecutiveFailures = 0;
   downUntil = 0;
+  /** Until then its answers disagreed with the other upstreams' too often (integrity.ts): chosen after the others, before the down ones. */
+  demotedUntil = 0;
   head: number | undefined;
   /** The best head known in the environment, set by the probe; lag is measured against it. */
   bestHead: number | undefined;
@@ -179,14 +181,15 @@ export class UpstreamHealth {
 /**
  * The order to try upstreams in: one due a half-open trial first (its failure moves the call on
  * to the next), then healthy ones by score; for calls that depend on the chain head, those
- * lagging more than `maxLag` blocks after them; down ones last (soonest back first), so a full
- * outage still answers with an upstream's error.
+ * lagging more than `maxLag` blocks after them; then the ones demoted for disagreeing answers
+ * (integrity policy); down ones last (soonest back first), so a full outage still answers with
+ * an upstream's error.
  */
 export function rank<T extends UpstreamHealth>(ups: readonly T[], needsHead: boolean, maxLag: number): T[] {
   if (ups.length === 1) return [ups[0]!];
   const now = Date.now();
-  const tier = (u: T): number => (u.blockedUntil() > now ? 2 : needsHead && u.lag() > maxLag ? 1 : u.trialDue(now) ? -1 : 0);
-  return [...ups].sort((a, b) => tier(a) - tier(b) || (tier(a) === 2 ? a.blockedUntil() - b.blockedUntil() : a.score() - b.score()));
+  const tier = (u: T): number => (u.blockedUntil() > now ? 3 : u.demotedUntil > now ? 2 : needsHead && u.lag() > maxLag ? 1 : u.trialDue(now) ? -1 : 0);
+  return [...ups].sort((a, b) => tier(a) - tier(b) || (tier(a) === 3 ? a.blockedUntil() - b.blockedUntil() : a.score() - b.score()));
 }
 
 const KEY_LIKE = /^[A-Za-z0-9_-]{16,}$/;

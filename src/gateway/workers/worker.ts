@@ -13,6 +13,7 @@ import { ResponseCache, type ChainView } from '../cache.js';
 import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
 import { logsPolicies } from '../logs.js';
+import { IntegrityChecks } from '../integrity.js';
 import { createGatewayServer } from '../server.js';
 import { Metrics } from '../../metrics/index.js';
 import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK, type GatewayMetrics } from '../metrics.js';
@@ -193,7 +194,10 @@ function startServers(
     acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
     release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
   };
-  const calls = new CallHandler({ upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes });
+  const calls = new CallHandler({
+    upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes,
+    integrity: IntegrityChecks.from(config, metrics, log),
+  });
   const localRps = (ep: { slot: number; rpsLimit: number }, cost: number) => windows.take(ep.slot, ep.rpsLimit, cost);
   const server = createGatewayServer({
     config, registry, meter, upstreams, calls, log, metrics, sharedRps, localRps, storeHealth: storeHealthFromMain,
