@@ -11,6 +11,7 @@ import { CliError, usageError, type CliIO } from '../io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
 } from '../../cabinet/credentials.js';
+import { resetTwoFactor } from '../../cabinet/two-factor.js';
 import { readSecret } from '../prompts.js';
 import { Output } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
@@ -227,6 +228,19 @@ export async function accountsSetPassword(io: CliIO, opts: Opts & { userId: stri
     const login = await loginOf(store, userId);
     if (out.json) return out.printJson({ user_id: userId, email: login?.email ?? null });
     out.note(`Password of ${login?.email ?? `account ${userId}`} set; its cabinet sessions were ended.`);
+  });
+}
+
+export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  const userId = accountId(opts.userId, 'user_id');
+  await withStore(io, opts, async (store, out) => {
+    await mustGetAccount(store, userId);
+    const login = await loginOf(store, userId);
+    if (!login) throw usageError(`account ${userId} has no cabinet login`);
+    const wasOn = await resetTwoFactor(store, userId);
+    if (out.json) return out.printJson({ user_id: userId, email: login.email, two_factor_was_on: wasOn });
+    out.note(wasOn ? `Two-factor sign-in of ${login.email} is off; its cabinet sessions were ended.`
+      : `${login.email} had no two-factor sign-in; its cabinet sessions were ended.`);
   });
 }
 
