@@ -120,7 +120,7 @@ async function useRecoveryCode(store: Store, accountId: number, code: string, no
 
 /** Replaces every recovery code of the login with ten new ones: 50 random bits each, `xxxxx-xxxxx`. */
 export async function newRecoveryCodes(store: Store, accountId: number): Promise<string[]> {
-  const codes = Array.from({ length: RECOVERY_CODES }, () => base32nopad.encode(randomBytes(5)).toLowerCase());
+  const codes = Array.from({ length: RECOVERY_CODES }, () => base32nopad.encode(randomBytes(7)).slice(0, 10).toLowerCase());
   await store.db.transaction().execute(async (trx) => {
     await trx.deleteFrom('cabinet_recovery_codes').where('account_id', '=', accountId).execute();
     await trx.insertInto('cabinet_recovery_codes')
