@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import jsQRModule from 'jsqr';
+import { PNG } from 'pngjs';
 import { launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
@@ -17,6 +19,8 @@ let page: Page;
 let base: string;
 let userId: number;
 const pageProblems: string[] = [];
+// jsqr is CommonJS whose types say `export default`: Node hands the function itself to a default import.
+const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const EMAIL = 'two-factor@example.com';
 const PASSWORD = 'correct horse battery staple';
@@ -78,8 +82,15 @@ async function noViolations(state: string) {
 /** The key as the page shows it (grouped by four), read the way a person types it into an app. */
 async function enrolFromPage(): Promise<{ secret: Uint8Array; codes: string[] }> {
   await page.getByRole('heading', { name: 'Set up two-factor sign-in' }).waitFor();
-  expect(await page.locator('.qr svg').count()).toBe(1);
-  const secret = secretFromBase32((await page.locator('#totp-secret').textContent())!);
+  const shown = (await page.locator('#totp-secret').textContent())!;
+  // The QR code as a phone's camera sees it: the same key, for this login, in the app's format.
+  const png = PNG.sync.read(await page.locator('.qr').screenshot());
+  const scanned = jsQR(Uint8ClampedArray.from(png.data), png.width, png.height);
+  expect(scanned?.data, 'the QR code decodes').toBeDefined();
+  const uri = new URL(scanned!.data);
+  expect(`${uri.protocol}//${uri.host}${decodeURIComponent(uri.pathname)}`).toBe(`otpauth://totp/rpcctl:${EMAIL}`);
+  expect(uri.searchParams.get('secret')).toBe(shown.replace(/ /g, ''));
+  const secret = secretFromBase32(shown);
   await page.getByLabel('Code from the app').fill(totp(secret, Date.now()));
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.getByRole('heading', { name: /Recovery codes/ }).waitFor();
