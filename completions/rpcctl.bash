@@ -170,7 +170,7 @@ __rpcctl_valopts() {
     'payments ls') echo '--status --network --order-id --limit -n --jq -q --profile -p --base-url --timeout' ;;
     'payments cancel') echo '--jq -q --profile -p --base-url --timeout' ;;
     'payments watch') echo '--interval --jq -q --profile -p --base-url --timeout' ;;
-    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --jq -q --profile -p --base-url --timeout' ;;
+    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --display-name --redirect-url --jq -q --profile -p --base-url --timeout' ;;
     'rpc') echo '--jq -q --profile -p --base-url --timeout' ;;
     'api') echo '--data -d --input --jq -q --profile -p --base-url --timeout' ;;
     'serve') echo '--config --data-dir --host --port --gateway-port --database --redis --log-format --log-level --jq -q --profile -p --base-url --timeout' ;;
@@ -271,7 +271,7 @@ __rpcctl_opts() {
     'payments ls') echo '--status --network --order-id --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments cancel') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments watch') echo '--interval --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --accept-late --no-accept-late --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --accept-late --no-accept-late --display-name --redirect-url --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'rpc') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'api') echo '--data -d --input --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'serve') echo '--config --data-dir --host --port --gateway-port --dev --database --redis --log-format --log-level --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;

@@ -55,14 +55,24 @@ describe('rpcctl payments', () => {
     const bad = await as(['payments', 'settings', '--xpub-tron', zpub]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/xpubs\.tron: is not a valid BIP32 extended public key/);
+    // The checkout page's name and return address; the API's message for an http one.
+    const named = await as(['payments', 'settings', '--display-name', 'Corner Shop', '--redirect-url', 'https://shop.example/thanks']);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stdout).toMatch(/^display_name\tCorner Shop$/m);
+    expect(named.stdout).toMatch(/^redirect_url\thttps:\/\/shop\.example\/thanks$/m);
+    const http = await as(['payments', 'settings', '--redirect-url', 'http://shop.example/thanks']);
+    expect(http.code).toBe(1);
+    expect(http.stderr).toMatch(/redirect_url: must be an https URL/);
+    expect(JSON.parse((await as(['payments', 'settings', '--redirect-url', '', '--json'])).stdout)).toMatchObject({ display_name: 'Corner Shop', redirect_url: null });
 
     const c = await as(['payments', 'create', '--order-id', 'cli-1', '--network', 'eth', '--amount', '0.000000000000000123', '--metadata', '{"cart":7}']);
     expect(c.code, c.stderr).toBe(0);
     const id = c.stdout.trim();
     expect(id).toMatch(/^pay_/);
     expect(c.stderr).toMatch(/Created: pay 0.000000000000000123 ETH to 0x/);
+    expect(c.stderr).toContain(`Checkout page for your customer: ${t.baseUrl}/pay/${id}`);
     const again = await as(['payments', 'create', '--order-id', 'cli-1', '--network', 'eth', '--amount', '0.000000000000000123', '--metadata', '{"cart":7}', '--json']);
-    expect(JSON.parse(again.stdout)).toMatchObject({ payment_id: id, created: false, amount_raw: '123' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ payment_id: id, created: false, amount_raw: '123', checkout_url: `${t.baseUrl}/pay/${id}` });
     const conflict = await as(['payments', 'create', '--order-id', 'cli-1', '--network', 'eth', '--amount', '1']);
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toMatch(/already exists/);

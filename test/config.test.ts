@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/index.js';
+import { applyOverrides } from '../src/serve/overrides.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rpcctl-config-'));
 
@@ -59,6 +60,14 @@ describe('config', () => {
     const c = loadConfig(file);
     expect(c.api.port).toBe(9999);
     expect(c.webhooks.allow_private_urls).toBe(true);
+  });
+
+  it('serve --dev lets webhooks reach private addresses and the checkout page return to an http shop', () => {
+    const c = parseConfig({});
+    expect([c.webhooks.allow_private_urls, c.payments.checkout.allow_any_redirect]).toEqual([false, false]);
+    const dev = applyOverrides(c, { dev: true });
+    expect([dev.webhooks.allow_private_urls, dev.payments.checkout.allow_any_redirect]).toEqual([true, true]);
+    expect(dev.payments.checkout.rpm_per_ip).toBe(120);
   });
 
   it('names an unknown key', () => {

@@ -36,7 +36,7 @@ describe('payments API', () => {
   it('settings: defaults, xpub with its first derived address, validation', async () => {
     const fresh = await t.merchant({ plan: 'pro' });
     expect((await fresh.call('GET', '/v1/payments/settings')).body).toEqual({
-      ok: true, xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, derived: {},
+      ok: true, xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null, derived: {},
     });
     const put = await fresh.call('PUT', '/v1/payments/settings', json({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 50 }));
     expect(put.status).toBe(200);

@@ -48,6 +48,7 @@ const EXPECTED = [
   'rpcctl webhook deliveries',
   'rpcctl events --follow',
   `rpcctl payments settings --xpub ${TEST_XPUB}`,
+  'rpcctl payments settings --display-name "Corner Shop" --redirect-url https://shop.example/thanks',
   'rpcctl payments create --order-id 1042 --network eth --amount 12.50 --asset USDC',
   `rpcctl payments settings --xpub-utxo ${TEST_ZPUB} --xpub-tron ${TEST_XPUB}`,
   'rpcctl payments create --order-id 1043 --network tron --amount 25 --asset USDT',
@@ -144,7 +145,7 @@ describe('the README, verbatim', () => {
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');
     expect(out('rpcctl auth status').stdout).toMatch(/status\tworking/);
     expect(out('rpcctl endpoints allowlist add').stderr).toContain('this machine (127.0.0.1) is not on the list');
-    expect(out('rpcctl payments create --order-id 1042').stdout).toMatch(/pay_/);
+    expect(out('rpcctl payments create --order-id 1042').stderr).toMatch(/Checkout page for your customer: http:\/\/127\.0\.0\.1:\d+\/pay\/pay_/);
     expect(out('rpcctl admin login-link').stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\/\S+$/m);
 
     // A payment to the watched address reaches the listener (loopback: --dev) and the feed.

@@ -343,22 +343,23 @@ func TestClientResignsOnceWhenAnotherProcessSentTheSameRequest(t *testing.T) {
 }
 
 func TestPaymentRoutes(t *testing.T) {
-	order := `{"payment_id":"pay_1","order_id":"1042","status":"pending","derivation_index":0,"metadata":{"cart":42},"aml":null,"reason":null}`
+	order := `{"payment_id":"pay_1","order_id":"1042","status":"pending","derivation_index":0,"metadata":{"cart":42},"aml":null,"reason":null,"checkout_url":"https://pay.example/pay/pay_1"}`
 	srv, got := scripted(t,
-		reply{status: 200, body: `{"ok":true,"xpubs":{"evm":"xpub1","utxo":"zpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50,"accept_late":false,"derived":{"evm":{"first_address":"0xabc","next_index":0},"utxo":{"first_address":"bc1q","network":"bitcoin","next_index":3}}}`},
+		reply{status: 200, body: `{"ok":true,"xpubs":{"evm":"xpub1","utxo":"zpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50,"accept_late":false,"display_name":"Corner Shop","redirect_url":null,"derived":{"evm":{"first_address":"0xabc","next_index":0},"utxo":{"first_address":"bc1q","network":"bitcoin","next_index":3}}}`},
 		reply{status: 200, body: `{"ok":true,"payment":` + order + `,"created":true}`},
 		reply{status: 200, body: `{"ok":true,"payments":[` + order + `,` + order + `],"page":1,"per_page":2,"total":3}`},
 		reply{status: 200, body: `{"ok":true,"payments":[` + order + `],"page":2,"per_page":2,"total":3}`},
 	)
 	c := newTestClient(t, srv.URL, Options{})
 	ctx := context.Background()
-	settings, err := c.Payments.SetSettings(ctx, PaymentSettingsInput{EVMXpub: String("xpub1"), UTXOXpub: String("zpub1"), TronXpub: String(""), AMLFailAt: String("severe"), UnderpaidToleranceBPS: Int(50)})
+	settings, err := c.Payments.SetSettings(ctx, PaymentSettingsInput{EVMXpub: String("xpub1"), UTXOXpub: String("zpub1"), TronXpub: String(""), AMLFailAt: String("severe"), UnderpaidToleranceBPS: Int(50), DisplayName: String("Corner Shop"), RedirectURL: String("")})
 	if err != nil || settings.Derived.EVM == nil || settings.Derived.EVM.FirstAddress != "0xabc" || settings.AMLFailAt != "severe" ||
-		settings.Xpubs.UTXO != "zpub1" || settings.Derived.UTXO == nil || settings.Derived.UTXO.Network != "bitcoin" || settings.Derived.Tron != nil {
+		settings.Xpubs.UTXO != "zpub1" || settings.Derived.UTXO == nil || settings.Derived.UTXO.Network != "bitcoin" || settings.Derived.Tron != nil ||
+		settings.DisplayName == nil || *settings.DisplayName != "Corner Shop" || settings.RedirectURL != nil {
 		t.Fatalf("%v %+v", err, settings)
 	}
 	created, err := c.Payments.Create(ctx, CreatePaymentInput{OrderID: "1042", NetworkSlug: "eth", Amount: "12.50", Asset: "USDC", Metadata: map[string]interface{}{"cart": 42}})
-	if err != nil || !created.Created || created.Payment.PaymentID != "pay_1" || *created.Payment.DerivationIndex != 0 || string(created.Payment.Metadata) != `{"cart":42}` {
+	if err != nil || !created.Created || created.Payment.PaymentID != "pay_1" || created.Payment.CheckoutURL != "https://pay.example/pay/pay_1" || *created.Payment.DerivationIndex != 0 || string(created.Payment.Metadata) != `{"cart":42}` {
 		t.Fatalf("%v %+v", err, created)
 	}
 	n := 0
@@ -366,7 +367,7 @@ func TestPaymentRoutes(t *testing.T) {
 		t.Fatalf("%v: %d orders", err, n)
 	}
 	want := []struct{ method, uri, body string }{
-		{"PUT", "/v1/payments/settings", `{"xpubs":{"evm":"xpub1","tron":"","utxo":"zpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50}`},
+		{"PUT", "/v1/payments/settings", `{"xpubs":{"evm":"xpub1","tron":"","utxo":"zpub1"},"aml_fail_at":"severe","underpaid_tolerance_bps":50,"display_name":"Corner Shop","redirect_url":""}`},
 		{"POST", "/v1/payments", `{"order_id":"1042","network_slug":"eth","amount":"12.50","asset":"USDC","metadata":{"cart":42}}`},
 		{"GET", "/v1/payments?page=1&per_page=2&status=pending", ""},
 		{"GET", "/v1/payments?page=2&per_page=2&status=pending", ""},

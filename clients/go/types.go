@@ -282,6 +282,9 @@ type Payment struct {
 	Overpaid bool    `json:"overpaid"`
 	// Lifecycle is every status taken, joined by ">": "pending>seen>aml_check>paid".
 	Lifecycle string `json:"lifecycle"`
+	// CheckoutURL is the hosted checkout page to send the customer to; the payment id in it
+	// is its only credential.
+	CheckoutURL string `json:"checkout_url"`
 }
 
 // CreatePaymentInput is a new order; zero optional fields are left out.
@@ -344,11 +347,15 @@ type DerivedAddress struct {
 
 // PaymentSettings are the account's payment settings.
 type PaymentSettings struct {
-	Xpubs                 PaymentXpubs     `json:"xpubs"`
-	AMLFailAt             string           `json:"aml_fail_at"`
-	UnderpaidToleranceBPS int              `json:"underpaid_tolerance_bps"`
-	AcceptLate            bool             `json:"accept_late"`
-	Derived               DerivedAddresses `json:"derived"`
+	Xpubs                 PaymentXpubs `json:"xpubs"`
+	AMLFailAt             string       `json:"aml_fail_at"`
+	UnderpaidToleranceBPS int          `json:"underpaid_tolerance_bps"`
+	AcceptLate            bool         `json:"accept_late"`
+	// DisplayName is the merchant's name on the checkout page; nil: none.
+	DisplayName *string `json:"display_name"`
+	// RedirectURL is where the checkout page sends a paid customer (with ?order_id=); nil: nowhere.
+	RedirectURL *string          `json:"redirect_url"`
+	Derived     DerivedAddresses `json:"derived"`
 }
 
 // DerivedAddresses shows derivation per chain family; each is nil without its xpub.
@@ -373,6 +380,10 @@ type PaymentSettingsInput struct {
 	// UnderpaidToleranceBPS is how far (0..10000 basis points) an order may fall short and still be paid.
 	UnderpaidToleranceBPS *int  `json:"underpaid_tolerance_bps,omitempty"`
 	AcceptLate            *bool `json:"accept_late,omitempty"`
+	// DisplayName is the name on the checkout page; "" removes it.
+	DisplayName *string `json:"display_name,omitempty"`
+	// RedirectURL is the https page the checkout page sends a paid customer to; "" removes it.
+	RedirectURL *string `json:"redirect_url,omitempty"`
 }
 
 // MarshalJSON nests the xpubs as the API's {"xpubs": {"evm": ..., "utxo": ..., "tron": ...}}.

@@ -22,6 +22,8 @@ export interface AppContext {
   config: Config;
   /** Called after a change the gateway must see before the API answers (create, status, allowlist). */
   onEndpointChanged(endpointId: number): Promise<void>;
+  /** The API's base URL as customers reach it (`api.public_url`, else the listener's address): checkout links. */
+  publicUrl(): string;
 }
 
 export interface RouteDef<

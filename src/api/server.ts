@@ -97,7 +97,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     answerClientError(err, socket, (status) => JSON.stringify({ ok: false, error: status === 431 ? 'Request headers too large' : status === 408 ? 'Request timeout' : 'Bad request' }));
   });
+  parts.app.publicUrl = () => publicUrlOf(opts.config, server);
   return { server, router: parts.router, authenticator: parts.authenticator, app: parts.app, keyUse: parts.keyUse };
+}
+
+/** `api.public_url` without its trailing slash, else the address the listener is on (port 0 resolved). */
+function publicUrlOf(config: Config, server: Server): string {
+  if (config.api.public_url) return config.api.public_url.replace(/\/$/, '');
+  const bound = server.address();
+  const port = bound && typeof bound === 'object' ? bound.port : config.api.port;
+  const host = config.api.host;
+  return `http://${host.includes(':') ? `[${host === '::' ? '::1' : host}]` : host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
 
 function apiParts(opts: ApiServerOptions): ApiParts {
@@ -113,7 +123,8 @@ function apiParts(opts: ApiServerOptions): ApiParts {
     perIp: limits.window('api-ip', 1000),
     perAccount: limits.window('api-account', 60_000),
     trusted: new IpAllowlist(config.api.trusted_proxies),
-    app: { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}) },
+    // publicUrl is set once the server exists (its port may be chosen by the system).
+    app: { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '' },
     keyUse: new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor }),
     health: storeHealth(() => store.ping()),
     budget: new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes),

@@ -60,4 +60,23 @@ export interface PageRoute {
 export interface CabinetSection {
   nav: { href: string; label: string; id: string };
   routes: PageRoute[];
+  /** Pages anyone may open, without a session (the payments' checkout page): matched before sign-in. */
+  open?: OpenPageRoute[];
+}
+
+/** What a page open to anyone gets: the request, its client address, the static files. No account. */
+export interface OpenPageContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  /** The client's address as the API's limits see it (X-Forwarded-For from a trusted proxy). */
+  ip: string;
+  assets: Assets;
+}
+
+export interface OpenPageRoute {
+  method: 'GET';
+  path: string;
+  handler(ctx: OpenPageContext): Promise<void>;
 }

@@ -53,6 +53,11 @@ async function handle(shell: Shell, req: IncomingMessage, res: ServerResponse): 
   const path = url.pathname;
   const method = req.method ?? 'GET';
   if (answerOpenPath(shell, req, res, path, method)) return;
+  const open = method === 'GET' || method === 'HEAD' ? shell.openPages.match('GET', path) : undefined;
+  if (open?.kind === 'found') {
+    req.resume();
+    return open.def.handler({ req, res, url, params: open.params, ip: clientIp(req, shell.trusted), assets: shell.assets });
+  }
   if (await handleSignIn(shell, req, res, path, method, clientIp(req, shell.trusted))) return;
 
   const cookie = readCookie(req, SESSION_COOKIE);

@@ -6,7 +6,7 @@ import { memoryLimits, type Limits, type WindowLimiter } from '../limits/index.j
 import type { Store } from '../store/index.js';
 import { IpAllowlist, normalizeIp } from '../util/ip.js';
 import { Assets } from './assets.js';
-import type { CabinetCore, CabinetSection, PageRoute } from './context.js';
+import type { CabinetCore, CabinetSection, OpenPageRoute, PageRoute } from './context.js';
 import { BUILTIN_NAV, type NavItem } from './layout.js';
 import { accountRoutes } from './pages/account.js';
 import { endpointRoutes } from './pages/endpoints.js';
@@ -39,6 +39,8 @@ export interface Shell {
   nav: NavItem[];
   /** The core pages and the sections', matched as the API's routes are. */
   pages: Router<PageRoute>;
+  /** The sections' pages without sign-in. */
+  openPages: Router<OpenPageRoute>;
   core: CabinetCore;
   trusted: IpAllowlist;
   signIn: { limiter: WindowLimiter; perIp: number; perEmail: number };
@@ -53,6 +55,7 @@ export function openShell(opts: CabinetOptions): Shell {
   const pages = new Router<PageRoute>([
     ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...twoFactorRoutes, ...sections.flatMap((s) => s.routes),
   ]);
+  const openPages = new Router<OpenPageRoute>(sections.flatMap((s) => s.open ?? []));
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
   // Counted where the API's limits are: spreading guesses over the instances gains nothing.
   const signIn = {
@@ -65,7 +68,7 @@ export function openShell(opts: CabinetOptions): Shell {
     throttlePassword: async (key) => signIn.limiter.take(`pw:${key}`, signIn.perEmail),
   };
   return {
-    opts, assets, sessions, pages, core, trusted, signIn,
+    opts, assets, sessions, pages, openPages, core, trusted, signIn,
     nav: [...BUILTIN_NAV, ...sections.map((s) => s.nav)],
     isSecure(req) {
       if ((req.socket as { encrypted?: boolean }).encrypted) return true;

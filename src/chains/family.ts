@@ -67,6 +67,8 @@ export interface ChainAdapter {
    * when the node reports none, so the environment's `finality_depth` decides instead.
    */
   finalized?(): Promise<number | undefined>;
+  /** The chain id the node reports, where the family has one (EVM's `eth_chainId`): payment URIs name it. */
+  chainId?(): Promise<number>;
 }
 
 /** A network's credit table: per method (or `VERB /route`), and the price of anything else. */
@@ -119,6 +121,22 @@ export interface OrderDerivation {
    */
   firstAddress<E extends ChainEnvironment>(xpub: string, envs: readonly E[], identify: (env: E) => string): { first_address: string; network?: string };
 }
+
+/** What a payment URI asks for: `amountRaw` of `asset` (`native` or the order's token id) to `address`. */
+export interface PaymentRequest {
+  env: ChainEnvironment;
+  address: string;
+  asset: string;
+  amountRaw: bigint;
+  decimals: number;
+}
+
+/**
+ * What a wallet scans from the checkout page's QR code: BIP21 (`bitcoin:ADDR?amount=`),
+ * EIP-681, or the plain address where wallets agree on no URI. `chain` is the environment's
+ * adapter, for what the URI names of the node (EVM: the chain id).
+ */
+export type PaymentUri = (request: PaymentRequest, chain: () => ChainAdapter) => Promise<string>;
 
 /**
  * What a family is, without the code that talks to its nodes or derives its keys: read by the
@@ -185,5 +203,7 @@ export interface ChainFamily extends ChainTraits {
     contractToken(address: string): { id: string; matchKey: string };
     /** Deriving order addresses from an extended public key; undefined: orders need an address. */
     derivation: OrderDerivation | undefined;
+    /** The checkout page's QR content for an amount still to pay. */
+    paymentUri: PaymentUri;
   };
 }

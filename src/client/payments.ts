@@ -41,6 +41,8 @@ export interface Payment {
   late: boolean;
   overpaid: boolean;
   lifecycle: string;
+  /** The hosted checkout page for the customer (`{api_base}/pay/{payment_id}`); the payment id is its only credential. */
+  checkout_url: string;
 }
 
 export interface CreatePayment {
@@ -60,6 +62,10 @@ export interface PaymentSettings {
   aml_fail_at: 'medium' | 'high' | 'severe';
   underpaid_tolerance_bps: number;
   accept_late: boolean;
+  /** The merchant's name on the checkout page; null: none. */
+  display_name: string | null;
+  /** Where the checkout page sends a paid customer, with `?order_id=` (https); null: nowhere. */
+  redirect_url: string | null;
   derived: {
     evm?: { first_address: string; next_index: number };
     /** `network`: the network whose prefixes `first_address` is written in. */

@@ -33,6 +33,15 @@ export const paymentsConfigSchema = z.strictObject({
   tick_ms: z.number().int().min(20).max(60_000).default(500),
   /** How long an expired order's address stays watched for late payments. */
   late_window_s: z.number().int().min(0).max(30 * 86_400).default(86_400),
-}).default({ aml: { provider: 'sanctions-list' }, tick_ms: 500, late_window_s: 86_400 });
+  checkout: z.strictObject({
+    /** Checkout page views and status polls per minute per client address (a page polls about 20 a minute). */
+    rpm_per_ip: z.number().int().min(1).default(120),
+    /** Lets the payments settings' `redirect_url` be any URL, not only https (`serve --dev`). */
+    allow_any_redirect: z.boolean().default(false),
+  }).default({ rpm_per_ip: 120, allow_any_redirect: false }),
+}).default({
+  aml: { provider: 'sanctions-list' }, tick_ms: 500, late_window_s: 86_400,
+  checkout: { rpm_per_ip: 120, allow_any_redirect: false },
+});
 
 export type PaymentsConfig = z.output<typeof paymentsConfigSchema>;

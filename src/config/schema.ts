@@ -117,6 +117,11 @@ export const configSchema = z.strictObject({
     /** Socket addresses whose X-Forwarded-For is believed. */
     trusted_proxies: z.array(address).default([]),
     max_body_bytes: z.number().int().min(1024).default(1024 * 1024),
+    /**
+     * The API's address as customers reach it (`https://pay.example.com`): checkout pages are
+     * handed out under it. Omitted: the listener's own address (fine on one machine only).
+     */
+    public_url: z.string().url().regex(/^https?:\/\/[^/?#]+\/?$/, 'must be http(s)://host[:port] with no path').optional(),
     ...bodyLimits,
   }).default({ host: '127.0.0.1', port: 8080, trusted_proxies: [], max_body_bytes: 1024 * 1024, ...BODY_LIMIT_DEFAULTS }),
   gateway: z.strictObject({

@@ -72,7 +72,7 @@ async function renderList(ctx: PageContext) {
   ${list.payments.length === 0
     ? html`<p class="empty">${status ? `No ${LABEL.get(status) ?? status} orders.` : html`No payment orders yet. Create one from your server with <code>POST /v1/payments</code> or <code>rpcctl payments create</code>.`}</p>`
     : html`<div class="table-wrap"><table id="payments-table">
-  <thead><tr><th scope="col">Order</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Received</th><th scope="col">Network</th><th scope="col">Created</th><th scope="col">Expires</th></tr></thead>
+  <thead><tr><th scope="col">Order</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Received</th><th scope="col">Network</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Checkout page</span></th></tr></thead>
   <tbody>${list.payments.map((p) => html`<tr data-payment="${p.payment_id}">
     <td><a href="/payments/${encodeURIComponent(p.payment_id)}">${p.order_id}</a><br><code class="small muted">${p.payment_id}</code></td>
     <td>${statusBadge(p.status)}${p.late ? html` ${badge('late', 'warn')}` : ''}</td>
@@ -81,6 +81,7 @@ async function renderList(ctx: PageContext) {
     <td>${p.network}</td>
     <td>${time(p.created_at)}</td>
     <td>${time(p.expires_at)}</td>
+    <td><a href="${p.checkout_url}" target="_blank" rel="noopener" aria-label="Checkout page of order ${p.order_id} (opens in a new tab)">Checkout ↗</a></td>
   </tr>`)}</tbody></table></div>
   ${pages > 1 ? html`<nav class="pager" aria-label="Pages of orders">
     ${list.page > 1 ? html`<a href="${listUrl(status, list.page - 1)}" rel="prev">← Previous</a>` : html`<span></span>`}
@@ -167,6 +168,7 @@ ${amlCard(p)}
   <dl class="kv payment-details">
     <dt>Payment id</dt><dd>${copyable(p.payment_id, 'payment id', { id: 'payment-id' })}</dd>
     <dt>Pay to</dt><dd>${copyable(p.address, 'address')}</dd>
+    <dt>Checkout page</dt><dd>${copyable(p.checkout_url, 'checkout page link')} <a href="${p.checkout_url}" target="_blank" rel="noopener" id="checkout-link">Open ↗</a></dd>
     <dt>Network</dt><dd>${p.network}</dd>
     <dt>Asset</dt><dd>${p.asset_symbol}${p.asset !== 'native' && p.asset !== p.asset_symbol ? html` <code class="small address">${p.asset}</code>` : ''} <span class="muted">(${p.decimals} decimals)</span></dd>
     ${p.derivation_index !== null ? html`<dt>Derived</dt><dd>child ${num(p.derivation_index)} of your xpub</dd>` : ''}
@@ -199,6 +201,8 @@ interface Settings {
   aml_fail_at: 'medium' | 'high' | 'severe';
   underpaid_tolerance_bps: number;
   accept_late: boolean;
+  display_name: string | null;
+  redirect_url: string | null;
   derived: {
     evm?: { first_address: string; next_index: number };
     utxo?: { first_address: string; network: string; next_index: number };
@@ -215,6 +219,8 @@ async function renderSettings(ctx: PageContext, opts: { error?: string; status?:
   const failAt = typed?.get('aml_fail_at') ?? s.aml_fail_at;
   const tolerance = typed?.get('underpaid_tolerance_bps') ?? String(s.underpaid_tolerance_bps);
   const acceptLate = typed ? typed.get('accept_late') === '1' : s.accept_late;
+  const displayName = typed?.get('display_name') ?? s.display_name ?? '';
+  const redirectUrl = typed?.get('redirect_url') ?? s.redirect_url ?? '';
   ctx.page({
     title: 'Payment settings', nav: 'payments', status: opts.status,
     body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/payments">Payments</a> / <span aria-current="page">Settings</span></nav>
@@ -238,6 +244,10 @@ ${pageHeader('Payment settings', 'How orders get their addresses, how short a pa
     <label>Underpayment tolerance <span class="muted small">basis points: 50 accepts a payment 0.5 % short</span>
       <input name="underpaid_tolerance_bps" inputmode="numeric" value="${tolerance}"></label>
     <label class="check"><input type="checkbox" name="accept_late" value="1"${acceptLate ? html` checked` : ''}> Complete orders paid within 24 hours after they expired</label>
+    <label>Name on the checkout page <span class="muted small">what your customers see above the amount, such as your shop's name</span>
+      <input name="display_name" value="${displayName}" maxlength="80" autocomplete="organization"></label>
+    <label>Return address after payment <span class="muted small">an https page of yours; the checkout page sends a paid customer there with <code>?order_id=</code>. Empty: no return button.</span>
+      <input name="redirect_url" type="url" value="${redirectUrl}" maxlength="2048" spellcheck="false" placeholder="https://shop.example.com/thanks"></label>
     <div><button type="submit" class="primary">Save settings</button></div>
   </form>
 </section>`,
@@ -261,6 +271,8 @@ export const paymentsSection: CabinetSection = {
           aml_fail_at: f.get('aml_fail_at') ?? undefined,
           underpaid_tolerance_bps: /^\d{1,6}$/.test(bps) ? Number(bps) : bps,
           accept_late: f.get('accept_late') === '1',
+          display_name: (f.get('display_name') ?? '').trim(),
+          redirect_url: (f.get('redirect_url') ?? '').trim(),
         };
         const result = await attempt(() => ctx.api('PUT', '/v1/payments/settings', { body }));
         if (!result.ok) return renderSettings(ctx, { error: result.error, status: 400, typed: f });

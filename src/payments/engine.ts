@@ -140,6 +140,11 @@ export class PaymentEngine {
   /** The last final height per environment and when it was asked: at most once a second. */
   readonly #final = new Map<number, { atMs: number; height: number }>();
 
+  /** The engine's adapters, for what else asks the nodes (the checkout page's EVM chain id). */
+  get chains(): EnvironmentChains {
+    return this.#chains;
+  }
+
   constructor(o: EngineOptions) {
     this.#o = o;
     this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });

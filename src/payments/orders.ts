@@ -52,11 +52,17 @@ export interface PaymentSettings {
   aml_fail_at: FailAt;
   underpaid_tolerance_bps: number;
   accept_late: boolean;
+  /** The checkout page's heading; null: the page names no merchant. */
+  display_name: string | null;
+  /** Where the checkout page sends a paid customer, with `?order_id=`; null: nowhere. */
+  redirect_url: string | null;
 }
 
 export type StoredSettings = PaymentSettings & { nextIndex: Record<DerivingFamily, number> };
 
-export const DEFAULT_SETTINGS: PaymentSettings = { xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false };
+export const DEFAULT_SETTINGS: PaymentSettings = {
+  xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null,
+};
 
 export async function getSettings(db: Kysely<Database>, accountId: number): Promise<StoredSettings> {
   const r = await db.selectFrom('payment_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst();
@@ -71,6 +77,7 @@ export async function getSettings(db: Kysely<Database>, accountId: number): Prom
   return {
     xpubs, aml_fail_at: r.aml_fail_at as FailAt,
     underpaid_tolerance_bps: r.underpaid_tolerance_bps, accept_late: r.accept_late === 1,
+    display_name: r.display_name, redirect_url: r.redirect_url,
     nextIndex,
   };
 }
@@ -89,7 +96,7 @@ export function checkXpub(family: DerivingFamily, xpub: string): void {
   }
 }
 
-/** PUT: the keys given replace the stored ones. A new xpub restarts its family's child index at 0. */
+/** PUT: the keys given replace the stored ones ("" clears a text). A new xpub restarts its family's child index at 0. */
 export async function putSettings(db: Kysely<Database>, accountId: number, patch: Partial<PaymentSettings>): Promise<void> {
   for (const f of DERIVING) {
     const x = patch.xpubs?.[f];
@@ -107,6 +114,8 @@ export async function putSettings(db: Kysely<Database>, accountId: number, patch
       aml_fail_at: patch.aml_fail_at ?? current.aml_fail_at,
       underpaid_tolerance_bps: patch.underpaid_tolerance_bps ?? current.underpaid_tolerance_bps,
       accept_late: (patch.accept_late ?? current.accept_late) ? 1 : 0,
+      display_name: patch.display_name === undefined ? current.display_name : (patch.display_name?.trim() || null),
+      redirect_url: patch.redirect_url === undefined ? current.redirect_url : (patch.redirect_url?.trim() || null),
       updated_at: new Date().toISOString(),
     };
     await trx.insertInto('payment_settings').values({ account_id: accountId, ...values })
@@ -128,7 +137,10 @@ export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
     const first = derivationOf(f).firstAddress(xpub, envs, envIdentifier);
     (derived as Record<DerivingFamily, object>)[f] = { ...first, next_index: s.nextIndex[f] };
   }
-  return { xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late, derived };
+  return {
+    xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late,
+    display_name: s.display_name, redirect_url: s.redirect_url, derived,
+  };
 }
 
 export interface CreateInput {
@@ -356,7 +368,8 @@ export async function fundingTxs(db: Kysely<Database>, orderPk: number): Promise
   return [...new Set(rows.map((r) => r.tx_hash))];
 }
 
-export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes: string[]) {
+/** The order as the API shows it; `publicUrl` is the API's base as customers reach it (AppContext.publicUrl). */
+export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes: string[], publicUrl: string) {
   const env = store.catalog.environment(o.network_environment_id);
   const asset = assetOfRow(config, env, o.asset, o.decimals);
   return {
@@ -370,7 +383,13 @@ export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes
     webhook_url: o.webhook_url, metadata: o.metadata === null ? null : JSON.parse(o.metadata) as unknown,
     aml: o.aml === null ? null : JSON.parse(o.aml) as AmlResult, reason: o.reason, late: o.late === 1, overpaid: o.overpaid === 1,
     lifecycle: o.lifecycle,
+    checkout_url: checkoutUrl(publicUrl, o.payment_id),
   };
+}
+
+/** The order's hosted checkout page: its payment id (96 random bits) is the only credential. */
+export function checkoutUrl(publicUrl: string, paymentId: string): string {
+  return `${publicUrl}/pay/${paymentId}`;
 }
 
 export type PaymentObject = ReturnType<typeof presentOrder>;

@@ -34,6 +34,7 @@ export const paymentSchema = z.object({
   expires_at: z.string(), created_at: z.string(), updated_at: z.string(), webhook_url: z.string().nullable(),
   metadata: z.unknown(), aml: amlSchema.nullable(), reason: z.string().nullable(), late: z.boolean(), overpaid: z.boolean(),
   lifecycle: z.string().meta({ description: 'statuses taken, joined by ">", e.g. pending>seen>aml_check>paid' }),
+  checkout_url: z.string().meta({ description: 'the hosted checkout page for the customer, `{api_base}/pay/{payment_id}`: no sign-in, the payment id is its credential' }),
 }).meta({ id: 'Payment' });
 
 export const MAX_METADATA_BYTES = 4096;
@@ -103,11 +104,16 @@ const settingsBody = z.strictObject({
   underpaid_tolerance_bps: z.number({ error: 'must be an integer (basis points)' }).int('must be an integer (basis points)')
     .min(0, 'must be at least 0').max(10_000, 'must be at most 10000 (100 %)').optional(),
   accept_late: z.boolean({ error: 'must be true or false' }).optional(),
+  display_name: z.string({ error: 'must be a string ("" removes it)' }).max(80, 'must be at most 80 characters')
+    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters').optional(),
+  redirect_url: z.string({ error: 'must be a string: an https URL ("" removes it)' }).max(2048, 'must be at most 2048 characters').optional(),
 });
 
 const settingsSchema = okSchema.extend({
   xpubs: z.object({ evm: z.string().optional(), utxo: z.string().optional(), tron: z.string().optional() }),
   aml_fail_at: z.string(), underpaid_tolerance_bps: z.number().int(), accept_late: z.boolean(),
+  display_name: z.string().nullable().meta({ description: "the merchant's name on the checkout page" }),
+  redirect_url: z.string().nullable().meta({ description: 'where the checkout page sends a paid customer, with ?order_id=' }),
   derived: z.object({
     evm: z.object({ first_address: z.string(), next_index: z.number().int() }).optional(),
     utxo: z.object({
@@ -137,7 +143,7 @@ function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
       }
       const result = await createOrder({ store: app.store, config: app.config, accountId: account.id, plan: app.store.catalog.plan(account.plan_id) }, body);
       if (result.newWatch) await deps.watchAdded(result);
-      return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id)), created: result.created };
+      return { ok: true, payment: presentOrder(app.config, app.store, result.order, await fundingTxs(app.store.db, result.order.id), app.publicUrl()), created: result.created };
     },
   });
 }
@@ -155,7 +161,7 @@ const listPaymentsRoute = route({
       if (envId === undefined) throw badRequest(`network: unknown network "${query.network}"`);
     }
     const { rows, total } = await listOrders(app.store.db, { accountId: account.id, orderId: query.order_id, status: query.status, envId, page, perPage });
-    const payments = await Promise.all(rows.map(async (r) => presentOrder(app.config, app.store, r, await fundingTxs(app.store.db, r.id))));
+    const payments = await Promise.all(rows.map(async (r) => presentOrder(app.config, app.store, r, await fundingTxs(app.store.db, r.id), app.publicUrl())));
     return { ok: true, payments, page, per_page: perPage, total };
   },
 });
@@ -173,11 +179,27 @@ const settingsRoutes = [
     body: settingsBody, errors: [400],
     response: settingsSchema,
     async handler({ account, app, body }) {
+      if (body.redirect_url) checkRedirectUrl(body.redirect_url.trim(), app.config.payments.checkout.allow_any_redirect);
       await putSettings(app.store.db, account.id, body);
       return { ok: true, ...presentSettings(await getSettings(app.store.db, account.id), app.store.catalog) };
     },
   }),
 ];
+
+/** https only (http too under `serve --dev`): the page sends paying customers there. */
+function checkRedirectUrl(value: string, allowHttp: boolean): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw badRequest(`redirect_url: must be an absolute URL such as https://shop.example.com/thanks (got "${value}")`);
+  }
+  const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) {
+    throw badRequest(`redirect_url: must be an https URL${allowHttp ? ' (or http in development)' : ' (http is allowed only under rpcctl serve --dev)'}; got ${url.protocol.slice(0, -1)}`);
+  }
+  if (url.username || url.password) throw badRequest('redirect_url: must not carry a user name or password');
+}
 
 const onePaymentRoute = route({
   method: 'GET', path: '/v1/payments/{payment_id}', tag: TAG, summary: 'One payment order',
@@ -186,7 +208,7 @@ const onePaymentRoute = route({
   async handler({ account, app, params }) {
     const order = await getOrder(app.store.db, account.id, params.payment_id);
     if (!order) throw notFound('Payment not found');
-    return { ok: true, payment: presentOrder(app.config, app.store, order, await fundingTxs(app.store.db, order.id)) };
+    return { ok: true, payment: presentOrder(app.config, app.store, order, await fundingTxs(app.store.db, order.id), app.publicUrl()) };
   },
 });
 
@@ -202,7 +224,7 @@ function cancelPaymentRoute(deps: PaymentRouteDeps): RouteDef {
       if (next.status !== 'failed' || next.reason !== 'canceled') {
         throw new HttpError(409, `Payment ${order.payment_id} is ${next.status}: only a pending order (nothing seen yet) can be canceled`);
       }
-      return { ok: true, payment: presentOrder(app.config, app.store, next, await fundingTxs(app.store.db, next.id)) };
+      return { ok: true, payment: presentOrder(app.config, app.store, next, await fundingTxs(app.store.db, next.id), app.publicUrl()) };
     },
   });
 }

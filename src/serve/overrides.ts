@@ -8,7 +8,8 @@ export interface ServeOverrides {
   gatewayPort?: number;
   /**
    * Local development: webhooks may go to loopback and private addresses (so `webhook listen`
-   * on this machine can receive them). Never the default.
+   * on this machine can receive them), and the checkout page's `redirect_url` may be http.
+   * Never the default.
    */
   dev?: boolean;
 }
@@ -18,7 +19,9 @@ export function applyOverrides(config: Config, o: ServeOverrides): Config {
   const api = { ...config.api, ...(o.host !== undefined && { host: o.host }), ...(o.apiPort !== undefined && { port: o.apiPort }) };
   const gateway = { ...config.gateway, ...(o.host !== undefined && { host: o.host }), ...(o.gatewayPort !== undefined && { port: o.gatewayPort }) };
   const webhooks = o.dev ? { ...config.webhooks, allow_private_urls: true } : config.webhooks;
-  return { ...config, api, gateway: { ...gateway, rpc_domain: followGatewayPort(config.gateway, gateway.port) }, webhooks };
+  // And the checkout page may send customers back to http://localhost.
+  const payments = o.dev ? { ...config.payments, checkout: { ...config.payments.checkout, allow_any_redirect: true } } : config.payments;
+  return { ...config, api, gateway: { ...gateway, rpc_domain: followGatewayPort(config.gateway, gateway.port) }, webhooks, payments };
 }
 
 /**

@@ -166,7 +166,7 @@ async function startParts(base: Base, opts: ServiceOptions, parts: Parts): Promi
   const features: Feature[] = [
     watchFeature(addressWatch),
     webhooksFeature({ store, worker: addressWatch.worker, reconcile: () => addressWatch.reconcile(), sampleWatch }),
-    paymentsFeature({ payments, addressWatch, store }),
+    paymentsFeature({ payments, addressWatch, store, config, limits, log }),
   ];
   for (const feature of features) feature.observe(metrics);
   const api = createApiWithCabinet(base, opts, parts, gateway, features);

@@ -405,7 +405,16 @@ export const migrationsCabinetTotp: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCabinetTotp);
+/** The checkout page: the name customers see and where they go once paid. */
+export const migrationsCheckout: Record<string, Migration> = {
+  '0024_payments_checkout': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('payment_settings').addColumn('display_name', 'text').execute();
+      await db.schema.alterTable('payment_settings').addColumn('redirect_url', 'text').execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsCabinetTotp);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

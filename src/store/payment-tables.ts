@@ -89,6 +89,9 @@ export interface PaymentSettingsTable {
   aml_fail_at: string;
   underpaid_tolerance_bps: number;
   accept_late: number;
+  /** 0024: the merchant's name on the checkout page, and where it sends a paid customer (null: none). */
+  display_name: string | null;
+  redirect_url: string | null;
   updated_at: string;
 }
 

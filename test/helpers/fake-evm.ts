@@ -23,7 +23,7 @@ const hex32 = () => `0x${randomBytes(32).toString('hex')}`;
 /**
  * Just enough of an EVM node for the Address Watch scanner: eth_blockNumber,
  * eth_getBlockByNumber with full transactions, eth_getLogs (no token transfers) and
- * eth_getTransactionReceipt (all successful).
+ * eth_getTransactionReceipt (all successful), eth_chainId (123456).
  * Lighter than anvil when a test only needs events to appear through the real scan path.
  */
 export async function startFakeEvmChain(): Promise<FakeEvmChain> {
@@ -52,7 +52,9 @@ export async function startFakeEvmChain(): Promise<FakeEvmChain> {
         : call.method === 'eth_getBlockByNumber' ? blocks[Number(call.params[0])] ?? null
           : call.method === 'eth_getLogs' ? []
             : call.method === 'eth_getTransactionReceipt' ? receipt(String(call.params[0]))
-              : undefined;
+              // A chain id no public chain has (checkout pages name it in EIP-681 URIs).
+              : call.method === 'eth_chainId' ? '0x1e240'
+                : undefined;
       const body = result === undefined ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'method not found' } } : { jsonrpc: '2.0', id: call.id, result };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });

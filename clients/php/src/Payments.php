@@ -12,8 +12,8 @@ namespace Rpcctl;
  *
  * @phpstan-type AmlResult array{provider: string, score: int, risk_level: 'low'|'medium'|'high'|'severe'|'unknown', details: list<array{category: string, address: string, source: string}>, report_url: ?string, checked_at: string}
  * @phpstan-type PaymentStatus 'pending'|'seen'|'aml_check'|'paid'|'failed'|'underpaid'|'expired'
- * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string}
- * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string, utxo?: string, tron?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, derived: array{evm?: array{first_address: string, next_index: int}, utxo?: array{first_address: string, network: string, next_index: int}, tron?: array{first_address: string, next_index: int}}}
+ * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string, checkout_url: string}
+ * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string, utxo?: string, tron?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, display_name: ?string, redirect_url: ?string, derived: array{evm?: array{first_address: string, next_index: int}, utxo?: array{first_address: string, network: string, next_index: int}, tron?: array{first_address: string, next_index: int}}}
  */
 final class Payments
 {
@@ -125,12 +125,14 @@ final class Payments
      * `$evmXpub` is an extended public key (xpub... or tpub...); '' removes it. A new xpub
      * restarts derivation at index 0. `$utxoXpub` is the account key of a Bitcoin-style wallet
      * (zpub/ypub/xpub; vpub/upub/tpub on test networks), `$tronXpub` the xpub of m/44'/195'/0'.
+     * `$displayName` is the name on the checkout page, `$redirectUrl` the https page it sends a
+     * paid customer to (with ?order_id=); '' removes either.
      *
      * @param 'medium'|'high'|'severe'|null $amlFailAt the lowest risk level that fails an order
      * @param int|null $underpaidToleranceBps 0..10000 basis points an order may fall short and still be paid
      * @return PaymentSettings
      */
-    public function setSettings(?string $evmXpub = null, ?string $amlFailAt = null, ?int $underpaidToleranceBps = null, ?bool $acceptLate = null, ?string $utxoXpub = null, ?string $tronXpub = null): array
+    public function setSettings(?string $evmXpub = null, ?string $amlFailAt = null, ?int $underpaidToleranceBps = null, ?bool $acceptLate = null, ?string $utxoXpub = null, ?string $tronXpub = null, ?string $displayName = null, ?string $redirectUrl = null): array
     {
         $xpubs = array_filter(['evm' => $evmXpub, 'utxo' => $utxoXpub, 'tron' => $tronXpub], static fn ($v) => $v !== null);
         $body = array_filter([
@@ -138,6 +140,8 @@ final class Payments
             'aml_fail_at' => $amlFailAt,
             'underpaid_tolerance_bps' => $underpaidToleranceBps,
             'accept_late' => $acceptLate,
+            'display_name' => $displayName,
+            'redirect_url' => $redirectUrl,
         ], static fn ($v) => $v !== null);
         return $this->client->request('PUT', '/v1/payments/settings', [], (object) $body);
     }

@@ -222,11 +222,11 @@ return [
             ['status' => 200, 'body' => json_encode(['ok' => true, 'payments' => [$order, $order], 'page' => 1, 'per_page' => 2, 'total' => 3])],
             ['status' => 200, 'body' => json_encode(['ok' => true, 'payments' => [$order], 'page' => 2, 'per_page' => 2, 'total' => 3])],
         ]);
-        Assert::same('severe', $client->payments->setSettings(evmXpub: 'xpub1', amlFailAt: 'severe', underpaidToleranceBps: 50, utxoXpub: 'zpub1', tronXpub: '')['aml_fail_at']);
+        Assert::same('severe', $client->payments->setSettings(evmXpub: 'xpub1', amlFailAt: 'severe', underpaidToleranceBps: 50, utxoXpub: 'zpub1', tronXpub: '', displayName: 'Corner Shop', redirectUrl: '')['aml_fail_at']);
         Assert::true($client->payments->create('1042', 'eth', '12.50', asset: 'USDC', metadata: [])['created'], 'created');
         Assert::same(3, count(iterator_to_array($client->payments->all(status: 'pending', perPage: 2), false)));
         [$put, $post, $page1, $page2] = $server->seen();
-        Assert::same('{"xpubs":{"evm":"xpub1","utxo":"zpub1","tron":""},"aml_fail_at":"severe","underpaid_tolerance_bps":50}', $put['body']);
+        Assert::same('{"xpubs":{"evm":"xpub1","utxo":"zpub1","tron":""},"aml_fail_at":"severe","underpaid_tolerance_bps":50,"display_name":"Corner Shop","redirect_url":""}', $put['body']);
         Assert::same(['POST', '/v1/payments'], [$post['method'], $post['uri']]);
         Assert::same('{"order_id":"1042","network_slug":"eth","amount":"12.50","asset":"USDC","metadata":{}}', $post['body']);
         Assert::same('/v1/payments?status=pending&page=1&per_page=2', $page1['uri']);

@@ -132,13 +132,14 @@ $got = awaitDelivery($server, $secret, $queued['webhook_id'], static fn (array $
 // Payment orders: an xpub, an order (made twice: the same request again within its second
 // must be re-signed, and answers the same order), found by get and by the paging generator,
 // then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
-$settings = $client->payments->setSettings(evmXpub: XPUB);
-check(($settings['xpubs']['evm'] ?? null) === XPUB, 'settings ' . json_encode($settings));
+$settings = $client->payments->setSettings(evmXpub: XPUB, displayName: 'PHP Shop');
+check(($settings['xpubs']['evm'] ?? null) === XPUB && $settings['display_name'] === 'PHP Shop', 'settings ' . json_encode($settings));
 $firstAddress = $settings['derived']['evm']['first_address'];
 $order = ['orderId' => 'php-it-1', 'networkSlug' => 'eth', 'amount' => '0.25', 'metadata' => ['lang' => 'php']];
 $payment = $client->payments->create(...$order);
 check($payment['created'] === true && $payment['payment']['status'] === 'pending', 'create ' . json_encode($payment));
 $pid = $payment['payment']['payment_id'];
+check(str_ends_with($payment['payment']['checkout_url'], '/pay/' . $pid), 'checkout_url ' . json_encode($payment['payment']));
 $again = $client->payments->create(...$order);
 check($again['created'] === false && $again['payment']['payment_id'] === $pid, 'create again ' . json_encode($again));
 check($client->payments->get($pid)['payment']['address'] === $firstAddress, 'get: not the first derived address');

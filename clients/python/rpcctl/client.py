@@ -477,13 +477,17 @@ class Payments:
         accept_late: Optional[bool] = None,
         utxo_xpub: Optional[str] = None,
         tron_xpub: Optional[str] = None,
+        display_name: Optional[str] = None,
+        redirect_url: Optional[str] = None,
     ) -> t.PaymentSettings:
         """``PUT /v1/payments/settings``: the arguments given replace theirs, the others are kept.
 
         ``evm_xpub`` is an extended *public* key (``xpub...``/``tpub...``); ``""`` removes it.
         A new xpub restarts derivation at index 0. ``utxo_xpub`` is the account key of a
         Bitcoin-style wallet (``zpub``/``ypub``/``xpub``; ``vpub``/``upub``/``tpub`` on test
-        networks), ``tron_xpub`` the xpub of ``m/44'/195'/0'``.
+        networks), ``tron_xpub`` the xpub of ``m/44'/195'/0'``. ``display_name`` is the name
+        on the checkout page, ``redirect_url`` the https page it sends a paid customer to (with
+        ``?order_id=``); ``""`` removes either.
         """
         body: Dict[str, Any] = {}
         xpubs = {k: v for k, v in (("evm", evm_xpub), ("utxo", utxo_xpub), ("tron", tron_xpub)) if v is not None}
@@ -495,6 +499,10 @@ class Payments:
             body["underpaid_tolerance_bps"] = underpaid_tolerance_bps
         if accept_late is not None:
             body["accept_late"] = accept_late
+        if display_name is not None:
+            body["display_name"] = display_name
+        if redirect_url is not None:
+            body["redirect_url"] = redirect_url
         return cast(t.PaymentSettings, self._client.request("PUT", "/v1/payments/settings", body=body))
 
 

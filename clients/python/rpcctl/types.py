@@ -286,6 +286,8 @@ class Payment(TypedDict):
     overpaid: bool
     lifecycle: str
     """Every status taken, joined by ``>``: ``pending>seen>aml_check>paid``."""
+    checkout_url: str
+    """The hosted checkout page to send the customer to; the payment id in it is its only credential."""
 
 
 class PaymentResponse(TypedDict):
@@ -334,6 +336,10 @@ class PaymentSettings(TypedDict):
     aml_fail_at: AmlFailAt
     underpaid_tolerance_bps: int
     accept_late: bool
+    display_name: Optional[str]
+    """The merchant's name on the checkout page."""
+    redirect_url: Optional[str]
+    """Where the checkout page sends a paid customer, with ``?order_id=``."""
     derived: Derived
 
 

@@ -101,13 +101,14 @@ def main():
     # Payment orders: an xpub, an order (made twice: the same request again within its second
     # must be re-signed, and answers the same order), found by get and by the paging helper,
     # then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
-    settings = client.payments.set_settings(evm_xpub=XPUB)
-    check(settings["xpubs"].get("evm") == XPUB, "settings %r" % settings)
+    settings = client.payments.set_settings(evm_xpub=XPUB, display_name="Python Shop")
+    check(settings["xpubs"].get("evm") == XPUB and settings["display_name"] == "Python Shop", "settings %r" % settings)
     first_address = settings["derived"]["evm"]["first_address"]
     order = dict(order_id="python-it-1", network_slug="eth", amount="0.25", metadata={"lang": "python"})
     payment = client.payments.create(**order)
     check(payment["created"] and payment["payment"]["status"] == "pending", "create %r" % payment)
     pid = payment["payment"]["payment_id"]
+    check(payment["payment"]["checkout_url"].endswith("/pay/" + pid), "checkout_url %r" % payment["payment"])
     again = client.payments.create(**order)
     check(not again["created"] and again["payment"]["payment_id"] == pid, "create again %r" % again)
     check(client.payments.get(pid)["payment"]["address"] == first_address, "get: not the first derived address")

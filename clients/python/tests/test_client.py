@@ -206,7 +206,10 @@ class ClientTest(unittest.TestCase):
             (200, {}, json.dumps({"ok": True, "payments": [order, order], "page": 1, "per_page": 2, "total": 3})),
             (200, {}, json.dumps({"ok": True, "payments": [order], "page": 2, "per_page": 2, "total": 3})),
         ]
-        settings = self.client.payments.set_settings(evm_xpub="xpub1", aml_fail_at="severe", underpaid_tolerance_bps=50, utxo_xpub="zpub1", tron_xpub="")
+        settings = self.client.payments.set_settings(
+            evm_xpub="xpub1", aml_fail_at="severe", underpaid_tolerance_bps=50, utxo_xpub="zpub1", tron_xpub="",
+            display_name="Corner Shop", redirect_url="",
+        )
         self.assertEqual(settings["aml_fail_at"], "severe")
         created = self.client.payments.create("1042", "eth", Decimal("12.50"), asset="USDC", metadata={"cart": 42})
         self.assertTrue(created["created"])
@@ -214,7 +217,10 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             self.client.payments.create("1043", "eth", 12.5)  # type: ignore[arg-type]
         put, post, page1, page2 = self.server.seen
-        self.assertEqual(json.loads(put["body"]), {"xpubs": {"evm": "xpub1", "utxo": "zpub1", "tron": ""}, "aml_fail_at": "severe", "underpaid_tolerance_bps": 50})
+        self.assertEqual(json.loads(put["body"]), {
+            "xpubs": {"evm": "xpub1", "utxo": "zpub1", "tron": ""}, "aml_fail_at": "severe", "underpaid_tolerance_bps": 50,
+            "display_name": "Corner Shop", "redirect_url": "",
+        })
         self.assertEqual((post["method"], post["path"]), ("POST", "/v1/payments"))
         self.assertEqual(json.loads(post["body"]), {"order_id": "1042", "network_slug": "eth", "amount": "12.50", "asset": "USDC", "metadata": {"cart": 42}})
         self.assertEqual(page1["path"], "/v1/payments?status=pending&page=1&per_page=2")

@@ -34,6 +34,16 @@ export class EvmChain implements ChainAdapter {
     return Number(BigInt(await this.#rpc.call<string>('eth_blockNumber')));
   }
 
+  #chainId: Promise<number> | undefined;
+
+  /** Asked once: a node's chain id does not change. */
+  chainId(): Promise<number> {
+    this.#chainId ??= this.#rpc.call<string>('eth_chainId').then((v) => Number(BigInt(v)));
+    // A failed ask is asked again next time.
+    this.#chainId.catch(() => { this.#chainId = undefined; });
+    return this.#chainId;
+  }
+
   /** The `finalized` block (post-merge nodes, anvil); undefined where the node has no such tag. */
   async finalized(): Promise<number | undefined> {
     try {

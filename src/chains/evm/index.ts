@@ -4,6 +4,7 @@ import { parseXpub } from '../xpub.js';
 import { parseEvmAddress, toChecksumAddress } from './address.js';
 import { EvmChain } from './chain.js';
 import { evmAddressAt } from './derive.js';
+import { eip681Uri } from './uri.js';
 
 /** Contract tokens as EVM writes them: EIP-55 ids, matched on the lower-case address. */
 export function evmContractToken(address: string): { id: string; matchKey: string } {
@@ -26,5 +27,6 @@ export const evm: ChainFamily = {
       },
       firstAddress: (xpub) => ({ first_address: evmAddressAt(xpub, 0) }),
     },
+    paymentUri: eip681Uri,
   },
 };

@@ -3,6 +3,7 @@ import type { ChainFamily } from '../family.js';
 import { stellarTraits } from './traits.js';
 import { parseStellarAddress } from './address.js';
 import { StellarChain } from './chain.js';
+import { plainAddressUri } from '../uri.js';
 
 /** Stellar through Horizon (REST): `G…` accounts, `CODE:ISSUER` assets, orders only at a given address. */
 export const stellar: ChainFamily = {
@@ -14,5 +15,7 @@ export const stellar: ChainFamily = {
     // Config lists no contract tokens here (assets are CODE:ISSUER); kept as the reading it always had.
     contractToken: evmContractToken,
     derivation: undefined,
+    // SEP-7 (web+stellar:pay) is read by few wallets: the page shows the amount and the address.
+    paymentUri: plainAddressUri,
   },
 };

@@ -4,6 +4,7 @@ import { parseXpub } from '../xpub.js';
 import { parseTronAddress } from './address.js';
 import { TronChain } from './chain.js';
 import { tronAddressAt } from './derive.js';
+import { plainAddressUri } from '../uri.js';
 
 /** Tron: the HTTP API of java-tron and TronGrid (REST), `T…` addresses, TRC-20 tokens, orders derived from an xpub (m/44'/195'/0'). */
 export const tron: ChainFamily = {
@@ -25,5 +26,7 @@ export const tron: ChainFamily = {
       },
       firstAddress: (xpub) => ({ first_address: tronAddressAt(xpub, 0) }),
     },
+    // TRON wallets share no URI form: the page shows the amount to type.
+    paymentUri: plainAddressUri,
   },
 };

@@ -6,6 +6,7 @@ import { UtxoChain } from './chain.js';
 import { parseUtxoXpub, utxoAddressAt, utxoKeyFits } from './derive.js';
 import { bitcoinAddressFormat } from './formats.js';
 import { KeyMisfitError } from '../xpub.js';
+import { bip21Uri } from './uri.js';
 
 /**
  * Bitcoin Core JSON-RPC and its forks (Litecoin, Dogecoin): per-environment address prefixes,
@@ -35,5 +36,6 @@ export const utxo: ChainFamily = {
         return { first_address: utxoAddressAt(x, format, 0), network: env ? identify(env) : x.testnet ? 'bitcoin-testnet' : 'bitcoin' };
       },
     },
+    paymentUri: bip21Uri,
   },
 };

@@ -40,5 +40,7 @@ export function registerPayments(program: Command, io: CliIO): void {
     .option('--tolerance-bps <n>', 'accept payments short by up to this many basis points (100 = 1 %)')
     .option('--accept-late', 'complete orders paid within 24 h after expiry')
     .option('--no-accept-late', 'record late payments but leave the order expired')
+    .option('--display-name <name>', 'your name on the checkout page ("" removes it)')
+    .option('--redirect-url <url>', 'https page the checkout page sends a paid customer to, with ?order_id= ("" removes it)')
     .action(act('settings'));
 }

@@ -24,7 +24,7 @@ function show(out: Output, p: Payment): void {
     ['network', p.network], ['address', p.address], ['amount', units(p, 'amount')], ['received', units(p, 'amount_received')],
     ['asset', p.asset], ['expires_at', out.at(p.expires_at)], ['lifecycle', p.lifecycle], ['late', p.late], ['overpaid', p.overpaid],
     ['aml', p.aml ? `${p.aml.provider}: ${p.aml.risk_level} (score ${p.aml.score})` : ''], ['tx_hashes', p.tx_hashes.join(' ')],
-    ['webhook_url', p.webhook_url], ['watch_id', p.watch_id],
+    ['webhook_url', p.webhook_url], ['watch_id', p.watch_id], ['checkout_url', p.checkout_url],
   ]);
 }
 
@@ -49,6 +49,7 @@ export const create: CommandImpl<{
     if (out.json) return out.printJson({ ...payment, created });
     out.print(payment.payment_id);
     out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${payment.expires_at}.`);
+    out.note(`Checkout page for your customer: ${payment.checkout_url}`);
     out.note(`Follow it: rpcctl payments watch ${payment.payment_id}`);
   });
 };
@@ -122,7 +123,10 @@ export const watch: CommandImpl<{ paymentId: string; interval: string }> = (io, 
   });
 };
 
-export const settings: CommandImpl<{ xpub?: string; xpubUtxo?: string; xpubTron?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean }> = (io, opts) => {
+export const settings: CommandImpl<{
+  xpub?: string; xpubUtxo?: string; xpubTron?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean;
+  displayName?: string; redirectUrl?: string;
+}> = (io, opts) => {
   const patch: Parameters<PaymentsClient['putSettings']>[0] = {};
   const xpubs = { evm: opts.xpub, utxo: opts.xpubUtxo, tron: opts.xpubTron };
   for (const [family, key] of Object.entries(xpubs)) if (key !== undefined) patch.xpubs = { ...patch.xpubs, [family]: key };
@@ -133,6 +137,9 @@ export const settings: CommandImpl<{ xpub?: string; xpubUtxo?: string; xpubTron?
   }
   // commander sets acceptLate only when one of the two flags is given.
   if (opts.acceptLate !== undefined) patch.accept_late = opts.acceptLate;
+  // Checked by the API, which names what is wrong ("" removes either).
+  if (opts.displayName !== undefined) patch.display_name = opts.displayName;
+  if (opts.redirectUrl !== undefined) patch.redirect_url = opts.redirectUrl;
   return withPayments(io, opts, async ({ payments, out }) => {
     const s = Object.keys(patch).length === 0 ? await payments.settings() : await payments.putSettings(patch);
     const { ok: _ok, ...rest } = s;
@@ -150,6 +157,8 @@ export const settings: CommandImpl<{ xpub?: string; xpubUtxo?: string; xpubTron?
       ['aml_fail_at', s.aml_fail_at],
       ['tolerance', `${s.underpaid_tolerance_bps} bps`],
       ['accept_late', s.accept_late],
+      ['display_name', s.display_name ?? '(none)'],
+      ['redirect_url', s.redirect_url ?? '(none)'],
     ]);
     if (s.derived.evm && opts.xpub) out.note(`Check that ${s.derived.evm.first_address} is the first address of that wallet before taking payments.`);
     if (s.derived.utxo && opts.xpubUtxo) out.note(`Check that ${s.derived.utxo.first_address} is that wallet's first receive address; raise its gap limit above your open orders (it stops looking after 20 unused addresses).`);

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	rpcctl "github.com/rpcctl/rpcctl/clients/go"
@@ -139,15 +140,16 @@ func main() {
 	// Payment orders: an xpub, an order (made twice: the same request again within its second
 	// must be re-signed, and answers the same order), found by Get and by the paging helper,
 	// then canceled (twice, likewise), which sends a payment_order webhook to the receiver.
-	settings, err := client.Payments.SetSettings(ctx, rpcctl.PaymentSettingsInput{EVMXpub: rpcctl.String(xpub)})
+	settings, err := client.Payments.SetSettings(ctx, rpcctl.PaymentSettingsInput{EVMXpub: rpcctl.String(xpub), DisplayName: rpcctl.String("Go Shop")})
 	must(err, "SetSettings")
-	check(settings.Xpubs.EVM == xpub && settings.Derived.EVM != nil, "settings %+v", settings)
+	check(settings.Xpubs.EVM == xpub && settings.Derived.EVM != nil && settings.DisplayName != nil && *settings.DisplayName == "Go Shop", "settings %+v", settings)
 	firstAddress := settings.Derived.EVM.FirstAddress
 	order := rpcctl.CreatePaymentInput{OrderID: "go-it-1", NetworkSlug: "eth", Amount: "0.25", Metadata: map[string]interface{}{"lang": "go"}}
 	payment, err := client.Payments.Create(ctx, order)
 	must(err, "Payments.Create")
 	check(payment.Created && payment.Payment.Status == rpcctl.PaymentPending, "create %+v", payment)
 	pid := payment.Payment.PaymentID
+	check(strings.HasSuffix(payment.Payment.CheckoutURL, "/pay/"+pid), "checkout_url %+v", payment.Payment)
 	again, err := client.Payments.Create(ctx, order)
 	must(err, "Payments.Create again")
 	check(!again.Created && again.Payment.PaymentID == pid, "create again %+v", again)
