@@ -107,7 +107,8 @@ async function useTotp(store: Store, accountId: number, code: string, nowMs: num
   return Number(res.numUpdatedRows) === 1;
 }
 
-const normalizeRecovery = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** Case, spaces and dashes do not matter; 0 and 1 (not in the base32 alphabet) are read as o and l. */
+const normalizeRecovery = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '').replace(/0/g, 'o').replace(/1/g, 'l');
 
 async function useRecoveryCode(store: Store, accountId: number, code: string, nowMs: number): Promise<boolean> {
   const plain = normalizeRecovery(code);

@@ -70,7 +70,7 @@ function manage(ctx: PageContext, enabledAt: string | null, left: number, requir
   <h2 id="policy-title">For the whole account</h2>
   <form method="post" action="/account/two-factor/policy" class="stack">
     ${csrfField(ctx)}
-    <label><input type="checkbox" name="require" value="1"${required ? html` checked` : ''}> Require two-factor sign-in for every member</label>
+    <label class="check"><input type="checkbox" name="require" value="1"${required ? html` checked` : ''}> Require two-factor sign-in for every member</label>
     <p class="muted small">A login without it is sent to set it up before anything else.</p>
     <button type="submit">Save</button>
   </form>
