@@ -191,10 +191,13 @@ describe('the account policy and the admin reset', () => {
     // Turning it off for yourself waits until the requirement is off.
     expect((await post('/account/two-factor/disable', { _csrf: csrfOf(page.text), proof: PASSWORD }, first)).status).toBe(400);
 
+    const shown = async () => JSON.parse((await cli(['admin', 'accounts', 'get', String(userId), '--data-dir', t.dataDir, '--json'])).stdout).two_factor;
+    expect(await shown()).toEqual({ enabled: true, required: true, recovery_codes_left: 10 });
     const reset = await cli(['admin', 'accounts', 'reset-2fa', String(userId), '--data-dir', t.dataDir, '--json']);
     expect(reset.code, reset.stderr).toBe(0);
     expect(JSON.parse(reset.stdout)).toEqual({ user_id: userId, email, two_factor_was_on: true });
     expect((await get('/keys', first)).headers.location, 'the old session ended').toMatch(/^\/login/);
+    expect(await shown()).toEqual({ enabled: false, required: true, recovery_codes_left: 0 });
 
     const s = await passwordSession(email);
     const keys = await get('/keys', s);

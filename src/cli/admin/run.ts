@@ -11,7 +11,7 @@ import { CliError, usageError, type CliIO } from '../io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
 } from '../../cabinet/credentials.js';
-import { resetTwoFactor } from '../../cabinet/two-factor.js';
+import { resetTwoFactor, twoFactorState } from '../../cabinet/two-factor.js';
 import { readSecret } from '../prompts.js';
 import { Output } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
@@ -110,9 +110,12 @@ export async function accountsGet(io: CliIO, opts: Opts & { userId: string }): P
     const account = presentAccount(store, await mustGetAccount(store, accountId(opts.userId, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
     const email = (await loginOf(store, account.user_id))?.email ?? null;
-    if (out.json) return out.printJson({ ...account, email, keys });
+    const tf = await twoFactorState(store, account.user_id);
+    const two_factor = { enabled: tf.enabled, required: tf.required, recovery_codes_left: tf.recoveryLeft };
+    if (out.json) return out.printJson({ ...account, email, two_factor, keys });
     out.fields([
       ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['email', email ?? '(no cabinet sign-in)'], ['created_at', account.created_at],
+      ['two-factor', `${tf.enabled ? `on, ${tf.recoveryLeft} recovery codes left` : 'off'}${tf.required ? ' (required for every member)' : ''}`],
       ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
     ]);
   });
