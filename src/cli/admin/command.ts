@@ -34,7 +34,6 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .action(act('accountsSetPassword', ['userId']));
   accounts.command('reset-2fa').description('turn off the cabinet login\'s two-factor sign-in (a lost phone); ends its sessions')
     .argument('<user_id>')
-    .addHelpText('after', '\nWith "require two-factor for every member" on, the next sign-in sets it up again.')
     .action(act('accountsResetTwoFactor', ['userId']));
 
   admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
