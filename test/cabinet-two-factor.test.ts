@@ -203,6 +203,10 @@ describe('the account policy and the admin reset', () => {
     const keys = await get('/keys', s);
     expect(keys.status).toBe(303);
     expect(keys.headers.location).toBe('/account/two-factor');
+    // An htmx request is sent there as a whole window, not swapped into a fragment.
+    const hx = await request(`${t.baseUrl}/keys`, { headers: { cookie: s, 'hx-request': 'true' } });
+    await hx.body.dump();
+    expect(hx.headers['hx-redirect']).toBe('/account/two-factor');
     const enrolPage = await get('/account/two-factor', s);
     expect(enrolPage.text).toContain('requires two-factor sign-in for every login');
     expect((await post('/keys', { _csrf: csrfOf(enrolPage.text), name: 'x' }, s)).status).toBe(403);
