@@ -74,13 +74,14 @@ __rpcctl_subs() {
     'api') echo '' ;;
     'serve') echo '' ;;
     'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml rates' ;;
-    'admin accounts') echo 'create list ls get set-plan set-password' ;;
+    'admin accounts') echo 'create list ls get set-plan set-password reset-2fa' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
     'admin accounts ls') echo '' ;;
     'admin accounts get') echo '' ;;
     'admin accounts set-plan') echo '' ;;
     'admin accounts set-password') echo '' ;;
+    'admin accounts reset-2fa') echo '' ;;
     'admin login-link') echo '' ;;
     'admin keys') echo 'create list ls revoke' ;;
     'admin keys create') echo '' ;;
@@ -185,6 +186,7 @@ __rpcctl_valopts() {
     'admin accounts get') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts set-plan') echo '--plan --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts set-password') echo '--email --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin accounts reset-2fa') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin login-link') echo '--account --base-url --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin keys') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin keys create') echo '--account --allowed-ip --name --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
@@ -289,6 +291,7 @@ __rpcctl_opts() {
     'admin accounts get') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts set-plan') echo '--plan --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts set-password') echo '--email --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin accounts reset-2fa') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin login-link') echo '--account --base-url --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin keys') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin keys create') echo '--account --allowed-ip --name --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;

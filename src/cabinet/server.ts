@@ -11,6 +11,7 @@ import { layout } from './layout.js';
 import { decodeFlash, errorPage, FLASH_COOKIE, flashCookie, redirect, SECURITY_HEADERS, send } from './respond.js';
 import { openShell, type CabinetOptions, type Shell } from './shell.js';
 import { handleSignIn } from './sign-in.js';
+import { mustEnrol } from './two-factor.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, type Session, type Sessions } from './sessions.js';
 
 export type { CabinetOptions } from './shell.js';
@@ -67,6 +68,7 @@ async function handle(shell: Shell, req: IncomingMessage, res: ServerResponse): 
   if (!page) return;
   const account = session && (await getAccount(shell.opts.store, session.accountId));
   if (!session || !account) return sendToSignIn(shell, req, res, url, cookie);
+  if (!path.startsWith('/account/two-factor') && (await mustEnrol(shell.opts.store, account.id))) return sendToEnrolment(shell, req, res);
   const form = method === 'POST' ? await readForm(req, shell.opts.config.api.body_timeout_ms) : new URLSearchParams();
   if (method === 'POST' && !csrfOk(req, form, session)) return errorPage(res, shell.assets, 403, 'Forbidden', STALE_FORM);
   const ctx = await pageContext(shell, { req, res, url, params: page.params, form, account, session });
@@ -123,6 +125,17 @@ function sendToSignIn(shell: Shell, req: IncomingMessage, res: ServerResponse, u
     return;
   }
   return redirect(res, `/login?${cookie ? 'expired=1&' : ''}next=${encodeURIComponent(next)}`, headers?.['set-cookie']);
+}
+
+/** The account requires two-factor and this login has none: enrolment comes before anything else. */
+function sendToEnrolment(shell: Shell, req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  if ((req.method ?? 'GET') !== 'GET') return errorPage(res, shell.assets, 403, 'Two-factor required', 'Your account requires two-factor sign-in. Set it up on the Account page first.');
+  if (req.headers['hx-request']) {
+    res.writeHead(200, { 'hx-redirect': '/account/two-factor', ...SECURITY_HEADERS }).end();
+    return;
+  }
+  return redirect(res, '/account/two-factor');
 }
 
 /** What a signed-in request brings before the page context is completed. */

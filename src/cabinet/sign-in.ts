@@ -6,7 +6,9 @@ import { readForm } from './forms.js';
 import { html } from './html.js';
 import { bare } from './layout.js';
 import { errorPage, redirect, send } from './respond.js';
-import { readCookie, SESSION_COOKIE, sessionCookie } from './sessions.js';
+import { firstFactorPassed, safeNext } from './landing.js';
+import { readCookie, SESSION_COOKIE } from './sessions.js';
+import { secondStep } from './second-step.js';
 import type { Shell } from './shell.js';
 
 /** `/login` and the one-time links: answers and returns true when the request was one of them. */
@@ -17,6 +19,10 @@ export async function handleSignIn(shell: Shell, req: IncomingMessage, res: Serv
   }
   if (path === '/login' && method === 'POST') {
     await passwordSignIn(shell, req, res, ip);
+    return true;
+  }
+  if (path === '/login/two-factor' && (method === 'GET' || method === 'POST')) {
+    await secondStep(shell, req, res, method, ip);
     return true;
   }
   const link = /^\/login\/link\/([A-Za-z0-9_-]{1,100})$/.exec(path);
@@ -57,7 +63,7 @@ async function passwordSignIn(shell: Shell, req: IncomingMessage, res: ServerRes
     loginPage(shell, res, { status: 401, error: 'Wrong e-mail or password.', email, next });
     return;
   }
-  await startSession(shell, req, res, accountId, next);
+  await firstFactorPassed(shell, req, res, accountId, next);
 }
 
 async function showLoginLink(shell: Shell, res: ServerResponse, token: string): Promise<void> {
@@ -84,7 +90,7 @@ async function useLoginLink(shell: Shell, req: IncomingMessage, res: ServerRespo
     errorPage(res, shell.assets, 410, 'Link expired', 'This sign-in link has expired or was used already. Ask for a new one.');
     return;
   }
-  await startSession(shell, req, res, accountId, '/');
+  await firstFactorPassed(shell, req, res, accountId, '/');
 }
 
 function loginPage(shell: Shell, res: ServerResponse, o: { status?: number; error?: string; email?: string; next?: string; notice?: string } = {}): void {
@@ -103,34 +109,6 @@ function loginPage(shell: Shell, res: ServerResponse, o: { status?: number; erro
   <p class="muted small">No password? Ask your operator for a one-time sign-in link (<code>rpcctl admin login-link</code>).</p>
 </section>`,
   }));
-}
-
-async function startSession(shell: Shell, req: IncomingMessage, res: ServerResponse, accountId: number, next: string): Promise<void> {
-  const { id } = await shell.sessions.create(accountId, req.headers['user-agent']);
-  redirect(res, safeNext(next), [sessionCookie(id, shell.isSecure(req), Math.floor(shell.sessions.limits.absoluteMs / 1000))]);
-}
-
-const OWN_ORIGIN = 'http://cabinet.invalid';
-
-/**
- * Only our own paths: a sign-in must not bounce the user to another site. Judged as a browser
- * will read the Location header (WHATWG URL parsing strips tab, CR and LF and reads `\` as `/`,
- * so `/\t/evil.example` is `//evil.example`): anything holding a control character or a
- * backslash is refused outright, the rest is resolved against our own origin and kept only if
- * it stays there. What is returned is the parser's serialisation, percent-encoded ASCII, so it
- * is always a legal header value.
- */
-function safeNext(next: string): string {
-  if (!next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
-  let url: URL;
-  try {
-    url = new URL(next, OWN_ORIGIN);
-  } catch {
-    return '/';
-  }
-  const path = url.pathname + url.search + url.hash;
-  // `/..//evil.example` resolves to the path `//evil.example`, which a browser reads as a host.
-  return url.origin === OWN_ORIGIN && !path.startsWith('//') ? path : '/';
 }
 
 /** The e-mail as a limiter key: with Redis, key names are readable by whoever lists them. */

@@ -48,6 +48,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'admin networks': ['rpcctl admin networks list'],
   'admin networks list': ['rpcctl admin networks list'],
   'admin accounts set-password': ['rpcctl admin accounts set-password 1', 'printf \'%s\\n\' "$PASSWORD" | rpcctl admin accounts set-password 1 --email ops@example.com'],
+  'admin accounts reset-2fa': ['rpcctl admin accounts reset-2fa 1', 'rpcctl admin accounts reset-2fa 1 --json'],
   'admin login-link': ['rpcctl admin login-link --account 1', 'rpcctl admin login-link --account 1 --base-url https://dash.example.com --jq .url'],
   'admin aml': ['rpcctl admin aml load SDN_ADVANCED.XML'],
   'admin aml load': ['rpcctl admin aml load SDN_ADVANCED.XML', 'rpcctl admin aml load sanctioned.txt --json'],

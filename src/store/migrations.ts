@@ -370,6 +370,41 @@ export const migrationsWatchStart: Record<string, Migration> = {
     },
   },
 };
+/**
+ * Two-factor sign-in for the cabinet. The TOTP secret sits on the login row (the one holding the
+ * e-mail and password), and the other tables name a login by that row's key, the account id
+ * while an account has one login: when logins become members, the second factor moves with them.
+ */
+export const migrationsCabinetTotp: Record<string, Migration> = {
+  '0026_cabinet_totp': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('cabinet_logins').addColumn('totp_secret', 'text').execute();
+      await db.schema.alterTable('cabinet_logins').addColumn('totp_pending', 'text').execute();
+      await db.schema.alterTable('cabinet_logins').addColumn('totp_enabled_at', 'text').execute();
+      await db.schema.alterTable('cabinet_logins').addColumn('totp_last_step', 'bigint').execute();
+      // Only SHA-256 hashes: each code holds 50 random bits, so no slow hash is needed.
+      await db.schema.createTable('cabinet_recovery_codes')
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('code_hash', 'text', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .addPrimaryKeyConstraint('cabinet_recovery_codes_pk', ['account_id', 'code_hash'])
+        .execute();
+      // A password (or link) accepted, the second step not yet: no session until it is.
+      await db.schema.createTable('cabinet_sign_in_challenges')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('next', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createTable('cabinet_policies')
+        .addColumn('account_id', 'integer', (c) => c.primaryKey())
+        .addColumn('require_two_factor', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
 /** The checkout page: the name customers see and where they go once paid. */
 export const migrationsCheckout: Record<string, Migration> = {
   '0024_payments_checkout': {
@@ -383,7 +418,7 @@ export const migrationsCheckout: Record<string, Migration> = {
 export const migrationsFiat: Record<string, Migration> = {
   '0025_payments_fiat': { up: (db: Kysely<any>) => paymentsFiatMigration(db) },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat);
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat, migrationsCabinetTotp);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

@@ -23,6 +23,9 @@ export interface Database {
   cabinet_logins: CabinetLoginsTable;
   cabinet_sessions: CabinetSessionsTable;
   cabinet_login_links: CabinetLoginLinksTable;
+  cabinet_recovery_codes: CabinetRecoveryCodesTable;
+  cabinet_sign_in_challenges: CabinetSignInChallengesTable;
+  cabinet_policies: CabinetPoliciesTable;
   payment_orders: PaymentOrdersTable;
   payment_funding: PaymentFundingTable;
   payment_sightings: PaymentSightingsTable;
@@ -248,6 +251,34 @@ export interface CabinetLoginsTable {
   email: string;
   /** `scrypt$N$r$p$salt$hash`; null until a password is set (sign-in by link only). */
   password_hash: string | null;
+  updated_at: string;
+  /** The TOTP key, sealed with the master key (SecretBox); null while two-factor is off. */
+  totp_secret: Generated<string | null>;
+  /** A key shown for enrolment and not yet confirmed with a code, sealed the same way. */
+  totp_pending: Generated<string | null>;
+  totp_enabled_at: Generated<string | null>;
+  /** The last TOTP step accepted: its code, and older ones, are refused after that. */
+  totp_last_step: Generated<number | null>;
+}
+
+/** `account_id` names the login (its key while an account has one login). */
+export interface CabinetRecoveryCodesTable {
+  account_id: number;
+  code_hash: string;
+  used_at: number | null;
+}
+
+export interface CabinetSignInChallengesTable {
+  token_hash: string;
+  account_id: number;
+  next: string;
+  expires_at: number;
+  failures: Generated<number>;
+}
+
+export interface CabinetPoliciesTable {
+  account_id: number;
+  require_two_factor: Generated<number>;
   updated_at: string;
 }
 

@@ -1,11 +1,13 @@
 import { checkLogin, CredentialError, MIN_PASSWORD_LENGTH, setLogin } from '../credentials.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { csrfField, errorBox, num, pageHeader, time } from './ui.js';
+import { twoFactorState } from '../two-factor.js';
+import { badge, csrfField, errorBox, num, pageHeader, time } from './ui.js';
 
 async function render(ctx: PageContext, opts: { error?: string; status?: number } = {}) {
   const plan = ctx.core.store.catalog.plan(ctx.account.plan_id);
   const sessions = await ctx.core.sessions.count(ctx.account.id);
+  const twoFactor = await twoFactorState(ctx.core.store, ctx.account.id);
   ctx.page({
     title: 'Account', nav: 'account', status: opts.status,
     body: html`${pageHeader('Account', `Account ${ctx.account.id}`)}
@@ -35,6 +37,14 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number 
   <p class="muted small">Changing it signs you out everywhere, here too.</p>
 </section>
 </div>
+<section class="card" aria-labelledby="two-factor-title">
+  <h2 id="two-factor-title">Two-factor sign-in</h2>
+  ${twoFactor.enabled
+    ? html`<p>${badge('on', 'ok')} A code from your authenticator app is asked after the password; ${twoFactor.recoveryLeft} recovery codes left.${twoFactor.required ? ' Required for every member.' : ''}</p>
+  <p><a class="button" href="/account/two-factor">Manage two-factor</a></p>`
+    : html`<p>${badge('off', 'neutral')} Only the password protects this account.</p>
+  <p><a class="button primary" href="/account/two-factor">Set up two-factor</a></p>`}
+</section>
 <section class="card" aria-labelledby="sessions-title">
   <h2 id="sessions-title">Sessions</h2>
   <p>You are signed in ${sessions === 1 ? 'here only' : html`in <strong>${sessions}</strong> places (browsers or devices)`}.

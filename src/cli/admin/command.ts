@@ -32,6 +32,9 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .argument('<user_id>')
     .option('--email <email>', 'also set (or change) the sign-in e-mail')
     .action(act('accountsSetPassword', ['userId']));
+  accounts.command('reset-2fa').description('turn off the cabinet login\'s two-factor sign-in (a lost phone); ends its sessions')
+    .argument('<user_id>')
+    .action(act('accountsResetTwoFactor', ['userId']));
 
   admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
     .requiredOption('--account <user_id>', 'account id')

@@ -11,6 +11,7 @@ import { CliError, usageError, type CliIO } from '../io.js';
 import {
   checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
 } from '../../cabinet/credentials.js';
+import { resetTwoFactor, twoFactorState } from '../../cabinet/two-factor.js';
 import { canPrompt, readSecret } from '../prompts.js';
 import { Output } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
@@ -117,9 +118,12 @@ export async function accountsGet(io: CliIO, opts: Opts & { userId: string }): P
     const account = presentAccount(store, await mustGetAccount(store, accountId(opts.userId, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
     const email = (await loginOf(store, account.user_id))?.email ?? null;
-    if (out.json) return out.printJson({ ...account, email, keys });
+    const tf = await twoFactorState(store, account.user_id);
+    const two_factor = { enabled: tf.enabled, required: tf.required, recovery_codes_left: tf.recoveryLeft };
+    if (out.json) return out.printJson({ ...account, email, two_factor, keys });
     out.fields([
       ['user_id', account.user_id], ['name', account.name], ['plan', account.plan], ['email', email ?? '(no cabinet sign-in)'], ['created_at', account.created_at],
+      ['two-factor', `${tf.enabled ? `on, ${tf.recoveryLeft} recovery codes left` : 'off'}${tf.required ? ' (required for every member)' : ''}`],
       ['keys', keys.filter((k) => !k.revoked_at).map((k) => k.prefix).join(', ') || '(none)'],
     ]);
   });
@@ -235,6 +239,19 @@ export async function accountsSetPassword(io: CliIO, opts: Opts & { userId: stri
     const login = await loginOf(store, userId);
     if (out.json) return out.printJson({ user_id: userId, email: login?.email ?? null });
     out.note(`Password of ${login?.email ?? `account ${userId}`} set; its cabinet sessions were ended.`);
+  });
+}
+
+export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: string }): Promise<void> {
+  const userId = accountId(opts.userId, 'user_id');
+  await withStore(io, opts, async (store, out) => {
+    await mustGetAccount(store, userId);
+    const login = await loginOf(store, userId);
+    if (!login) throw usageError(`account ${userId} has no cabinet login`);
+    const wasOn = await resetTwoFactor(store, userId);
+    if (out.json) return out.printJson({ user_id: userId, email: login.email, two_factor_was_on: wasOn });
+    out.note(wasOn ? `Two-factor sign-in of ${login.email} is off; its cabinet sessions were ended.`
+      : `${login.email} had no two-factor sign-in; its cabinet sessions were ended.`);
   });
 }
 

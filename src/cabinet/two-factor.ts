@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import { base32nopad } from '@scure/base';
+import type { Store } from '../store/index.js';
+import { sha256 } from './credentials.js';
+import { matchTotp, newTotpSecret, secretFromBase32, secretToBase32 } from './totp.js';
+
+/**
+ * The cabinet's second factor: a TOTP key on the login row (sealed with the master key), single-use
+ * recovery codes (hashed), the sign-in challenges between the password and the code, and the
+ * account's "every login needs two-factor" policy. A login is named by its row's key, today the
+ * account id; nothing here returns or logs a secret except to the page that enrols it.
+ */
+
+export const RECOVERY_CODES = 10;
+/** A challenge lives this long and survives this many wrong codes; then the password again. */
+export const CHALLENGE_TTL_MS = 5 * 60_000;
+export const CHALLENGE_MAX_FAILURES = 5;
+
+const aad = (accountId: number, column: 'totp_secret' | 'totp_pending') => `cabinet_logins:${accountId}:${column}`;
+
+export interface TwoFactorState {
+  enabled: boolean;
+  enabledAt: string | null;
+  recoveryLeft: number;
+  /** The account requires a second factor of every login. */
+  required: boolean;
+}
+
+export async function twoFactorState(store: Store, accountId: number): Promise<TwoFactorState> {
+  const login = await store.db.selectFrom('cabinet_logins').select(['totp_secret', 'totp_enabled_at']).where('account_id', '=', accountId).executeTakeFirst();
+  const left = await store.db.selectFrom('cabinet_recovery_codes').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId).where('used_at', 'is', null).executeTakeFirst();
+  return {
+    enabled: Boolean(login?.totp_secret), enabledAt: login?.totp_enabled_at ?? null,
+    recoveryLeft: Number(left?.n ?? 0), required: await twoFactorRequired(store, accountId),
+  };
+}
+
+export async function twoFactorEnabled(store: Store, accountId: number): Promise<boolean> {
+  const row = await store.db.selectFrom('cabinet_logins').select('totp_secret').where('account_id', '=', accountId).executeTakeFirst();
+  return Boolean(row?.totp_secret);
+}
+
+export async function twoFactorRequired(store: Store, accountId: number): Promise<boolean> {
+  const row = await store.db.selectFrom('cabinet_policies').select('require_two_factor').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(row?.require_two_factor ?? 0) === 1;
+}
+
+/** The policy is on and this login has no second factor yet: it may do nothing but enrol. */
+export async function mustEnrol(store: Store, accountId: number): Promise<boolean> {
+  return (await twoFactorRequired(store, accountId)) && !(await twoFactorEnabled(store, accountId));
+}
+
+export async function setTwoFactorRequired(store: Store, accountId: number, on: boolean): Promise<void> {
+  const updated_at = new Date().toISOString();
+  await store.db.insertInto('cabinet_policies').values({ account_id: accountId, require_two_factor: on ? 1 : 0, updated_at })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ require_two_factor: on ? 1 : 0, updated_at })).execute();
+}
+
+/** The key offered for enrolment, made on first ask and kept until confirmed, so a reload shows the same one. */
+export async function pendingSecret(store: Store, accountId: number): Promise<string> {
+  const row = await store.db.selectFrom('cabinet_logins').select('totp_pending').where('account_id', '=', accountId).executeTakeFirst();
+  if (row?.totp_pending) return store.secrets.open(row.totp_pending, aad(accountId, 'totp_pending'));
+  const secret = secretToBase32(newTotpSecret());
+  await store.db.updateTable('cabinet_logins').set({ totp_pending: store.secrets.seal(secret, aad(accountId, 'totp_pending')) })
+    .where('account_id', '=', accountId).execute();
+  return secret;
+}
+
+/** Turns two-factor on when `code` is the pending key's; returns the new recovery codes (shown once), else undefined. */
+export async function confirmEnrolment(store: Store, accountId: number, code: string, nowMs = Date.now()): Promise<string[] | undefined> {
+  const row = await store.db.selectFrom('cabinet_logins').select('totp_pending').where('account_id', '=', accountId).executeTakeFirst();
+  if (!row?.totp_pending) return undefined;
+  const secret = store.secrets.open(row.totp_pending, aad(accountId, 'totp_pending'));
+  const step = matchTotp(secretFromBase32(secret), code.trim(), nowMs);
+  if (step === undefined) return undefined;
+  const res = await store.db.updateTable('cabinet_logins').set({
+    totp_secret: store.secrets.seal(secret, aad(accountId, 'totp_secret')), totp_pending: null,
+    totp_enabled_at: new Date(nowMs).toISOString(), totp_last_step: step,
+  }).where('account_id', '=', accountId).where('totp_pending', '=', row.totp_pending).executeTakeFirst();
+  // Two confirmations at once: only the first turns it on.
+  if (Number(res.numUpdatedRows) !== 1) return undefined;
+  return newRecoveryCodes(store, accountId);
+}
+
+/**
+ * Whether `code` is a current TOTP code of the login or one of its unused recovery codes; either
+ * is used up by the answer. A TOTP step accepted once is refused after (as is every older one),
+ * so a code read over a shoulder or from a proxy's log cannot sign in again.
+ */
+export async function useSecondFactor(store: Store, accountId: number, code: string, nowMs = Date.now()): Promise<'totp' | 'recovery' | undefined> {
+  const given = code.replace(/\s/g, '');
+  if (/^\d{6}$/.test(given)) return (await useTotp(store, accountId, given, nowMs)) ? 'totp' : undefined;
+  return (await useRecoveryCode(store, accountId, given, nowMs)) ? 'recovery' : undefined;
+}
+
+async function useTotp(store: Store, accountId: number, code: string, nowMs: number): Promise<boolean> {
+  const row = await store.db.selectFrom('cabinet_logins').select('totp_secret').where('account_id', '=', accountId).executeTakeFirst();
+  if (!row?.totp_secret) return false;
+  const step = matchTotp(secretFromBase32(store.secrets.open(row.totp_secret, aad(accountId, 'totp_secret'))), code, nowMs);
+  if (step === undefined) return false;
+  // One statement decides, so two requests with the same code cannot both pass.
+  const res = await store.db.updateTable('cabinet_logins').set({ totp_last_step: step })
+    .where('account_id', '=', accountId).where('totp_secret', '=', row.totp_secret)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Case, spaces and dashes do not matter; 0 and 1 (not in the base32 alphabet) are read as o and l. */
+const normalizeRecovery = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '').replace(/0/g, 'o').replace(/1/g, 'l');
+
+async function useRecoveryCode(store: Store, accountId: number, code: string, nowMs: number): Promise<boolean> {
+  const plain = normalizeRecovery(code);
+  if (plain.length !== 10) return false;
+  const res = await store.db.updateTable('cabinet_recovery_codes').set({ used_at: nowMs })
+    .where('account_id', '=', accountId).where('code_hash', '=', sha256(plain)).where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Replaces every recovery code of the login with ten new ones: 50 random bits each, `xxxxx-xxxxx`. */
+export async function newRecoveryCodes(store: Store, accountId: number): Promise<string[]> {
+  const codes = Array.from({ length: RECOVERY_CODES }, () => base32nopad.encode(randomBytes(7)).slice(0, 10).toLowerCase());
+  await store.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('cabinet_recovery_codes').where('account_id', '=', accountId).execute();
+    await trx.insertInto('cabinet_recovery_codes')
+      .values(codes.map((c) => ({ account_id: accountId, code_hash: sha256(c), used_at: null }))).execute();
+  });
+  return codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`);
+}
+
+/** Turns two-factor off for the login; returns whether it was on. */
+export async function disableTwoFactor(store: Store, accountId: number): Promise<boolean> {
+  return store.db.transaction().execute(async (trx) => {
+    const res = await trx.updateTable('cabinet_logins').set({ totp_secret: null, totp_pending: null, totp_enabled_at: null, totp_last_step: null })
+      .where('account_id', '=', accountId).where('totp_secret', 'is not', null).executeTakeFirst();
+    await trx.deleteFrom('cabinet_recovery_codes').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('cabinet_sign_in_challenges').where('account_id', '=', accountId).execute();
+    return Number(res.numUpdatedRows) === 1;
+  });
+}
+
+/** `rpcctl admin accounts reset-2fa`: off, and every session ended (whoever holds one may be who took the phone). */
+export async function resetTwoFactor(store: Store, accountId: number): Promise<boolean> {
+  const wasOn = await disableTwoFactor(store, accountId);
+  await store.db.deleteFrom('cabinet_sessions').where('account_id', '=', accountId).execute();
+  return wasOn;
+}
+
+/** After the password (or a link): the token for the second step's cookie; only its hash is stored. */
+export async function createChallenge(store: Store, accountId: number, next: string, nowMs = Date.now()): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  await store.db.deleteFrom('cabinet_sign_in_challenges').where('expires_at', '<', nowMs).execute();
+  await store.db.insertInto('cabinet_sign_in_challenges')
+    .values({ token_hash: sha256(token), account_id: accountId, next, expires_at: nowMs + CHALLENGE_TTL_MS }).execute();
+  return token;
+}
+
+export interface Challenge {
+  tokenHash: string;
+  accountId: number;
+  next: string;
+}
+
+export async function findChallenge(store: Store, token: string | undefined, nowMs = Date.now()): Promise<Challenge | undefined> {
+  if (!token || token.length > 100) return undefined;
+  const row = await store.db.selectFrom('cabinet_sign_in_challenges').select(['token_hash', 'account_id', 'next'])
+    .where('token_hash', '=', sha256(token)).where('expires_at', '>', nowMs).where('failures', '<', CHALLENGE_MAX_FAILURES)
+    .executeTakeFirst();
+  return row && { tokenHash: row.token_hash, accountId: row.account_id, next: row.next };
+}
+
+/** Counts a wrong code; returns true when the challenge is used up (the password must be given again). */
+export async function failChallenge(store: Store, tokenHash: string): Promise<boolean> {
+  const row = await store.db.updateTable('cabinet_sign_in_challenges').set((eb) => ({ failures: eb('failures', '+', 1) }))
+    .where('token_hash', '=', tokenHash).returning('failures').executeTakeFirst();
+  const spent = !row || Number(row.failures) >= CHALLENGE_MAX_FAILURES;
+  if (spent) await endChallenge(store, tokenHash);
+  return spent;
+}
+
+export async function endChallenge(store: Store, tokenHash: string): Promise<void> {
+  await store.db.deleteFrom('cabinet_sign_in_challenges').where('token_hash', '=', tokenHash).execute();
+}
