@@ -19,6 +19,7 @@ let plain: FakeUpstream; let archive: FakeUpstream;
 let flaky: FakeUpstream; let steady: FakeUpstream;
 let hung: FakeUpstream[];
 let dead: FakeUpstream[];
+const logs: string[] = [];
 
 const isProbe = (s: SeenRequest) => s.body.startsWith('[') && s.body.includes('web3_clientVersion');
 /** Client calls a node got (the probe's batches not counted), optionally of one method. */
@@ -88,7 +89,7 @@ beforeAll(async () => {
     ],
     gateway: { probe_interval_ms: 100, upstream_timeout_ms: TIMEOUT_MS, upstream_deadline_ms: DEADLINE_MS },
     plans: [{ id: 1, slug: 'big', name: 'Big', included_credits: 1_000_000, rps_limit: 10_000, endpoints_limit: 100, network_limit: null }],
-  });
+  }, { log: (line) => logs.push(line) });
   const m = await t.merchant({ plan: 'big' });
   for (const [net, id] of [['cls', 1], ['routes', 2], ['breaker', 3], ['slow', 4], ['dead', 5]] as const) {
     const e = (await m.call('POST', '/v1/endpoints', JSON.stringify({ name: net, network_environment_id: id }))).body.endpoint;
@@ -151,6 +152,24 @@ describe('JSON-RPC errors over HTTP 200 (finding 1)', () => {
     const r = await rpc('cls', call('eth_blockNumber', 5));
     expect(r.body).toEqual({ jsonrpc: '2.0', id: 5, result: '0x1234' });
     await expect.poll(() => upstreamsOf(1)[0]!.last_error, { timeout: 5000 }).toBe('JSON-RPC -32099 node hiccup');
+  });
+});
+
+describe('the cause of a failed call, for the operator (issue 27)', () => {
+  it('is logged with the upstream and its error, at most one line per upstream per 10 s; clients never see it', async () => {
+    const before = logs.length;
+    const down = dead[0]!;
+    const refusing = (s: SeenRequest, res: ServerResponse) => !isProbe(s) && answer(res, 503, { error: 'maintenance' });
+    for (const u of dead) u.respond = refusing;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await rpc('dead', call('eth_chainId', i)));
+    for (const a of answers) expect(JSON.stringify(a.body)).not.toContain('127.0.0.1');
+    await until(() => logs.slice(before).some((l) => l.includes(`upstream ${down.url} failed a client call`)));
+    const lines = logs.slice(before).filter((l) => l.includes(`upstream ${down.url} failed a client call`));
+    // Three calls that each failed on it, one line.
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^gateway: upstream http:\/\/127\.0\.0\.1:\d+ failed a client call: .*503/);
+    for (const u of dead) u.respond = undefined;
   });
 });
 

@@ -136,12 +136,30 @@ export class UpstreamSet {
 
   #failedTry(up: Upstream, req: UpstreamRequest, err: unknown, tries: Tries): void {
     tries.lastError = err;
+    this.#logFailure(up, err);
     if (!(err instanceof UpstreamError) || !err.answer) return;
     tries.answer = err.answer;
     if (err.code === 'E_METHOD_UNSUPPORTED' && req.rpcMethod) {
       up.skipMethod(req.rpcMethod, this.#methodTtlMs);
       this.#log(`gateway: upstream ${up.label} answered "method not found" for ${req.rpcMethod.replace(/[^\w.-]/g, '?').slice(0, 64)}; skipped for it for ${Math.round(this.#methodTtlMs / 1000)} s`);
     }
+  }
+
+  /**
+   * The cause of a failed client call, for the operator: clients get only -32010 (the upstream's
+   * URL often holds a provider key), so without this line nobody can tell why. At most one line
+   * per upstream per FAILURE_LOG_MS, saying how many were left out.
+   */
+  #logFailure(up: Upstream, err: unknown): void {
+    const now = Date.now();
+    if (now - up.failureLoggedAt < FAILURE_LOG_MS) {
+      up.failuresUnlogged++;
+      return;
+    }
+    const more = up.failuresUnlogged > 0 ? ` (and ${up.failuresUnlogged} more since the last line)` : '';
+    up.failureLoggedAt = now;
+    up.failuresUnlogged = 0;
+    this.#log(`gateway: upstream ${up.label} failed a client call: ${failureCause(err, up)}${more}`);
   }
 
   /** One request to one upstream, bypassing selection: the probe's way to reach every node. */
@@ -156,4 +174,14 @@ export class UpstreamSet {
   async close(): Promise<void> {
     await Promise.all(this.upstreams.map((u) => u.pool.close().catch(() => {})));
   }
+}
+
+const FAILURE_LOG_MS = 10_000;
+
+/** The innermost error's message, without the upstream's raw URL (the label is its redacted form). */
+function failureCause(err: unknown, up: Upstream): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  const message = e instanceof Error ? e.message : String(e);
+  return message.split(up.url).join(up.label).replace(/\s+/g, ' ').slice(0, 300);
 }

@@ -17,6 +17,9 @@ export class Upstream extends UpstreamHealth {
   readonly timeoutMs: number;
   /** The methods it serves (configured, and learnt from "method not found" answers). */
   readonly methods: MethodRouting;
+  /** When a failed client call was last logged, and how many since (UpstreamSet's rate limit). */
+  failureLoggedAt = 0;
+  failuresUnlogged = 0;
   readonly #failed: ((reason: FailureReason) => void) | undefined;
   readonly #skipped: (() => void) | undefined;
   constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels, methods?: MethodRules) {
