@@ -16,6 +16,8 @@ interface FaultyUpstream {
   url: string;
   calls: Map<string, number>;
   lie: Set<string>;
+  /** Methods answered with a node's own error (`header not found`), HTTP 200. */
+  nodeError: Set<string>;
   reformat: boolean;
   delayMs: number;
   hang: boolean;
@@ -38,7 +40,7 @@ function reformatted(v: unknown): unknown {
 
 async function startFaulty(target: string): Promise<FaultyUpstream> {
   const t = new URL(target);
-  const state: Omit<FaultyUpstream, 'url' | 'close'> = { calls: new Map(), lie: new Set(), reformat: false, delayMs: 0, hang: false };
+  const state: Omit<FaultyUpstream, 'url' | 'close'> = { calls: new Map(), lie: new Set(), nodeError: new Set(), reformat: false, delayMs: 0, hang: false };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,6 +51,10 @@ async function startFaulty(target: string): Promise<FaultyUpstream> {
       // By method, and by method and id: the probe's own single calls have ids of their own.
       for (const k of method && !Array.isArray(call) ? [method, `${method}#${JSON.stringify(call.id)}`] : []) state.calls.set(k, (state.calls.get(k) ?? 0) + 1);
       if (method && state.hang) return;
+      if (method && state.nodeError.has(method) && !Array.isArray(call)) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'header not found' } }));
+        return;
+      }
       setTimeout(() => {
         const up = httpRequest({ host: t.hostname, port: t.port, path: t.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (ur) => {
           const parts: Buffer[] = [];
@@ -220,6 +226,19 @@ describe('integrity policy', () => {
       await until(async () => (await metric('rpcctl_upstream_disagreements_total', `network="strict",env="anvil",upstream="${liar.url}"`)) === 1);
     } finally {
       liar.lie.clear();
+    }
+  });
+
+  it('a node\'s own error (header not found) is no answer: the others agree, and it counts as that node\'s failure', async () => {
+    liar.nodeError.add('eth_getBalance');
+    try {
+      const failures = () => (t.service.gateway.upstreams.snapshot().get(2) ?? []).find((u) => u.url === liar.url)?.consecutive_failures ?? 0;
+      const r = await rpc('strict', 'eth_getBalance', [who, 'latest'], 'node-error');
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ jsonrpc: '2.0', id: 'node-error', result: await anvil.public.getBalance({ address: who }).then((v) => `0x${v.toString(16)}`) });
+      await until(async () => failures() > 0);
+    } finally {
+      liar.nodeError.clear();
     }
   });
 

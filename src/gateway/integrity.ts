@@ -255,6 +255,13 @@ export class IntegrityChecks {
     }
     if ((res.status < 200 || res.status >= 300) && !(req.rpcErrorsAre500 && res.status === 500)) return undefined;
     const body = Buffer.concat(parts, size);
+    // A node's own failure (`header not found`, a provider's rate limit) is no answer to compare,
+    // and counts against it as on the unchecked path.
+    const verdict = set.judge(body);
+    if (verdict) {
+      if (verdict.class === 'upstream') up.markFailed('rpc_error', verdict.detail);
+      return undefined;
+    }
     const key = answerKey(body.toString('utf8'));
     return key === undefined ? undefined : { up, key, status: res.status, body, contentType: res.contentType };
   }

@@ -4,7 +4,7 @@ import { UpstreamError, type RouteHints, type UpstreamRequest, type UpstreamResp
 import { dispatchTo } from './call-handler.js';
 import { hedged } from './hedge.js';
 import type { MethodRules } from './methods.js';
-import { ErrorClassifier, type ErrorRule } from './rpc-errors.js';
+import { ErrorClassifier, type ErrorRule, type Verdict } from './rpc-errors.js';
 import { Upstream } from './upstream.js';
 
 export interface UpstreamSetOptions {
@@ -160,6 +160,11 @@ export class UpstreamSet {
     up.failureLoggedAt = now;
     up.failuresUnlogged = 0;
     this.#log(`gateway: upstream ${up.label} failed a client call: ${failureCause(err, up)}${more}`);
+  }
+
+  /** Whose fault a JSON-RPC answer's error is, by this network's table (rpc-errors.ts); undefined: no node-side error. */
+  judge(body: Buffer): Verdict {
+    return this.#judge.judge(body);
   }
 
   /** One request to one upstream, bypassing selection: the probe's way to reach every node. */
