@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import { axeViolations, launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { join } from 'node:path';
+import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { signedCall, startTestService, type TestService } from './helpers/service.js';
@@ -169,6 +170,8 @@ describe('at 390 px', () => {
     ];
     for (const [path, actions] of pages) {
       await page.goto(`${t.baseUrl}${path}`);
+      // RPCCTL_SCREENSHOTS=1: every page at 390 px, to look at.
+      if (process.env.RPCCTL_SCREENSHOTS) await page.screenshot({ path: join(TEST_OUTPUT, 'cabinet-review', `phone${path.replace(/[^a-z0-9]+/gi, '-')}.png`), fullPage: true });
       await expectNoSidewaysScroll(page, path);
       // Every nav item whole and on screen: none scrolled away, no label cut.
       await expectOnScreen(page, `${path} nav`, page.getByRole('navigation', { name: 'Main' }).getByRole('link'));
@@ -363,8 +366,9 @@ describe('the webhook form', () => {
     // The API's default: blocks on, every network.
     expect(await page.getByRole('checkbox', { name: /^Blocks/ }).isChecked()).toBe(true);
     expect(await page.locator('#block-estimate').textContent()).toBe(ALL);
-    expect(await page.locator('select[name=block_networks] option').allTextContents())
-      .toEqual(['Ethereum mainnet (about 144,000 credits a day)', 'Polygon mainnet (about 216,000 credits a day)']);
+    // Each network's share, to choose from without script.
+    expect(await page.locator('#block-estimates li').allTextContents())
+      .toEqual(['Ethereum mainnet: about 144,000 credits (7,200 blocks)', 'Polygon mainnet: about 216,000 credits (43,200 blocks)']);
     await ctx.close();
   });
 

@@ -62,7 +62,7 @@ interface NetworkOption {
 
 function networkPicker(name: string, selected: string[], options: NetworkOption[], label: string): Html {
   return html`<label class="small">${label}
-    <select name="${name}" multiple size="4">${options.map((n) => html`<option value="${n.id}"${selected.includes(n.id) ? html` selected` : ''}${n.perDay ? html` data-blocks="${n.perDay.blocks}" data-credits="${n.perDay.credits}"` : ''}>${n.label}${n.perDay ? ` (about ${num(n.perDay.credits)} credits a day)` : ''}</option>`)}</select>
+    <select name="${name}" multiple size="4">${options.map((n) => html`<option value="${n.id}"${selected.includes(n.id) ? html` selected` : ''}${n.perDay ? html` data-blocks="${n.perDay.blocks}" data-credits="${n.perDay.credits}"` : ''}>${n.label}</option>`)}</select>
   </label>`;
 }
 
@@ -110,7 +110,10 @@ ${errorBox(opts.error)}
       ${KINDS.map((k) => html`<div class="filter">
         <label class="check"><input type="checkbox" name="${k.key}" value="1"${f[k.key] ? html` checked` : ''}> ${k.label} <span class="muted small">— ${k.hint}</span></label>
         ${k.key === 'block' ? html`${networkPicker('block_networks', f.block_networks, blocks, 'Blocks: only on')}
-        <p class="estimate" id="block-estimate" data-block-estimate aria-live="polite">${blockEstimate(f.block, f.block_networks, blocks)}</p>`
+        <p class="estimate" id="block-estimate" data-block-estimate aria-live="polite">${blockEstimate(f.block, f.block_networks, blocks)}</p>
+        <details class="small"><summary>Block credits a day by network</summary>
+          <ul id="block-estimates">${blocks.map((o) => html`<li>${o.label}: about ${num(o.perDay?.credits ?? 0)} credits (${num(o.perDay?.blocks ?? 0)} blocks)</li>`)}</ul>
+        </details>`
           : networkPicker(`${k.key}_networks`, f[`${k.key}_networks`], networks, `${k.label}: only on`)}
       </div>`)}
     </fieldset>
