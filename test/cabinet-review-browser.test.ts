@@ -98,6 +98,11 @@ async function fill(): Promise<{ endpointId: number; paymentId: string }> {
     network_slug: 'eth', order_id: 'phone-order-1', amount: '0.25', address: '0x3f1e9d0e3bd0b5fe3c1b0bb76e1a4c5a0b6a2e01',
   }));
   expect(order.status, JSON.stringify(order.body)).toBe(200);
+  // A delivery in the list (to a closed port: it stays pending or fails, either shows Redeliver).
+  const hook = await signedCall(t.baseUrl, ...k, 'PUT', '/v1/address-watch/webhook', JSON.stringify({ url: 'http://127.0.0.1:9/hook', enabled: false }));
+  expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+  const sent = await signedCall(t.baseUrl, ...k, 'POST', '/v1/address-watch/webhook/test', JSON.stringify({ type: 'payment', network: 'eth' }));
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
   return { endpointId: endpoint.body.endpoint.id, paymentId: order.body.payment.payment_id };
 }
 
@@ -155,6 +160,7 @@ describe('at 390 px', () => {
         ['Reveal secret', (p) => p.getByRole('button', { name: 'Reveal secret' })],
         ['Send test', (p) => p.getByRole('button', { name: 'Send test' })],
         ['block estimate', (p) => p.locator('#block-estimate')],
+        ['Redeliver', (p) => p.locator('li.delivery').getByRole('button', { name: 'Redeliver' })],
       ]],
       ['/account', [
         ['Change password', (p) => p.getByRole('button', { name: 'Change password' })],
@@ -198,6 +204,8 @@ describe('at 390 px', () => {
     const found: string[] = [];
     for (const path of ['/', '/keys', '/endpoints', '/watch', '/webhook', '/payments']) {
       await page.goto(`${t.baseUrl}${path}`);
+      // A delivery with its attempts (the list refreshes itself while it is pending).
+      if (path === '/webhook') await page.locator('li.delivery table.attempts').first().waitFor();
       for (const v of await axeViolations(page)) found.push(`${path}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
     }
     expect(found).toEqual([]);

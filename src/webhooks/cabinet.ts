@@ -39,13 +39,13 @@ function deliveriesList(ctx: PageContext, deliveries: WebhookDelivery[]): Html {
       ${d.status !== 'cancelled' || d.last_error !== 'the block left the chain (reorg)' ? html`<form method="post" action="/webhook/deliveries/${d.delivery_id}/redeliver" hx-post="/webhook/deliveries/${d.delivery_id}/redeliver" hx-target="#deliveries" hx-swap="outerHTML">
         ${csrfField(ctx)}<button type="submit" class="small"${d.status === 'pending' ? html` disabled` : ''}>Redeliver</button></form>` : ''}
     </div>
-    ${d.attempts.length === 0 ? html`<p class="muted small">${d.status === 'pending' ? 'Queued…' : d.last_error ?? 'Not attempted.'}</p>` : html`<table class="attempts">
+    ${d.attempts.length === 0 ? html`<p class="muted small">${d.status === 'pending' ? 'Queued…' : d.last_error ?? 'Not attempted.'}</p>` : html`<table class="attempts cards">
       <thead><tr><th scope="col">#</th><th scope="col">Sent</th><th scope="col">Result</th><th scope="col" class="num">Duration</th><th scope="col">Response</th></tr></thead>
       <tbody>${d.attempts.map((a) => html`<tr>
-        <td>${a.attempt}</td><td>${time(a.started_at)}</td>
-        <td>${a.status_code !== null ? badge(`HTTP ${a.status_code}`, a.status_code >= 200 && a.status_code < 300 ? 'ok' : 'bad') : badge('no answer', 'bad')}${a.error ? html` <span class="small">${a.error}</span>` : ''}</td>
-        <td class="num">${a.duration_ms} ms</td>
-        <td>${a.response_excerpt ? html`<code class="excerpt">${a.response_excerpt}</code>` : html`<span class="muted">—</span>`}</td>
+        <td data-label="Attempt">${a.attempt}</td><td data-label="Sent">${time(a.started_at)}</td>
+        <td data-label="Result">${a.status_code !== null ? badge(`HTTP ${a.status_code}`, a.status_code >= 200 && a.status_code < 300 ? 'ok' : 'bad') : badge('no answer', 'bad')}${a.error ? html` <span class="small">${a.error}</span>` : ''}</td>
+        <td data-label="Duration" class="num">${a.duration_ms} ms</td>
+        <td data-label="Response">${a.response_excerpt ? html`<code class="excerpt">${a.response_excerpt}</code>` : html`<span class="muted">—</span>`}</td>
       </tr>`)}</tbody></table>`}
     ${d.status === 'pending' && d.next_retry_at && d.attempts.length > 0 ? html`<p class="muted small">Next attempt ${time(d.next_retry_at)}</p>` : ''}
   </li>`)}
