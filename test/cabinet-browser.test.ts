@@ -205,11 +205,11 @@ describe('endpoints', () => {
     expect((await rpc(uuid)).status).toBe(200);
   });
 
-  it('a bad allowlist entry is refused with the API\'s message', async () => {
+  it('a bad allowlist entry is refused by the API\'s rule, named by its line', async () => {
     await page.goto(`${base}${endpointPath}`);
     await page.getByLabel(/Client IPs allowed/).fill('not-an-ip');
     await page.getByRole('button', { name: 'Save allowlist' }).click();
-    await page.getByText('must be an IPv4 or IPv6 address').waitFor();
+    await page.getByText('Line 1: not-an-ip is not an IPv4 or IPv6 address').waitFor();
   });
 
   it('another account\'s endpoint id in the URL is 404', async () => {

@@ -45,7 +45,7 @@ export function layout(opts: {
     </ul>
   </nav>
   <div class="who">
-    <a class="email" href="/account" title="Account settings (signed in as ${opts.email})"${opts.active === 'account' ? html` aria-current="page"` : ''}>${opts.email}</a>
+    <a class="email" href="/account" title="Account settings (signed in as ${opts.email})"${opts.active === 'account' ? html` aria-current="page"` : ''}><span class="email-full">${opts.email}</span><span class="email-short">Account</span></a>
     <form method="post" action="/logout">
       <input type="hidden" name="_csrf" value="${opts.csrf}">
       <button class="link" type="submit">Sign out</button>

@@ -163,6 +163,12 @@ export interface ChainTraits {
     routes: RouteCredits | undefined;
     /** The call that fetches one block: what a block webhook costs. */
     block: { method: string; path?: string };
+    /**
+     * Typical seconds between blocks of a network of this family (by its slug, for well-known
+     * chains that differ from the family's reference chain): only for estimates, such as what
+     * block webhooks cost a day. Nothing is timed or billed by it.
+     */
+    blockSeconds(networkSlug: string): number;
   };
   readonly config: {
     /** How config writes this family's tokens; undefined: the family has no tokens. */

@@ -71,17 +71,17 @@ async function renderList(ctx: PageContext) {
   </nav></div>
   ${list.payments.length === 0
     ? html`<p class="empty">${status ? `No ${LABEL.get(status) ?? status} orders.` : html`No payment orders yet. Create one from your server with <code>POST /v1/payments</code> or <code>rpcctl payments create</code>.`}</p>`
-    : html`<div class="table-wrap"><table id="payments-table">
+    : html`<div class="table-wrap"><table id="payments-table" class="cards">
   <thead><tr><th scope="col">Order</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Received</th><th scope="col">Network</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Checkout page</span></th></tr></thead>
   <tbody>${list.payments.map((p) => html`<tr data-payment="${p.payment_id}">
-    <td><a href="/payments/${encodeURIComponent(p.payment_id)}">${p.order_id}</a><br><code class="small muted">${p.payment_id}</code></td>
-    <td>${statusBadge(p.status)}${p.late ? html` ${badge('late', 'warn')}` : ''}</td>
-    <td class="num">${amount(p.amount, p)}</td>
-    <td class="num">${p.amount_received_raw === '0' ? html`<span class="muted">—</span>` : amount(p.amount_received, p)}</td>
-    <td>${p.network}</td>
-    <td>${time(p.created_at)}</td>
-    <td>${time(p.expires_at)}</td>
-    <td><a href="${p.checkout_url}" target="_blank" rel="noopener" aria-label="Checkout page of order ${p.order_id} (opens in a new tab)">Checkout ↗</a></td>
+    <td data-label="Order"><a href="/payments/${encodeURIComponent(p.payment_id)}">${p.order_id}</a><br><code class="small muted">${p.payment_id}</code></td>
+    <td data-label="Status">${statusBadge(p.status)}${p.late ? html` ${badge('late', 'warn')}` : ''}</td>
+    <td data-label="Amount" class="num">${amount(p.amount, p)}</td>
+    <td data-label="Received" class="num">${p.amount_received_raw === '0' ? html`<span class="muted">—</span>` : amount(p.amount_received, p)}</td>
+    <td data-label="Network">${p.network}</td>
+    <td data-label="Created">${time(p.created_at)}</td>
+    <td data-label="Expires">${time(p.expires_at)}</td>
+    <td class="actions"><a href="${p.checkout_url}" target="_blank" rel="noopener" aria-label="Checkout page of order ${p.order_id} (opens in a new tab)">Checkout ↗</a></td>
   </tr>`)}</tbody></table></div>
   ${pages > 1 ? html`<nav class="pager" aria-label="Pages of orders">
     ${list.page > 1 ? html`<a href="${listUrl(status, list.page - 1)}" rel="prev">← Previous</a>` : html`<span></span>`}

@@ -88,6 +88,12 @@ export function usageMethodName(network: PricedNetwork, method: string): string 
 /** What a webhook for a watched address's hit costs. */
 export const WALLET_HIT_CREDITS = 30;
 
+/** About how many blocks a day a network makes, and what block webhooks for them cost: an estimate. */
+export function blockWebhooksPerDay(network: PricedNetwork & { slug: string }): { blocks: number; credits: number } {
+  const blocks = Math.round(86_400 / traitsOf(network.family).credits.blockSeconds(network.slug));
+  return { blocks, credits: blocks * blockCredits(network) };
+}
+
 /** A block webhook costs what fetching the block costs on that network. */
 export function blockCredits(network: PricedNetwork): number {
   const fetch = traitsOf(network.family).credits.block;

@@ -53,10 +53,10 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
 </section>
 <section class="card" aria-labelledby="watched-title">
   <h2 id="watched-title">Watched addresses <span class="muted">(${num(list.total)})</span></h2>
-  ${list.addresses.length === 0 ? html`<p class="empty">Nothing watched yet.</p>` : html`<div class="table-wrap"><table id="watch-table">
+  ${list.addresses.length === 0 ? html`<p class="empty">Nothing watched yet.</p>` : html`<div class="table-wrap"><table id="watch-table" class="cards">
   <thead><tr><th scope="col">Address</th><th scope="col">Network</th><th scope="col">Watch id</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
   <tbody>${list.addresses.map((w) => html`<tr>
-    <td><code class="address">${w.address}</code></td><td>${w.network_slug}</td><td><code>${w.watch_id}</code></td><td>${time(w.created_at)}</td>
+    <td data-label="Address"><code class="address">${w.address}</code></td><td data-label="Network">${w.network_slug}</td><td data-label="Watch id"><code>${w.watch_id}</code></td><td data-label="Since">${time(w.created_at)}</td>
     <td class="actions"><form method="post" action="/watch/addresses/${w.watch_id}/delete">${csrfField(ctx)}<button type="submit" class="small danger" aria-label="Remove ${w.address}">Remove</button></form></td>
   </tr>`)}</tbody></table></div>
   ${pages > 1 ? html`<nav class="pager" aria-label="Pages of watched addresses">

@@ -1,7 +1,8 @@
 import type { WebhookDelivery, WebhookEventFilters } from '../client/address-watch.js';
-import { getAccount, webhookSecretOf } from '../store/index.js';
+import { envIdentifier, getAccount, webhookSecretOf, type Catalog } from '../store/index.js';
 import type { CabinetSection, PageContext } from '../cabinet/index.js';
-import { attempt, badge, copyable, csrfField, errorBox, html, pageHeader, time, watchNetworks, type Html } from '../cabinet/index.js';
+import { attempt, badge, copyable, csrfField, errorBox, html, num, pageHeader, time, watchNetworks, type Html } from '../cabinet/index.js';
+import { blockWebhooksPerDay } from '../pricing/credits.js';
 
 /**
  * The cabinet's Webhooks page: the endpoint and its filters, the signing secret, test sends and
@@ -38,13 +39,13 @@ function deliveriesList(ctx: PageContext, deliveries: WebhookDelivery[]): Html {
       ${d.status !== 'cancelled' || d.last_error !== 'the block left the chain (reorg)' ? html`<form method="post" action="/webhook/deliveries/${d.delivery_id}/redeliver" hx-post="/webhook/deliveries/${d.delivery_id}/redeliver" hx-target="#deliveries" hx-swap="outerHTML">
         ${csrfField(ctx)}<button type="submit" class="small"${d.status === 'pending' ? html` disabled` : ''}>Redeliver</button></form>` : ''}
     </div>
-    ${d.attempts.length === 0 ? html`<p class="muted small">${d.status === 'pending' ? 'Queued…' : d.last_error ?? 'Not attempted.'}</p>` : html`<table class="attempts">
+    ${d.attempts.length === 0 ? html`<p class="muted small">${d.status === 'pending' ? 'Queued…' : d.last_error ?? 'Not attempted.'}</p>` : html`<table class="attempts cards">
       <thead><tr><th scope="col">#</th><th scope="col">Sent</th><th scope="col">Result</th><th scope="col" class="num">Duration</th><th scope="col">Response</th></tr></thead>
       <tbody>${d.attempts.map((a) => html`<tr>
-        <td>${a.attempt}</td><td>${time(a.started_at)}</td>
-        <td>${a.status_code !== null ? badge(`HTTP ${a.status_code}`, a.status_code >= 200 && a.status_code < 300 ? 'ok' : 'bad') : badge('no answer', 'bad')}${a.error ? html` <span class="small">${a.error}</span>` : ''}</td>
-        <td class="num">${a.duration_ms} ms</td>
-        <td>${a.response_excerpt ? html`<code class="excerpt">${a.response_excerpt}</code>` : html`<span class="muted">—</span>`}</td>
+        <td data-label="Attempt">${a.attempt}</td><td data-label="Sent">${time(a.started_at)}</td>
+        <td data-label="Result">${a.status_code !== null ? badge(`HTTP ${a.status_code}`, a.status_code >= 200 && a.status_code < 300 ? 'ok' : 'bad') : badge('no answer', 'bad')}${a.error ? html` <span class="small">${a.error}</span>` : ''}</td>
+        <td data-label="Duration" class="num">${a.duration_ms} ms</td>
+        <td data-label="Response">${a.response_excerpt ? html`<code class="excerpt">${a.response_excerpt}</code>` : html`<span class="muted">—</span>`}</td>
       </tr>`)}</tbody></table>`}
     ${d.status === 'pending' && d.next_retry_at && d.attempts.length > 0 ? html`<p class="muted small">Next attempt ${time(d.next_retry_at)}</p>` : ''}
   </li>`)}
@@ -52,10 +53,36 @@ function deliveriesList(ctx: PageContext, deliveries: WebhookDelivery[]): Html {
 </div>`;
 }
 
-function networkPicker(name: string, selected: string[], options: Array<{ id: string; label: string }>, label: string): Html {
+interface NetworkOption {
+  id: string;
+  label: string;
+  /** Block webhooks a day on it and their credits (estimates), for the Blocks filter. */
+  perDay?: { blocks: number; credits: number };
+}
+
+function networkPicker(name: string, selected: string[], options: NetworkOption[], label: string): Html {
   return html`<label class="small">${label}
-    <select name="${name}" multiple size="4">${options.map((n) => html`<option value="${n.id}"${selected.includes(n.id) ? html` selected` : ''}>${n.label}</option>`)}</select>
+    <select name="${name}" multiple size="4">${options.map((n) => html`<option value="${n.id}"${selected.includes(n.id) ? html` selected` : ''}${n.perDay ? html` data-blocks="${n.perDay.blocks}" data-credits="${n.perDay.credits}"` : ''}>${n.label}</option>`)}</select>
   </label>`;
+}
+
+/** Every network's block webhooks a day, estimated from its block time and block price. */
+function blockOptions(catalog: Catalog): NetworkOption[] {
+  const perDay = new Map(catalog.networks.flatMap((n) => n.environments.map((e) => [envIdentifier(e), blockWebhooksPerDay(n)] as const)));
+  return watchNetworks(catalog).map((o) => ({ ...o, perDay: perDay.get(o.id) }));
+}
+
+/**
+ * What the Blocks box costs a day as set: block webhooks are billed on every block of every
+ * chosen network (none chosen: all of them), which the API's default turns on. cabinet.js says
+ * the same live as the box and the networks change; this is the text without script.
+ */
+function blockEstimate(on: boolean, selected: string[], options: NetworkOption[]): string {
+  if (!on) return 'Blocks off: no credits for blocks.';
+  const chosen = selected.length ? options.filter((o) => selected.includes(o.id)) : options;
+  const blocks = chosen.reduce((t, o) => t + (o.perDay?.blocks ?? 0), 0);
+  const credits = chosen.reduce((t, o) => t + (o.perDay?.credits ?? 0), 0);
+  return `Estimated: about ${num(credits)} credits a day (${num(blocks)} blocks a day on ${chosen.length} network${chosen.length === 1 ? '' : 's'}, each block billed).`;
 }
 
 async function render(ctx: PageContext, opts: { error?: string; status?: number; secret?: string; testResult?: string } = {}) {
@@ -64,6 +91,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number;
     ctx.api<{ deliveries: WebhookDelivery[] }>('GET', '/v1/address-watch/deliveries', { query: { limit: '20' } }),
   ]);
   const networks = watchNetworks(ctx.core.store.catalog);
+  const blocks = blockOptions(ctx.core.store.catalog);
   const f = hook.events;
   ctx.page({
     title: 'Webhooks', nav: 'webhook', status: opts.status,
@@ -81,7 +109,12 @@ ${errorBox(opts.error)}
       <p class="muted small">No network selected means every network.</p>
       ${KINDS.map((k) => html`<div class="filter">
         <label class="check"><input type="checkbox" name="${k.key}" value="1"${f[k.key] ? html` checked` : ''}> ${k.label} <span class="muted small">— ${k.hint}</span></label>
-        ${networkPicker(`${k.key}_networks`, f[`${k.key}_networks`], networks, `${k.label}: only on`)}
+        ${k.key === 'block' ? html`${networkPicker('block_networks', f.block_networks, blocks, 'Blocks: only on')}
+        <p class="estimate" id="block-estimate" data-block-estimate aria-live="polite">${blockEstimate(f.block, f.block_networks, blocks)}</p>
+        <details class="small"><summary>Block credits a day by network</summary>
+          <ul id="block-estimates">${blocks.map((o) => html`<li>${o.label}: about ${num(o.perDay?.credits ?? 0)} credits (${num(o.perDay?.blocks ?? 0)} blocks)</li>`)}</ul>
+        </details>`
+          : networkPicker(`${k.key}_networks`, f[`${k.key}_networks`], networks, `${k.label}: only on`)}
       </div>`)}
     </fieldset>
     <button type="submit" class="primary">Save webhook</button>

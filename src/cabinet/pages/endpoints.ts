@@ -2,7 +2,8 @@ import { HttpError } from '../../api/http.js';
 import type { Endpoint, Usage } from '../../client/types.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { attempt, badge, copyable, csrfField, daysPicker, errorBox, methodsTable, num, pageHeader, parseDays, splitList, time, usageChart } from './ui.js';
+import { attempt, badge, copyable, csrfField, daysPicker, errorBox, methodsTable, num, pageHeader, parseDays, time, usageChart } from './ui.js';
+import { allowlistField, allowlistMessage, readAllowlist } from './allowlist.js';
 
 interface AvailableNetworks {
   networks: Array<{ id: number; name: string; slug: string; environment_kinds: string[] }>;
@@ -24,14 +25,14 @@ async function renderList(ctx: PageContext, opts: { error?: string; status?: num
     body: html`${pageHeader('Endpoints', plan ? `${endpoints.length} of ${plan.endpoints_limit} endpoints on the ${plan.name} plan · ${plan.rps_limit} requests per second each` : undefined)}
 <section class="card" aria-labelledby="endpoints-title">
   <h2 id="endpoints-title">Your endpoints</h2>
-  ${endpoints.length === 0 ? html`<p class="empty">No endpoints yet. Create one below and send JSON-RPC to its URL.</p>` : html`<div class="table-wrap"><table id="endpoints-table">
+  ${endpoints.length === 0 ? html`<p class="empty">No endpoints yet. Create one below and send JSON-RPC to its URL.</p>` : html`<div class="table-wrap"><table id="endpoints-table" class="cards">
   <thead><tr><th scope="col">Name</th><th scope="col">Network</th><th scope="col">Status</th><th scope="col">URL</th><th scope="col">Created</th></tr></thead>
   <tbody>${endpoints.map((e) => html`<tr>
-    <td><a href="/endpoints/${e.id}">${e.name}</a></td>
-    <td>${e.network_name} <span class="muted">${e.env_slug}</span></td>
-    <td>${statusBadge(e.status)}</td>
-    <td class="url-cell">${copyable(e.url, `URL of ${e.name}`)}</td>
-    <td>${time(e.created_at)}</td>
+    <td data-label="Name"><a href="/endpoints/${e.id}">${e.name}</a></td>
+    <td data-label="Network">${e.network_name} <span class="muted">${e.env_slug}</span></td>
+    <td data-label="Status">${statusBadge(e.status)}</td>
+    <td data-label="URL" class="url-cell">${copyable(e.url, `URL of ${e.name}`)}</td>
+    <td data-label="Created">${time(e.created_at)}</td>
   </tr>`)}</tbody></table></div>`}
 </section>
 <section class="card" aria-labelledby="create-endpoint-title">
@@ -53,7 +54,7 @@ async function renderList(ctx: PageContext, opts: { error?: string; status?: num
   });
 }
 
-async function renderOne(ctx: PageContext, opts: { error?: string; status?: number } = {}) {
+async function renderOne(ctx: PageContext, opts: { error?: string; status?: number; allowlist?: { text: string; error: string } } = {}) {
   const id = ctx.params.id!;
   if (!/^[1-9]\d{0,15}$/.test(id)) throw new HttpError(404, "Not found");
   const days = parseDays(ctx);
@@ -92,8 +93,7 @@ ${errorBox(opts.error)}
   <h2 id="allow-title">IP allowlist</h2>
   <form method="post" action="/endpoints/${e.id}/allowlist" class="stack">
     ${csrfField(ctx)}
-    <label>Client IPs allowed to call this endpoint <span class="muted small">(one per line; empty allows any)</span>
-      <textarea name="allowed_ips" rows="4">${e.allowed_ips.join('\n')}</textarea></label>
+    ${allowlistField({ id: 'endpoint-allow', label: 'Client IPs allowed to call this endpoint', value: opts.allowlist?.text ?? e.allowed_ips.join('\n'), error: opts.allowlist?.error, rows: 4 })}
     <button type="submit">Save allowlist</button>
   </form>
 </section>
@@ -134,8 +134,9 @@ export const endpointRoutes: PageRoute[] = [
   {
     method: 'POST', path: '/endpoints/{id}/allowlist',
     async handler(ctx) {
-      const result = await attempt(() => ctx.api('PATCH', `/v1/endpoints/${ctx.params.id}/allowed-ips`, { body: { allowed_ips: splitList(ctx.form.get('allowed_ips')) } }));
-      if (!result.ok) return renderOne(ctx, { error: `Allowlist: ${result.error}`, status: 400 });
+      const typed = readAllowlist(ctx.form.get('allowed_ips'));
+      const result = await attempt(() => ctx.api('PATCH', `/v1/endpoints/${ctx.params.id}/allowed-ips`, { body: { allowed_ips: typed.entries } }));
+      if (!result.ok) return renderOne(ctx, { status: 400, allowlist: { text: typed.text, error: allowlistMessage(result.error, typed) } });
       ctx.redirect(`/endpoints/${ctx.params.id}`, 'Allowlist saved.');
     },
   },

@@ -3,7 +3,8 @@ import { validate } from '../../api/invoke.js';
 import { createApiKey, getAccountKeyByPrefix, listApiKeys, revokeAccountKey, setKeyAllowedIps, type ApiKeyInfo } from '../../store/index.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { attempt, copyable, csrfField, errorBox, pageHeader, splitList, time } from './ui.js';
+import { attempt, copyable, csrfField, errorBox, pageHeader, time } from './ui.js';
+import { allowlistField, allowlistMessage, readAllowlist } from './allowlist.js';
 import { HttpError } from '../../api/http.js';
 
 /** At most this many live keys per account: enough for rotation and a few services. */
@@ -11,8 +12,21 @@ const MAX_KEYS = 20;
 
 /** Same rules as an endpoint's allowlist (the Public API's schema), so both read the same. */
 function parseAllowlist(text: string | null): string[] {
-  const { allowed_ips } = validate(allowedIpsBody, { allowed_ips: splitList(text) }) as { allowed_ips: string[] };
-  return [...new Set(allowed_ips)];
+  const typed = readAllowlist(text);
+  try {
+    const { allowed_ips } = validate(allowedIpsBody, { allowed_ips: typed.entries }) as { allowed_ips: string[] };
+    return [...new Set(allowed_ips)];
+  } catch (err) {
+    if (err instanceof HttpError) throw new HttpError(400, allowlistMessage(err.message, typed));
+    throw err;
+  }
+}
+
+/** A form shown again after a mistake: what was typed, and the message by the field it is about. */
+interface Retry {
+  name?: string;
+  allowlist: string;
+  allowlistError?: string;
 }
 
 function lastUsed(ctx: PageContext, k: ApiKeyInfo): string | null {
@@ -20,7 +34,9 @@ function lastUsed(ctx: PageContext, k: ApiKeyInfo): string | null {
   return pending !== undefined ? new Date(pending).toISOString() : k.last_used_at;
 }
 
-async function renderKeys(ctx: PageContext, opts: { error?: string; created?: ApiKeyInfo & { secret: string }; status?: number } = {}) {
+async function renderKeys(ctx: PageContext, opts: {
+  error?: string; created?: ApiKeyInfo & { secret: string }; status?: number; create?: Retry; edit?: Retry & { prefix: string };
+} = {}) {
   const keys = (await listApiKeys(ctx.core.store, ctx.account.id)).filter((k) => !k.revoked_at);
   const base = `${ctx.url.protocol}//${ctx.req.headers.host ?? ''}`;
   ctx.page({
@@ -39,34 +55,36 @@ PUBLIC_API_SECRET=… npx rpcctl endpoints list</code></pre></details>
 </section>` : ''}
 <section class="card" aria-labelledby="keys-title">
   <h2 id="keys-title">Active keys</h2>
-  ${keys.length === 0 ? html`<p class="empty">No keys yet. Create one below.</p>` : html`<div class="table-wrap"><table id="keys-table">
+  ${keys.length === 0 ? html`<p class="empty">No keys yet. Create one below.</p>` : html`<div class="table-wrap"><table id="keys-table" class="cards">
   <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Allowed IPs</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-  <tbody>${keys.map((k) => html`<tr data-key="${k.prefix}">
-    <td>${k.name ?? html`<span class="muted">unnamed</span>`}</td>
-    <td><code class="prefix">${k.prefix}…</code></td>
-    <td>${time(k.created_at)}</td>
-    <td>${time(lastUsed(ctx, k))}</td>
-    <td>
-      <details class="inline-edit"><summary>${k.allowed_ips.length ? k.allowed_ips.join(', ') : html`<span class="muted">any address</span>`}</summary>
+  <tbody>${keys.map((k) => {
+    const edit = opts.edit?.prefix === k.prefix ? opts.edit : undefined;
+    return html`<tr data-key="${k.prefix}">
+    <td data-label="Name">${k.name ?? html`<span class="muted">unnamed</span>`}</td>
+    <td data-label="Prefix"><code class="prefix">${k.prefix}…</code></td>
+    <td data-label="Created">${time(k.created_at)}</td>
+    <td data-label="Last used">${time(lastUsed(ctx, k))}</td>
+    <td data-label="Allowed IPs">
+      <details class="inline-edit"${edit ? html` open` : ''}><summary>${k.allowed_ips.length ? k.allowed_ips.join(', ') : html`<span class="muted">any address</span>`}</summary>
         <form method="post" action="/keys/${k.prefix}/allowlist" class="stack">
           ${csrfField(ctx)}
-          <label>Allowed client IPs <span class="muted small">(one per line; empty allows any)</span>
-            <textarea name="allowed_ips" rows="3">${k.allowed_ips.join('\n')}</textarea></label>
+          ${allowlistField({ id: `allow-${k.prefix}`, label: 'Allowed client IPs', value: edit ? edit.allowlist : k.allowed_ips.join('\n'), error: edit?.allowlistError })}
           <button type="submit" class="small">Save allowlist</button>
         </form>
       </details>
     </td>
     <td class="actions"><a class="button danger small" href="/keys/${k.prefix}/revoke">Revoke</a></td>
-  </tr>`)}</tbody></table></div>`}
+  </tr>`;
+  })}</tbody></table></div>`}
 </section>
 <section class="card" aria-labelledby="create-key-title">
   <h2 id="create-key-title">Create a key</h2>
   ${errorBox(opts.error)}
-  <form method="post" action="/keys" class="row-form">
+  <form method="post" action="/keys" class="stack narrow-form">
     ${csrfField(ctx)}
-    <label>Name <input name="name" maxlength="100" placeholder="e.g. production backend"></label>
-    <label>Allowed IPs <input name="allowed_ips" placeholder="optional, comma-separated"></label>
-    <button type="submit" class="primary">Create key</button>
+    <label>Name <input name="name" maxlength="100" placeholder="e.g. production backend" value="${opts.create?.name ?? ''}"></label>
+    ${allowlistField({ id: 'new-key-allow', label: 'Allowed IPs', value: opts.create?.allowlist ?? '', error: opts.create?.allowlistError })}
+    <div><button type="submit" class="primary">Create key</button></div>
   </form>
 </section>`,
   });
@@ -83,15 +101,17 @@ export const keyRoutes: PageRoute[] = [
   {
     method: 'POST', path: '/keys',
     async handler(ctx) {
+      const typed = { name: ctx.form.get('name') ?? '', allowlist: ctx.form.get('allowed_ips') ?? '' };
+      const allowed = await attempt(async () => parseAllowlist(typed.allowlist));
+      if (!allowed.ok) return renderKeys(ctx, { status: 400, create: { ...typed, allowlistError: allowed.error } });
       const result = await attempt(async () => {
-        const name = (ctx.form.get('name') ?? '').trim();
+        const name = typed.name.trim();
         if (name.length > 100) throw new HttpError(400, 'name: must be at most 100 characters');
-        const allowedIps = parseAllowlist(ctx.form.get('allowed_ips'));
         const live = (await listApiKeys(ctx.core.store, ctx.account.id)).filter((k) => !k.revoked_at).length;
         if (live >= MAX_KEYS) throw new HttpError(400, `Key limit reached: at most ${MAX_KEYS} active keys; revoke one first`);
-        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps });
+        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps: allowed.value });
       });
-      if (!result.ok) return renderKeys(ctx, { error: result.error, status: 400 });
+      if (!result.ok) return renderKeys(ctx, { error: result.error, status: 400, create: typed });
       // Rendered, not redirected: the secret must never travel in a URL or a cookie.
       await renderKeys(ctx, { created: result.value });
     },
@@ -101,7 +121,7 @@ export const keyRoutes: PageRoute[] = [
     async handler(ctx) {
       const key = await ownKey(ctx);
       const result = await attempt(async () => parseAllowlist(ctx.form.get('allowed_ips')));
-      if (!result.ok) return renderKeys(ctx, { error: `Allowed IPs: ${result.error}`, status: 400 });
+      if (!result.ok) return renderKeys(ctx, { status: 400, edit: { prefix: key.prefix, allowlist: ctx.form.get('allowed_ips') ?? '', allowlistError: result.error } });
       await setKeyAllowedIps(ctx.core.store, ctx.account.id, key.api_key, result.value);
       ctx.redirect('/keys', `Allowlist of ${key.prefix}… saved (applies within a second).`);
     },

@@ -72,11 +72,6 @@ export async function attempt<T>(fn: () => Promise<T>): Promise<{ ok: true; valu
   }
 }
 
-/** One address per line or comma-separated, as typed into an allowlist box. */
-export function splitList(text: string | null): string[] {
-  return (text ?? '').split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
-}
-
 export function pageHeader(title: string, subtitle?: string | Html, actions?: Html): Html {
   return html`<div class="page-head"><div><h1>${title}</h1>${subtitle ? html`<p class="muted">${subtitle}</p>` : ''}</div>${actions ?? ''}</div>`;
 }

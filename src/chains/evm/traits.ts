@@ -1,6 +1,10 @@
 import type { ChainTraits } from '../family.js';
 import { evmCredits } from './credits.js';
 
+const EVM_BLOCK_SECONDS: Record<string, number> = {
+  polygon: 2, bsc: 0.75, arbitrum: 0.25, optimism: 2, base: 2, avalanche: 2, gnosis: 5, linea: 2, scroll: 3, zksync: 1,
+};
+
 /** EVM chains, as the gateway, config and pricing see them: JSON-RPC nodes with WebSocket subscriptions. */
 export const evmTraits: ChainTraits = {
   name: 'evm',
@@ -9,6 +13,8 @@ export const evmTraits: ChainTraits = {
     defaults: () => ({ default: evmCredits.default, methods: { ...evmCredits.methods } }),
     routes: undefined,
     block: { method: 'eth_getBlockByNumber' },
+    // Ethereum's 12 s slots; the well-known faster chains by their usual slugs.
+    blockSeconds: (slug) => EVM_BLOCK_SECONDS[slug] ?? 12,
   },
   config: {
     tokens: { description: 'a 0x address', claims: (t) => t.asset === undefined && t.address!.startsWith('0x') },

@@ -19,6 +19,8 @@ export const stellarTraits: ChainTraits = {
     defaults: () => ({ default: 20, methods: {} }),
     routes: HORIZON_ROUTES,
     block: { method: 'GET', path: '/ledgers/{sequence}' },
+    // A ledger closes every 5 to 6 s.
+    blockSeconds: () => 6,
   },
   config: {
     tokens: { description: 'asset (CODE:ISSUER)', claims: (t) => t.asset !== undefined },

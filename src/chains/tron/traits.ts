@@ -20,6 +20,8 @@ export const tronTraits: ChainTraits = {
     defaults: () => ({ default: 20, methods: {} }),
     routes: TRON_ROUTES,
     block: { method: 'POST', path: '/wallet/getblockbynum' },
+    // Tron's 3 s blocks.
+    blockSeconds: () => 3,
   },
   config: {
     tokens: {

@@ -2,6 +2,8 @@ import type { ChainTraits } from '../family.js';
 import { bitcoinCredits } from './credits.js';
 import { bitcoinAddressFormat } from './formats.js';
 
+const UTXO_BLOCK_SECONDS: Record<string, number> = { litecoin: 150, dogecoin: 60 };
+
 /** Bitcoin Core JSON-RPC and its forks, as the gateway, config and pricing see them. */
 export const utxoTraits: ChainTraits = {
   name: 'utxo',
@@ -26,6 +28,8 @@ export const utxoTraits: ChainTraits = {
     defaults: () => ({ default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } }),
     routes: undefined,
     block: { method: 'getblock' },
+    // Bitcoin's ten minutes; Litecoin and Dogecoin aim faster.
+    blockSeconds: (slug) => UTXO_BLOCK_SECONDS[slug] ?? 600,
   },
   config: { tokens: undefined, addressFormat: bitcoinAddressFormat },
   payments: {
