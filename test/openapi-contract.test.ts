@@ -93,6 +93,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     expect(ids.sort()).toEqual([
       'DELETE /v1/address-watch/addresses unwatchAddress',
       'GET /v1/account getAccount',
+      'GET /v1/account/audit listAuditLog',
       'GET /v1/account/usage getAccountUsage',
       'GET /v1/address-watch/account getWatchAccount',
       'GET /v1/address-watch/addresses listWatchedAddresses',
@@ -155,7 +156,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       }
     }
     expect(walked.sort()).toEqual([
-      '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
+      '/v1/account/audit?before', '/v1/account/audit?limit', '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
       '/v1/address-watch/deliveries?before', '/v1/address-watch/deliveries?event_id', '/v1/address-watch/deliveries?limit',
       '/v1/address-watch/events?after', '/v1/address-watch/events?limit', '/v1/endpoints/usage?days',
       '/v1/payments?page', '/v1/payments?per_page',
