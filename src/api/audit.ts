@@ -34,7 +34,7 @@ export function auditWriter(store: Store, log: (line: string) => void, failures?
 /**
  * Runs a route's handler and, when it changed something, records it: the one place the API
  * server and the cabinet's `invokeRoute` run handlers, so a new changing route is recorded once
- * it declares its `audit` (test/audit-coverage.test.ts fails on one that does not).
+ * it declares its `audit` (test/audit.test.ts fails on one that does not).
  */
 export async function runRoute(def: RouteDef, ctx: HandlerContext<unknown, unknown, unknown>, who: AuditWho): Promise<object> {
   const result = await def.handler(ctx);

@@ -71,7 +71,7 @@ export interface RouteDef<
   response: z.ZodType;
   /** Statuses this route can fail with, besides the auth and rate-limit ones every route has. */
   errors?: number[];
-  /** Required of every route that changes something (test/audit-coverage.test.ts walks the routes). */
+  /** Required of every route that changes something (test/audit.test.ts walks the routes). */
   audit?: RouteAudit<z.output<P>, z.output<B>>;
   handler(ctx: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<object>;
 }

@@ -57,7 +57,7 @@ export interface PageRoute {
   /**
    * How a POST's change reaches the audit log: `api` (it changes only through `ctx.api`, whose
    * routes record themselves), `page` (it calls `ctx.audit`), `none` (it changes nothing of the
-   * account: a reveal). test/audit-coverage.test.ts fails on a POST that does not say.
+   * account: a reveal). test/audit.test.ts fails on a POST that does not say.
    */
   audit?: 'api' | 'page' | 'none';
   handler: PageHandler;
