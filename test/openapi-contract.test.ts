@@ -250,6 +250,9 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     const feed = await check('GET', '/v1/address-watch/events', '/v1/address-watch/events');
     expect(feed.events.map((x: { type: string }) => x.type)).toEqual(['payment', 'block']);
     await check('DELETE', '/v1/address-watch/addresses', '/v1/address-watch/addresses', { watch_id: w.watch_id });
+    // The changes above, as the audit log tells them.
+    const audit = await check('GET', '/v1/account/audit?limit=200&action=endpoint.', '/v1/account/audit');
+    expect(audit.entries.map((x: { action: string }) => x.action)).toEqual(['endpoint.allowlist', 'endpoint.pause', 'endpoint.rename', 'endpoint.create']);
 
     const declared = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((op) => `${op} ${p}`)).filter((k) => k !== 'get /v1/openapi.json');
     expect([...checked].sort()).toEqual(declared.sort());
