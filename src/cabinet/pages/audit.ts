@@ -52,7 +52,7 @@ async function render(ctx: PageContext): Promise<void> {
     <a href="/account/audit"${!group ? html` aria-current="true"` : ''}>All</a>
     ${groups.map((g) => html`<a href="${listUrl(g)}"${g === group ? html` aria-current="true"` : ''}>${GROUPS[g] ?? g}</a>`)}
   </nav>` : ''}</div>
-  ${list.entries.length === 0 ? html`<p class="empty">${before ? 'No older changes.' : 'No changes recorded yet.'}</p>` : html`<div class="table-wrap"><table id="audit-table">
+  ${list.entries.length === 0 ? html`<p class="empty">${before ? 'No older changes.' : 'No changes recorded yet.'}</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit log entries"><table id="audit-table">
   <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">Address</th></tr></thead>
   <tbody>${list.entries.map((e) => html`<tr data-audit="${e.audit_id}">
     <td>${time(e.created_at)}</td>
