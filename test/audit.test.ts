@@ -7,7 +7,8 @@ import { CORE_PAGES } from '../src/cabinet/shell.js';
 import { paymentsSection } from '../src/payments/cabinet.js';
 import { watchSection } from '../src/watch/cabinet.js';
 import { webhooksSection } from '../src/webhooks/cabinet.js';
-import { getAccount, recordAudit } from '../src/store/index.js';
+import { getAccount } from '../src/store/index.js';
+import { cli, tempConfigDir } from './helpers/cli.js';
 
 // The audit log over real HTTP: changes through the signed API and through the cabinet are
 // recorded with who, what, target and the client's address (a trusted proxy's X-Forwarded-For);
@@ -164,9 +165,24 @@ describe('the list', () => {
     expect((await other.call('GET', '/v1/account/audit')).body.entries).toEqual([]);
   });
 
-  it('operator entries have no address', async () => {
-    await recordAudit(t.store, { accountId: m.userId, actor: { kind: 'admin', id: 'admin', label: 'rpcctl admin' }, action: 'account.plan', target: { type: 'account', id: String(m.userId) }, changes: { plan: 'pro' } });
-    expect((await audit('?limit=1')).entries[0]).toMatchObject({ actor: { kind: 'admin', label: 'rpcctl admin' }, ip: null, changes: { plan: 'pro' } });
+  it('operator changes (rpcctl admin) are recorded as the operator, with no address', async () => {
+    const r = await cli(['admin', 'accounts', 'set-plan', String(m.userId), '--plan', 'pro', '--data-dir', t.dataDir]);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await audit('?limit=1')).entries[0]).toMatchObject({
+      actor: { kind: 'admin', id: 'admin', label: 'rpcctl admin' }, action: 'account.plan', target: { type: 'account', id: String(m.userId) }, ip: null, changes: { plan: 'pro' },
+    });
+  });
+
+  it('rpcctl account audit: a table, --json the entries, --action filters', async () => {
+    const env = { PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: m.secret, PUBLIC_API_BASE: t.baseUrl, RPCCTL_CONFIG_DIR: tempConfigDir() };
+    const json = await cli(['account', 'audit', '--json', '--action', 'endpoint.', '-n', '2'], { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).map((e: { action: string }) => e.action)).toEqual(['endpoint.create', 'endpoint.allowlist']);
+    const table = await cli(['account', 'audit', '-n', '3'], { env });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stderr).toMatch(/Older: rpcctl account audit --before \d+/);
+    expect(table.stdout).toContain('account.plan');
+    expect(table.stdout).toContain('rpcctl admin');
   });
 });
 
