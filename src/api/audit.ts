@@ -1,6 +1,6 @@
 import type { Counter } from '../metrics/index.js';
 import { recordAudit, type AuditActor, type AuditEntry, type Store } from '../store/index.js';
-import type { HandlerContext, RouteDef } from './router.js';
+import type { AuditCall, HandlerContext, RouteAudit, RouteDef } from './router.js';
 
 /** Who is behind a call and from which address: the API's key, or the cabinet's login. */
 export interface AuditWho {
@@ -39,7 +39,7 @@ export function auditWriter(store: Store, log: (line: string) => void, failures?
 export async function runRoute(def: RouteDef, ctx: HandlerContext<unknown, unknown, unknown>, who: AuditWho): Promise<object> {
   const result = await def.handler(ctx);
   if (def.audit) {
-    const what = def.audit.describe({ params: ctx.params, body: ctx.body, result });
+    const what = describe(def.audit, { params: ctx.params, body: ctx.body, result });
     if (what) {
       await ctx.app.audit({
         accountId: ctx.account.id, actor: who.actor, ip: who.ip, action: what.action ?? def.audit.action,
@@ -48,6 +48,18 @@ export async function runRoute(def: RouteDef, ctx: HandlerContext<unknown, unkno
     }
   }
   return result;
+}
+
+/**
+ * The route's account of its call. A describe that throws (an answer of an unexpected shape)
+ * must not turn a change that is made into a 500: the entry is kept, without its details.
+ */
+function describe(audit: RouteAudit, call: AuditCall<unknown, unknown>): ReturnType<RouteAudit['describe']> {
+  try {
+    return audit.describe(call);
+  } catch {
+    return { type: audit.action.split('.')[0]!, changes: { details: 'not recorded' } };
+  }
 }
 
 /** A URL as an audit entry keeps it: scheme, host and port; its path and query may carry a token. */
