@@ -33,7 +33,8 @@ function changesCell(changes: Record<string, unknown> | null): Html | string {
 
 /**
  * Newest first, a page back at a time, through the Public API's own list (its paging and its
- * filter); the filter offers the kinds of change the account has entries for.
+ * filter); the filter offers the kinds of change the account has entries for. Action and who
+ * come first: on a phone the table scrolls, and they are what a reader looks for.
  */
 async function render(ctx: PageContext): Promise<void> {
   const action = ctx.url.searchParams.get('action') || undefined;
@@ -53,11 +54,11 @@ async function render(ctx: PageContext): Promise<void> {
     ${groups.map((g) => html`<a href="${listUrl(g)}"${g === group ? html` aria-current="true"` : ''}>${GROUPS[g] ?? g}</a>`)}
   </nav>` : ''}</div>
   ${list.entries.length === 0 ? html`<p class="empty">${before ? 'No older changes.' : 'No changes recorded yet.'}</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit log entries"><table id="audit-table">
-  <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">Address</th></tr></thead>
+  <thead><tr><th scope="col">Action</th><th scope="col">Who</th><th scope="col">When</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">Address</th></tr></thead>
   <tbody>${list.entries.map((e) => html`<tr data-audit="${e.audit_id}">
-    <td>${time(e.created_at)}</td>
-    <td>${actorCell(e)}</td>
     <td>${badge(e.action, 'neutral')}</td>
+    <td>${actorCell(e)}</td>
+    <td>${time(e.created_at)}</td>
     <td>${e.target.type}${e.target.id ? html` <code>${e.target.id}</code>` : ''}</td>
     <td>${changesCell(e.changes)}</td>
     <td>${e.ip ? html`<code>${e.ip}</code>` : html`<span class="muted">—</span>`}</td>
