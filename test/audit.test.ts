@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { sql } from 'kysely';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { setLogin } from '../src/cabinet/index.js';
+import { secretFromBase32, totp } from '../src/cabinet/totp.js';
 import { CORE_PAGES } from '../src/cabinet/shell.js';
 import { paymentsSection } from '../src/payments/cabinet.js';
 import { watchSection } from '../src/watch/cabinet.js';
@@ -125,6 +126,34 @@ describe('changes in the cabinet', () => {
     expect(stored).not.toContain(secret);
     expect(stored).not.toContain(PASSWORD);
     expect(stored).not.toContain((await getAccount(t.store, m.userId))!.webhook_secret);
+  });
+
+  it('two-factor on and off and the account policy are recorded; the TOTP key and recovery codes are not', async () => {
+    const other = await t.merchant({ plan: 'pro' });
+    const email = 'audit-2fa@example.com';
+    await setLogin(t.store, other.userId, { email, password: PASSWORD });
+    const login = await post('/login', { email, password: PASSWORD });
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const page = await (await request(`${t.baseUrl}/account/two-factor`, { headers: { cookie } })).body.text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const shown = /id="totp-secret"[^>]*>([A-Z2-7 ]+)</.exec(page)![1]!;
+    const enrolled = await post('/account/two-factor/confirm', { _csrf: csrf, code: totp(secretFromBase32(shown), Date.now()) }, { cookie, ...CLIENT });
+    expect(enrolled.status).toBe(200);
+    const codes = [...enrolled.text.matchAll(/<li><code>([a-z2-7]{5}-[a-z2-7]{5})<\/code><\/li>/g)].map((x) => x[1]!);
+    expect(codes).toHaveLength(10);
+    expect((await post('/account/two-factor/policy', { _csrf: csrf, require: '1' }, { cookie, ...CLIENT })).status).toBe(303);
+    expect((await post('/account/two-factor/policy', { _csrf: csrf, require: '0' }, { cookie, ...CLIENT })).status).toBe(303);
+    expect((await post('/account/two-factor/disable', { _csrf: csrf, proof: PASSWORD }, { cookie, ...CLIENT })).status).toBe(303);
+
+    const { entries } = (await other.call('GET', '/v1/account/audit')).body;
+    expect(entries.map((e: any) => [e.action, e.changes, e.actor.label, e.ip])).toEqual([
+      ['two_factor.disable', null, email, '203.0.113.9'],
+      ['account.policy', { require_two_factor: false }, email, '203.0.113.9'],
+      ['account.policy', { require_two_factor: true }, email, '203.0.113.9'],
+      ['two_factor.enable', null, email, '203.0.113.9'],
+    ]);
+    const stored = JSON.stringify(await t.store.db.selectFrom('audit_log').selectAll().execute());
+    for (const secret of [shown.replace(/ /g, ''), ...codes]) expect(stored).not.toContain(secret);
   });
 
   it('the Audit log page lists them, newest first, and filters by kind', async () => {
