@@ -14,7 +14,8 @@ __rpcctl_subs() {
     'profile use') echo '' ;;
     'profile remove') echo '' ;;
     'profile rm') echo '' ;;
-    'account') echo '' ;;
+    'account') echo 'audit' ;;
+    'account audit') echo '' ;;
     'usage') echo '' ;;
     'networks') echo '' ;;
     'endpoints') echo 'list ls get create rename pause resume usage allowlist' ;;
@@ -120,6 +121,7 @@ __rpcctl_valopts() {
     'profile remove') echo '--jq -q --profile -p --base-url --timeout' ;;
     'profile rm') echo '--jq -q --profile -p --base-url --timeout' ;;
     'account') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'account audit') echo '--limit -n --action --before --jq -q --profile -p --base-url --timeout' ;;
     'usage') echo '--days --endpoint --jq -q --profile -p --base-url --timeout' ;;
     'networks') echo '--jq -q --profile -p --base-url --timeout' ;;
     'endpoints') echo '--jq -q --profile -p --base-url --timeout' ;;
@@ -225,6 +227,7 @@ __rpcctl_opts() {
     'profile remove') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'profile rm') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'account') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'account audit') echo '--limit -n --action --before --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'usage') echo '--days --endpoint --chart --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'networks') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;

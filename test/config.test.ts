@@ -13,7 +13,7 @@ describe('config', () => {
     expect(c.api.port).toBe(8080);
     expect(c.gateway).toMatchObject({ port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http' });
     expect(c.limits).toEqual({ api_rps_per_ip: 30, api_rpm_per_account: 100, webhook_tests_per_minute: 10 });
-    expect(c.retention).toEqual({ events_days: 90, deliveries_days: 30, batch_size: 500, interval_ms: 60_000 });
+    expect(c.retention).toEqual({ events_days: 90, deliveries_days: 30, audit_days: 365, batch_size: 500, interval_ms: 60_000 });
     expect(c.gateway).toMatchObject({ usage_flush_ms: 250, body_timeout_ms: 10_000, max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024 });
     expect(c.api).toMatchObject({ body_timeout_ms: 10_000, max_inflight_bytes_per_ip: 8 * 1024 * 1024, max_inflight_bytes: 64 * 1024 * 1024 });
     expect(c.networks.map((n) => n.slug)).toContain('eth');

@@ -93,6 +93,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     expect(ids.sort()).toEqual([
       'DELETE /v1/address-watch/addresses unwatchAddress',
       'GET /v1/account getAccount',
+      'GET /v1/account/audit listAuditLog',
       'GET /v1/account/usage getAccountUsage',
       'GET /v1/address-watch/account getWatchAccount',
       'GET /v1/address-watch/addresses listWatchedAddresses',
@@ -155,7 +156,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       }
     }
     expect(walked.sort()).toEqual([
-      '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
+      '/v1/account/audit?before', '/v1/account/audit?limit', '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
       '/v1/address-watch/deliveries?before', '/v1/address-watch/deliveries?event_id', '/v1/address-watch/deliveries?limit',
       '/v1/address-watch/events?after', '/v1/address-watch/events?limit', '/v1/endpoints/usage?days',
       '/v1/payments?page', '/v1/payments?per_page',
@@ -249,6 +250,9 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     const feed = await check('GET', '/v1/address-watch/events', '/v1/address-watch/events');
     expect(feed.events.map((x: { type: string }) => x.type)).toEqual(['payment', 'block']);
     await check('DELETE', '/v1/address-watch/addresses', '/v1/address-watch/addresses', { watch_id: w.watch_id });
+    // The changes above, as the audit log tells them.
+    const audit = await check('GET', '/v1/account/audit?limit=200&action=endpoint.', '/v1/account/audit');
+    expect(audit.entries.map((x: { action: string }) => x.action)).toEqual(['endpoint.allowlist', 'endpoint.pause', 'endpoint.rename', 'endpoint.create']);
 
     const declared = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((op) => `${op} ${p}`)).filter((k) => k !== 'get /v1/openapi.json');
     expect([...checked].sort()).toEqual(declared.sort());

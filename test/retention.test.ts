@@ -9,7 +9,7 @@ const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY).toISOStrin
 
 beforeAll(async () => {
   t = await startTestService({
-    retention: { events_days: 90, deliveries_days: 30, batch_size: 2, interval_ms: 200 },
+    retention: { events_days: 90, deliveries_days: 30, audit_days: 365, batch_size: 2, interval_ms: 200 },
     limits: { webhook_tests_per_minute: 3 },
     webhooks: { allow_private_urls: true, timeout_ms: 500, egress_ips: [] },
     plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 100, endpoints_limit: 10, webhook_address_slots: 10 }],
@@ -30,6 +30,11 @@ async function seed() {
     bill_method: 'x', is_test: 1, status, attempts: 1, next_attempt_at: Date.now() + DAY, lease_owner: null, lease_until: null,
     last_status_code: 200, last_error: null, created_at: iso(daysAgo), delivered_at: null,
   });
+  const entry = (daysAgo: number) => ({
+    account_id: m.userId, created_at: iso(daysAgo), actor_kind: 'admin', actor_id: 'admin', actor_label: 'rpcctl admin',
+    action: 'endpoint.rename', target_type: 'endpoint', target_id: '1', changes: null, ip: null,
+  });
+  await db.insertInto('audit_log').values([entry(400), entry(380), entry(366), entry(300)]).execute();
   const ids: number[] = [];
   for (const [i, [days, status]] of ([[40, 'delivered'], [35, 'failed'], [31, 'delivered'], [40, 'pending'], [5, 'delivered']] as const).entries()) {
     const r = await db.insertInto('webhook_deliveries').values(delivery(i, days, status)).returning('id').executeTakeFirstOrThrow();
@@ -42,18 +47,20 @@ async function seed() {
 }
 
 describe('retention', () => {
-  it('deletes old events and finished deliveries with their attempts, in small batches; pending ones stay', async () => {
+  it('deletes old events, finished deliveries with their attempts and old audit entries, in small batches; pending ones stay', async () => {
     const ids = await seed();
     // Batches of 2: one run deletes everything that is due (several batches), nothing else.
-    const r = await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, batchSize: 2 });
-    expect(r).toEqual({ events: 3, deliveries: 3, attempts: 6 });
+    const r = await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 });
+    expect(r).toEqual({ events: 3, deliveries: 3, attempts: 6, audit: 3 });
+    const audit = await t.store.db.selectFrom('audit_log').select('created_at').where('account_id', '=', m.userId).execute();
+    expect(audit).toHaveLength(1);
     const events = await t.store.db.selectFrom('watch_events').select('created_at').where('account_id', '=', m.userId).execute();
     expect(events).toHaveLength(2);
     const left = await t.store.db.selectFrom('webhook_deliveries').select(['id', 'status']).where('account_id', '=', m.userId).orderBy('id').execute();
     expect(left.map((d) => d.id)).toEqual([ids[3], ids[4]]);
     const attempts = await t.store.db.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', ids).execute();
     expect(new Set(attempts.map((a) => a.delivery_id))).toEqual(new Set([ids[3], ids[4]]));
-    expect(await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, batchSize: 2 })).toEqual({ events: 0, deliveries: 0, attempts: 0 });
+    expect(await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 })).toEqual({ events: 0, deliveries: 0, attempts: 0, audit: 0 });
   });
 
   it('runs on its own in serve, from config', async () => {
@@ -65,11 +72,17 @@ describe('retention', () => {
     }
     expect(await t.store.db.selectFrom('watch_events').select('id').where('created_at', '<', iso(90)).execute()).toEqual([]);
     expect(await t.store.db.selectFrom('webhook_deliveries').select('id').where('created_at', '<', iso(30)).where('status', '!=', 'pending').execute()).toEqual([]);
+    for (let i = 0; i < 50; i++) {
+      if ((await t.store.db.selectFrom('audit_log').select('id').where('created_at', '<', iso(365)).execute()).length === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await t.store.db.selectFrom('audit_log').select('id').where('created_at', '<', iso(365)).execute()).toEqual([]);
   });
 
   it('the events feed and the deliveries list say how far back they go', async () => {
     expect((await m.call('GET', '/v1/address-watch/events')).body.retention_days).toBe(90);
     expect((await m.call('GET', '/v1/address-watch/deliveries')).body.retention_days).toBe(30);
+    expect((await m.call('GET', '/v1/account/audit')).body.retention_days).toBe(365);
   });
 
   it('webhook test sends are limited per account', async () => {

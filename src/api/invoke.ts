@@ -4,6 +4,7 @@ import type { AccountRow } from '../store/index.js';
 import { formatIssues } from '../util/zod.js';
 import { clientError, HttpError, JsonBody } from './http.js';
 import type { AppContext, Router } from './router.js';
+import { runRoute, type AuditWho } from './audit.js';
 
 export function validate(schema: z.ZodType | undefined, value: unknown): unknown {
   if (!schema) return value;
@@ -23,6 +24,8 @@ export async function invokeRoute<T = Record<string, unknown>>(
   app: AppContext,
   account: AccountRow,
   req: IncomingMessage,
+  /** The cabinet's login and the client's address: a change is recorded in the audit log as theirs. */
+  who: AuditWho,
   method: string,
   path: string,
   input: { query?: Record<string, string>; body?: unknown } = {},
@@ -35,7 +38,7 @@ export async function invokeRoute<T = Record<string, unknown>>(
   const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
   // No API key took part; handlers act on the account alone.
   const key = { id: '', accountId: account.id, secret: '', allowedIps: [] };
-  const result = await def.handler({ params, query, body, key, account, req, app }).catch((err: unknown) => {
+  const result = await runRoute(def, { params, query, body, key, account, req, app }, who).catch((err: unknown) => {
     throw clientError(err) ?? err;
   });
   // A copy of a shared body: the caller may do as it likes with it.

@@ -114,6 +114,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(r.body, 'input') } } } } : {}),
       responses,
       security: [{ apiKey: [], timestamp: [], signature: [] }],
+      // What a change is recorded as in the audit log (GET /v1/account/audit).
+      ...(r.audit ? { 'x-audit-action': r.audit.action } : {}),
     };
   }
   (paths['/v1/openapi.json'] ??= {}).get = {

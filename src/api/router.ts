@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
-import type { AccountRow, ActiveKey, Store } from '../store/index.js';
+import type { AccountRow, ActiveKey, AuditEntry, Store } from '../store/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -24,6 +24,31 @@ export interface AppContext {
   onEndpointChanged(endpointId: number): Promise<void>;
   /** The API's base URL as customers reach it (`api.public_url`, else the listener's address): checkout links. */
   publicUrl(): string;
+  /** Records a change in the audit log; never throws (a failed write is logged and counted, see api/audit.ts). */
+  audit(entry: AuditEntry): Promise<void>;
+}
+
+/** What a changing route's call was, for its audit entry. */
+export interface AuditCall<P, B> {
+  params: P;
+  body: B;
+  /** The handler's answer (a created row's id is read from it). */
+  result: any;
+}
+
+/**
+ * How a changing route (any method but GET) is recorded in the audit log: after its handler
+ * succeeded, by the one place both the API and the cabinet run handlers (api/audit.ts).
+ */
+export interface RouteAudit<P = any, B = any> {
+  /** `<target>.<verb>`: `endpoint.create`. */
+  action: string;
+  /**
+   * The target and the changed fields worth reading later (never a secret); null when the call
+   * changed nothing (an idempotent create that found its row). `action` names what the call did
+   * when one route does one of several things (`endpoint.pause`, `endpoint.resume`).
+   */
+  describe(call: AuditCall<P, B>): { type: string; id?: string | null; action?: string; changes?: Record<string, unknown> } | null;
 }
 
 export interface RouteDef<
@@ -46,6 +71,8 @@ export interface RouteDef<
   response: z.ZodType;
   /** Statuses this route can fail with, besides the auth and rate-limit ones every route has. */
   errors?: number[];
+  /** Required of every route that changes something (test/audit.test.ts walks the routes). */
+  audit?: RouteAudit<z.output<P>, z.output<B>>;
   handler(ctx: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<object>;
 }
 

@@ -119,3 +119,27 @@ export const allowedIpsBody = z.object({
     { error: 'is required and must be an array of IP addresses' },
   ).max(50, 'must have at most 50 entries'),
 });
+
+export const auditQuery = z.object({
+  limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200')
+    .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional()
+    .meta({ description: 'entries per page, 1 to 200 (default 50)' }),
+  before: z.string().regex(/^[1-9]\d{0,14}$/, 'must be an id (a positive integer)').optional()
+    .meta({ description: 'audit id: page back from here (the previous next_before)' }),
+  action: z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, 'must be an action such as endpoint.create, or a target such as endpoint.').optional()
+    .meta({ description: 'only this action (endpoint.create), or every action on a target when it ends in a dot (endpoint.)' }),
+});
+
+export const auditEntrySchema = z.object({
+  audit_id: z.string(),
+  created_at: z.string(),
+  actor: z.object({
+    kind: z.enum(['login', 'key', 'admin']).meta({ description: 'a cabinet login, an API key, or the operator (rpcctl admin)' }),
+    id: z.string(),
+    label: z.string().meta({ description: "the login's e-mail, the key's prefix, or 'rpcctl admin'" }),
+  }),
+  action: z.string().meta({ description: 'what was done: endpoint.create, key.revoke, webhook.set, ...' }),
+  target: z.object({ type: z.string(), id: z.string().nullable() }),
+  changes: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the changed fields (never a secret)' }),
+  ip: z.string().nullable().meta({ description: "the client's address (null for the operator)" }),
+}).meta({ id: 'AuditEntry' });

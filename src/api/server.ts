@@ -14,6 +14,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
 import { KeyUseRecorder } from './key-use.js';
 import { validate } from './invoke.js';
+import { auditWriter, keyActor, runRoute } from './audit.js';
 import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import { requestId, type Logger } from '../log/index.js';
@@ -125,7 +126,10 @@ function apiParts(opts: ApiServerOptions): ApiParts {
     perAccount: limits.window('api-account', 60_000),
     trusted: new IpAllowlist(config.api.trusted_proxies),
     // publicUrl is set once the server exists (its port may be chosen by the system).
-    app: { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '' },
+    app: {
+      store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '',
+      audit: auditWriter(store, log, opts.metrics?.counter('audit_write_failures_total', 'Audit log entries that could not be written (the change itself stood)')),
+    },
     keyUse: new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor }),
     health: storeHealth(() => store.ping()),
     budget: new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes),
@@ -166,7 +170,7 @@ async function handle(parts: ApiParts, req: IncomingMessage, res: ServerResponse
   const accountWait = await parts.perAccount.take(String(key.account.id), parts.opts.config.limits.api_rpm_per_account);
   if (accountWait > 0) return sendError(res, 429, RATE_LIMITED, { 'retry-after': String(accountWait) });
   const query = q === -1 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1)));
-  sendJson(res, 200, await dispatch(parts, req, { def: match.def, params: match.params, query, body, key }));
+  sendJson(res, 200, await dispatch(parts, req, { def: match.def, params: match.params, query, body, key, ip }));
 }
 
 /** The per-IP window and the one-Host rule: answered here (true) before anything else is looked at. */
@@ -247,7 +251,7 @@ async function authenticate(
 /** The route's input checked against its schemas, then its handler. */
 async function dispatch(
   parts: ApiParts, req: IncomingMessage,
-  call: { def: RouteDef; params: Record<string, string>; query: Record<string, string>; body: Buffer; key: AuthenticatedKey },
+  call: { def: RouteDef; params: Record<string, string>; query: Record<string, string>; body: Buffer; key: AuthenticatedKey; ip: string },
 ): Promise<object> {
   const { def, key } = call;
   const params = validate(def.params, call.params);
@@ -257,7 +261,7 @@ async function dispatch(
     if (call.body.length === 0) throw new HttpError(400, 'Request body is required (JSON)');
     input = validate(def.body, parseJsonBody(call.body));
   }
-  return def.handler({ params, query, body: input, key, account: key.account, req, app: parts.app });
+  return runRoute(def, { params, query, body: input, key, account: key.account, req, app: parts.app }, { actor: keyActor(key.id.slice(0, 8)), ip: call.ip });
 }
 
 /** Error → response: a client mistake in the envelope with its status, a failure of the service as a logged 500. */

@@ -21,6 +21,11 @@ export interface PageContext {
   core: CabinetCore;
   /** Runs a Public API route as this account: the API's validation, limits and messages. */
   api<T = Record<string, unknown>>(method: string, path: string, input?: { query?: Record<string, string>; body?: unknown }): Promise<T>;
+  /**
+   * Records a change this page made itself (not through `api`, whose routes record their own)
+   * in the audit log, as this login from this address. Never throws.
+   */
+  audit(action: string, target: { type: string; id?: string | null }, changes?: Record<string, unknown>): Promise<void>;
   /** Sends a full page inside the layout. */
   page(opts: { title: string; nav: string; body: Html; status?: number }): void;
   /** After a successful POST: 303 to a page that shows `flash` once. */
@@ -49,6 +54,12 @@ export interface PageRoute {
   method: 'GET' | 'POST';
   /** `/endpoints/{id}`: a `{name}` segment captures one path segment. */
   path: string;
+  /**
+   * How a POST's change reaches the audit log: `api` (it changes only through `ctx.api`, whose
+   * routes record themselves), `page` (it calls `ctx.audit`), `none` (it changes nothing of the
+   * account: a reveal). test/audit.test.ts fails on a POST that does not say.
+   */
+  audit?: 'api' | 'page' | 'none';
   handler: PageHandler;
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../api/http.js';
 import { invokeRoute } from '../api/invoke.js';
-import { getAccount } from '../store/index.js';
+import { getAccount, type AuditActor } from '../store/index.js';
 import { BodyTooLargeError } from '../util/body.js';
 import { clientIp } from '../util/ip.js';
 import type { PageContext, PageRoute } from './context.js';
@@ -148,10 +148,12 @@ async function pageContext(shell: Shell, s: SignedIn): Promise<PageContext> {
   const flash = readCookie(req, FLASH_COOKIE);
   const email = (await loginOf(opts.store, account.id))?.email ?? `account ${account.id}`;
   const clearFlash = flash ? [`${FLASH_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`] : [];
+  const who = { actor: loginActor(session, email), ip: clientIp(req, shell.trusted) };
   const ctx: PageContext = {
     ...s, email, core: shell.core,
     flash: flash ? decodeFlash(flash) : undefined,
-    api: (m, p, input) => invokeRoute(opts.router, opts.app, account, req, m, p, input),
+    api: (m, p, input) => invokeRoute(opts.router, opts.app, account, req, who, m, p, input),
+    audit: (action, target, changes) => opts.app.audit({ accountId: account.id, actor: who.actor, ip: who.ip, action, target, changes }),
     page({ title, nav: active, body, status }) {
       send(res, status ?? 200, layout({ assets, title, nav, active, email, csrf: session.csrfToken, body, flash: ctx.flash }),
         clearFlash.length ? { 'set-cookie': clearFlash } : {});
@@ -168,6 +170,14 @@ async function pageContext(shell: Shell, s: SignedIn): Promise<PageContext> {
     },
   };
   return ctx;
+}
+
+/**
+ * The cabinet's actor: the signed-in login, labelled by its e-mail. Its id is the login's row
+ * key (the account id while an account has one login; the member's id once logins are members).
+ */
+function loginActor(session: Session, email: string): AuditActor {
+  return { kind: 'login', id: String(session.accountId), label: email };
 }
 
 /** Runs the page's handler; the API's client errors become error pages, the rest goes up to be logged. */

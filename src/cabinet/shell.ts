@@ -9,6 +9,7 @@ import { Assets } from './assets.js';
 import type { CabinetCore, CabinetSection, OpenPageRoute, PageRoute } from './context.js';
 import { BUILTIN_NAV, type NavItem } from './layout.js';
 import { accountRoutes } from './pages/account.js';
+import { auditRoutes } from './pages/audit.js';
 import { endpointRoutes } from './pages/endpoints.js';
 import { keyRoutes } from './pages/keys.js';
 import { overviewRoutes } from './pages/overview.js';
@@ -48,13 +49,16 @@ export interface Shell {
   isSecure(req: IncomingMessage): boolean;
 }
 
+/** The cabinet's own pages; the features' come in as sections. */
+export const CORE_PAGES: readonly PageRoute[] = [
+  ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...auditRoutes, ...twoFactorRoutes,
+];
+
 export function openShell(opts: CabinetOptions): Shell {
   const assets = new Assets();
   const sessions = new Sessions(opts.store, { ...DEFAULT_SESSION_LIMITS, ...opts.sessions });
   const sections = opts.sections ?? [];
-  const pages = new Router<PageRoute>([
-    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...twoFactorRoutes, ...sections.flatMap((s) => s.routes),
-  ]);
+  const pages = new Router<PageRoute>([...CORE_PAGES, ...sections.flatMap((s) => s.routes)]);
   const openPages = new Router<OpenPageRoute>(sections.flatMap((s) => s.open ?? []));
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
   // Counted where the API's limits are: spreading guesses over the instances gains nothing.

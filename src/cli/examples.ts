@@ -10,6 +10,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'profile use': ['rpcctl profile use prod'],
   'profile remove': ['rpcctl profile remove staging --yes'],
   'account': ['rpcctl account', 'rpcctl account --jq .usage.credits_remaining'],
+  'account audit': ['rpcctl account audit --action key.', 'rpcctl account audit --json --jq \'.[] | select(.actor.kind == "key") | .action\''],
   'usage': ['rpcctl usage --days 7', 'rpcctl usage --endpoint main --chart'],
   'networks': ['rpcctl networks', 'rpcctl networks --json --jq \'.networks[].slug\''],
   'endpoints': ['rpcctl endpoints list', 'rpcctl endpoints create --name main --network eth --env mainnet'],

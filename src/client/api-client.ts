@@ -2,7 +2,7 @@ import type { Agent as HttpAgent } from 'node:http';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
-  Account, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
+  Account, AuditPage, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
 } from './types.js';
 
 export interface ApiClientOptions {
@@ -199,6 +199,10 @@ export class ApiClient {
   }
   accountUsage(days?: UsageDays): Promise<{ ok: true; usage: Usage }> {
     return this.request('GET', '/v1/account/usage', { query: { days } });
+  }
+  /** The account's audit log, newest first; `action` ending in a dot (`endpoint.`) takes every action on that target. */
+  auditLog(query: { limit?: number; before?: string; action?: string } = {}): Promise<{ ok: true } & AuditPage> {
+    return this.request('GET', '/v1/account/audit', { query });
   }
   listEndpoints(): Promise<{ ok: true; endpoints: Endpoint[] }> {
     return this.request('GET', '/v1/endpoints');

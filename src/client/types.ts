@@ -70,6 +70,26 @@ export interface Usage {
 
 export type UsageDays = 7 | 30 | 90;
 
+/** One change in the audit log (GET /v1/account/audit). */
+export interface AuditEntry {
+  audit_id: string;
+  created_at: string;
+  /** A cabinet login (label: its e-mail), an API key (label: its prefix) or the operator ('rpcctl admin'). */
+  actor: { kind: 'login' | 'key' | 'admin'; id: string; label: string };
+  /** `endpoint.create`, `key.revoke`, `webhook.set`, ... */
+  action: string;
+  target: { type: string; id: string | null };
+  changes: Record<string, unknown> | null;
+  ip: string | null;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** Pass as `before` for the next (older) page; null on the last one. */
+  next_before: string | null;
+  retention_days: number | null;
+}
+
 export type CreateEndpointInput =
   | { name: string; network_environment_id: number }
   | { name: string; network_id: number; env_slug: string };

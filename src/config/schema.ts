@@ -236,9 +236,10 @@ export const configSchema = z.strictObject({
   retention: z.strictObject({
     events_days: z.number().int().min(0).default(90),
     deliveries_days: z.number().int().min(0).default(30),
+    audit_days: z.number().int().min(0).default(365),
     batch_size: z.number().int().min(1).max(10_000).default(500),
     interval_ms: z.number().int().min(100).default(60_000),
-  }).default({ events_days: 90, deliveries_days: 30, batch_size: 500, interval_ms: 60_000 }),
+  }).default({ events_days: 90, deliveries_days: 30, audit_days: 365, batch_size: 500, interval_ms: 60_000 }),
   webhooks: z.strictObject({
     egress_ips: z.array(z.string()).default([]),
     timeout_ms: z.number().int().min(100).max(60_000).default(5000),

@@ -261,7 +261,7 @@ export const paymentsSection: CabinetSection = {
     // Before /payments/{payment_id}: the first match wins.
     { method: 'GET', path: '/payments/settings', handler: (ctx) => renderSettings(ctx) },
     {
-      method: 'POST', path: '/payments/settings',
+      method: 'POST', path: '/payments/settings', audit: 'api',
       async handler(ctx) {
         const f = ctx.form;
         const bps = f.get('underpaid_tolerance_bps')?.trim() ?? '';
@@ -281,7 +281,7 @@ export const paymentsSection: CabinetSection = {
     },
     { method: 'GET', path: '/payments/{payment_id}', handler: (ctx) => renderOne(ctx) },
     {
-      method: 'POST', path: '/payments/{payment_id}/cancel',
+      method: 'POST', path: '/payments/{payment_id}/cancel', audit: 'api',
       async handler(ctx) {
         const id = ctx.params.payment_id!;
         const result = await attempt(() => ctx.api<{ payment: PaymentObject }>('POST', `/v1/payments/${encodeURIComponent(id)}/cancel`));

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, forField, HttpError, notFound } from '../api/http.js';
 import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
+import { urlOrigin } from '../api/audit.js';
 import { checkWebhookUrl } from '../webhooks/ssrf.js';
 import type { PaymentEngine } from './engine.js';
 import type { RateSource } from './rates.js';
@@ -149,6 +150,16 @@ function createPaymentRoute(deps: PaymentRouteDeps): RouteDef {
     method: 'POST', path: '/v1/payments', operationId: 'createPayment', tag: TAG, summary: 'Create a payment order (idempotent by order_id: the same body returns the existing order)',
     body: createPaymentBody, errors: [400, 409],
     response: okSchema.extend({ payment: paymentSchema, created: z.boolean() }),
+    audit: {
+      action: 'payment.create',
+      describe: ({ body, result }) => (result.created ? {
+        type: 'payment', id: result.payment.payment_id,
+        changes: {
+          order_id: body.order_id, network: body.network_slug, asset: body.asset, amount: body.amount, price_amount: body.price_amount, price_currency: body.price_currency,
+          ...(body.webhook_url !== undefined ? { webhook_url: urlOrigin(body.webhook_url) } : {}),
+        },
+      } : null),
+    },
     async handler({ account, app, body }) {
       if (body.webhook_url !== undefined) {
         const url = new URL(body.webhook_url);
@@ -191,6 +202,7 @@ const settingsRoutes = [
     method: 'PUT', path: '/v1/payments/settings', operationId: 'updatePaymentSettings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
     body: settingsBody, errors: [400],
     response: settingsSchema,
+    audit: { action: 'payments.settings', describe: ({ body }) => ({ type: 'payment_settings', changes: settingsChanges(body) }) },
     async handler({ account, app, body }) {
       if (body.redirect_url) checkRedirectUrl(body.redirect_url.trim(), app.config.payments.checkout.allow_any_redirect);
       await putSettings(app.store.db, account.id, body);
@@ -198,6 +210,13 @@ const settingsRoutes = [
     },
   }),
 ];
+
+/** The audit entry of a settings change: an xpub is named set or removed, never written out (it reveals every order address). */
+function settingsChanges(body: z.output<typeof settingsBody>): Record<string, unknown> {
+  const { xpubs, ...rest } = body;
+  const keys = Object.fromEntries(Object.entries(xpubs ?? {}).map(([family, value]) => [family, value ? 'set' : 'removed']));
+  return { ...rest, ...(xpubs ? { xpubs: keys } : {}) };
+}
 
 /** https only (http too under `serve --dev`): the page sends paying customers there. */
 function checkRedirectUrl(value: string, allowHttp: boolean): void {
@@ -230,6 +249,7 @@ function cancelPaymentRoute(deps: PaymentRouteDeps): RouteDef {
     method: 'POST', path: '/v1/payments/{payment_id}/cancel', operationId: 'cancelPayment', tag: TAG, summary: 'Cancel an order on which nothing was seen (ends failed, reason canceled)',
     params: idParam, errors: [400, 404, 409],
     response: okSchema.extend({ payment: paymentSchema }),
+    audit: { action: 'payment.cancel', describe: ({ params }) => ({ type: 'payment', id: params.payment_id }) },
     async handler({ account, app, params }) {
       const order = await getOrder(app.store.db, account.id, params.payment_id);
       if (!order) throw notFound('Payment not found');

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { pruneAudit, type Store } from '../store/index.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
 /** The job's name under the supervisor. */
@@ -10,15 +10,17 @@ export interface RetentionPolicy {
   eventsDays: number;
   /** Finished webhook deliveries (delivered, failed, cancelled) and their attempts; 0 keeps them. */
   deliveriesDays: number;
+  /** Audit log entries; 0 keeps them. */
+  auditDays: number;
   batchSize: number;
 }
 
 export function retentionPolicy(config: Config): RetentionPolicy {
   const r = config.retention;
-  return { eventsDays: r.events_days, deliveriesDays: r.deliveries_days, batchSize: r.batch_size };
+  return { eventsDays: r.events_days, deliveriesDays: r.deliveries_days, auditDays: r.audit_days, batchSize: r.batch_size };
 }
 
-export interface PruneResult { events: number; deliveries: number; attempts: number }
+export interface PruneResult { events: number; deliveries: number; attempts: number; audit: number }
 
 const DAY_MS = 86_400_000;
 /** Batches per run: a backlog is worked off over several runs, never in one long burst. */
@@ -30,16 +32,18 @@ const MAX_BATCHES_PER_RUN = 20;
  * runs. Pending deliveries are never deleted, however old.
  */
 export async function pruneOnce(store: Store, policy: RetentionPolicy, nowMs = Date.now()): Promise<PruneResult> {
-  const result: PruneResult = { events: 0, deliveries: 0, attempts: 0 };
+  const result: PruneResult = { events: 0, deliveries: 0, attempts: 0, audit: 0 };
   for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-    const [events, deliveries] = await Promise.all([
+    const [events, deliveries, audit] = await Promise.all([
       policy.eventsDays > 0 ? pruneEvents(store, new Date(nowMs - policy.eventsDays * DAY_MS).toISOString(), policy.batchSize) : 0,
       policy.deliveriesDays > 0 ? pruneDeliveries(store, new Date(nowMs - policy.deliveriesDays * DAY_MS).toISOString(), policy.batchSize) : { deliveries: 0, attempts: 0 },
+      policy.auditDays > 0 ? pruneAudit(store, new Date(nowMs - policy.auditDays * DAY_MS).toISOString(), policy.batchSize) : 0,
     ]);
     result.events += events;
     result.deliveries += deliveries.deliveries;
     result.attempts += deliveries.attempts;
-    if (events < policy.batchSize && deliveries.deliveries < policy.batchSize) break;
+    result.audit += audit;
+    if (events < policy.batchSize && deliveries.deliveries < policy.batchSize && audit < policy.batchSize) break;
     await new Promise((r) => setImmediate(r));
   }
   return result;
@@ -96,7 +100,7 @@ export class RetentionJob {
 
   async #prune(): Promise<void> {
     const r = await pruneOnce(this.#store, this.#policy);
-    if (r.events + r.deliveries > 0) this.#log(`retention: deleted ${r.events} events, ${r.deliveries} deliveries, ${r.attempts} attempts`);
+    if (r.events + r.deliveries + r.audit > 0) this.#log(`retention: deleted ${r.events} events, ${r.deliveries} deliveries, ${r.attempts} attempts, ${r.audit} audit entries`);
   }
 
   async stop(): Promise<void> {

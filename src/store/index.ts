@@ -6,6 +6,7 @@ export * from './accounts.js';
 export * from './keys.js';
 export * from './endpoints.js';
 export * from './usage.js';
+export * from './audit.js';
 export type * from './tables.js';
 export { SecretBox, loadMasterKey } from './secrets.js';
 export { lockFor, notifyIn, CHANNELS, storeKindOf, isStoreUnavailable, storeHealth, type StoreKind } from './dialect.js';

@@ -418,7 +418,30 @@ export const migrationsCheckout: Record<string, Migration> = {
 export const migrationsFiat: Record<string, Migration> = {
   '0025_payments_fiat': { up: (db: Kysely<any>) => paymentsFiatMigration(db) },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat, migrationsCabinetTotp);
+/** Who changed what in an account, from the cabinet, the API or `rpcctl admin` (store/audit.ts writes it). */
+export const migrationsAudit: Record<string, Migration> = {
+  '0028_audit_log': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('audit_log')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('actor_kind', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text', (c) => c.notNull())
+        .addColumn('actor_label', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target_type', 'text', (c) => c.notNull())
+        .addColumn('target_id', 'text')
+        .addColumn('changes', 'text')
+        .addColumn('ip', 'text')
+        .execute();
+      // The list pages back from the newest (account, id); retention deletes by age.
+      await db.schema.createIndex('audit_log_account_id').on('audit_log').columns(['account_id', 'id']).execute();
+      await db.schema.createIndex('audit_log_created_at').on('audit_log').column('created_at').execute();
+    },
+  },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat, migrationsCabinetTotp, migrationsAudit);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

@@ -26,6 +26,7 @@ export interface Database {
   cabinet_recovery_codes: CabinetRecoveryCodesTable;
   cabinet_sign_in_challenges: CabinetSignInChallengesTable;
   cabinet_policies: CabinetPoliciesTable;
+  audit_log: AuditLogTable;
   payment_orders: PaymentOrdersTable;
   payment_funding: PaymentFundingTable;
   payment_sightings: PaymentSightingsTable;
@@ -290,6 +291,22 @@ export interface CabinetSessionsTable {
   created_at: number;
   last_seen_at: number;
   user_agent: string | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  account_id: number;
+  created_at: string;
+  /** login | key | admin */
+  actor_kind: string;
+  actor_id: string;
+  actor_label: string;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  /** A small JSON object of the changed fields (never a secret), or null. */
+  changes: string | null;
+  ip: string | null;
 }
 
 export interface CabinetLoginLinksTable {

@@ -88,7 +88,7 @@ export const watchSection: CabinetSection = {
   routes: [
     { method: 'GET', path: '/watch', handler: (ctx) => render(ctx) },
     {
-      method: 'POST', path: '/watch/addresses',
+      method: 'POST', path: '/watch/addresses', audit: 'api',
       async handler(ctx) {
         const address = (ctx.form.get('address') ?? '').trim();
         const network = ctx.form.get('network_slug') ?? '';
@@ -98,7 +98,7 @@ export const watchSection: CabinetSection = {
       },
     },
     {
-      method: 'POST', path: '/watch/addresses/{watch_id}/delete',
+      method: 'POST', path: '/watch/addresses/{watch_id}/delete', audit: 'api',
       async handler(ctx) {
         await ctx.api('DELETE', '/v1/address-watch/addresses', { body: { watch_id: ctx.params.watch_id } });
         ctx.redirect('/watch', 'Address removed; its events stay in the feed.');

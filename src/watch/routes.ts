@@ -74,6 +74,10 @@ function addWatchRoute(deps: AddressWatchDeps): RouteDef {
     summary: 'Watch an address (uses a slot; the same address on the same network returns the existing watch with created=false)',
     body: addWatchBody, errors: [400],
     response: okSchema.extend(watchSchema.shape).extend({ watch: watchSchema, created: z.boolean() }),
+    audit: {
+      action: 'watch.add',
+      describe: ({ body, result }) => (result.created ? { type: 'watch', id: result.watch.watch_id, changes: { network: body.network_slug, address: result.watch.address } } : null),
+    },
     async handler({ account, app, body }) {
       const env = resolveEnv(app, 'network_slug', body.network_slug);
       const address = await forField('address', () => parseAddress(env, body.address));
@@ -94,6 +98,7 @@ function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
     method: 'DELETE', path: '/v1/address-watch/addresses', operationId: 'unwatchAddress', tag: TAG, summary: 'Stop watching (frees the slot; the events stay in the feed)',
     body: deleteWatchBody, errors: [400, 404, 409],
     response: okSchema.extend({ watch_id: z.string() }),
+    audit: { action: 'watch.remove', describe: ({ body }) => ({ type: 'watch', id: body.watch_id }) },
     async handler({ account, app, body }) {
       // An open payment order listens through this watch: deleting it would blind the order.
       const order = await app.store.db.selectFrom('payment_orders').select(['payment_id', 'order_id'])

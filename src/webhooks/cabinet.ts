@@ -158,7 +158,7 @@ export const webhooksSection: CabinetSection = {
     { method: 'GET', path: '/webhook', handler: (ctx) => render(ctx) },
     { method: 'GET', path: '/webhook/deliveries', handler: deliveriesFragment },
     {
-      method: 'POST', path: '/webhook',
+      method: 'POST', path: '/webhook', audit: 'api',
       async handler(ctx) {
         const f = ctx.form;
         const events: Partial<WebhookEventFilters> = {};
@@ -172,14 +172,14 @@ export const webhooksSection: CabinetSection = {
       },
     },
     {
-      method: 'POST', path: '/webhook/secret',
+      method: 'POST', path: '/webhook/secret', audit: 'none',
       async handler(ctx) {
         const account = await getAccount(ctx.core.store, ctx.account.id);
         await render(ctx, { secret: webhookSecretOf(ctx.core.store, account!) });
       },
     },
     {
-      method: 'POST', path: '/webhook/test',
+      method: 'POST', path: '/webhook/test', audit: 'api',
       async handler(ctx) {
         const result = await attempt(() => ctx.api<{ webhook_id: string }>('POST', '/v1/address-watch/webhook/test', { body: { type: ctx.form.get('type'), network: ctx.form.get('network') } }));
         const message = result.ok ? html`<p class="ok">Queued test delivery <code>${result.value.webhook_id}</code>. It appears below in a moment.</p>` : html`<p class="error" role="alert">${result.error}</p>`;
@@ -193,7 +193,7 @@ export const webhooksSection: CabinetSection = {
       },
     },
     {
-      method: 'POST', path: '/webhook/deliveries/{id}/redeliver',
+      method: 'POST', path: '/webhook/deliveries/{id}/redeliver', audit: 'api',
       async handler(ctx) {
         const id = ctx.params.id!;
         const result = await attempt(() => ctx.api('POST', `/v1/address-watch/deliveries/${encodeURIComponent(id)}/redeliver`));

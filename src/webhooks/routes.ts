@@ -4,6 +4,7 @@ import { badRequest, forField, HttpError } from '../api/http.js';
 import { FixedWindowLimiter } from '../limits/rate-limit.js';
 import { route, type RouteDef } from '../api/router.js';
 import { okSchema } from '../api/schemas.js';
+import { urlOrigin } from '../api/audit.js';
 import type { Store } from '../store/index.js';
 import { getWebhook, presentWebhook, putWebhook } from './config.js';
 import { enqueueTestDelivery, listDeliveries, redeliver } from './deliveries.js';
@@ -43,6 +44,10 @@ function putWebhookRoute(deps: WebhookDeps): RouteDef {
     method: 'PUT', path: '/v1/address-watch/webhook', operationId: 'setWebhook', tag: TAG, summary: 'Set the webhook URL, switch and filters (omitted events keep the filters)',
     body: putWebhookBody, errors: [400],
     response: webhookPutSchema,
+    audit: {
+      action: 'webhook.set',
+      describe: ({ body }) => ({ type: 'webhook', changes: { url: urlOrigin(body.url), enabled: body.enabled, ...(body.events ? { events: body.events } : {}) } }),
+    },
     async handler({ account, app, body }) {
       const bad = body.events && unknownFilterNetwork(app.store.catalog, body.events);
       if (bad) throw badRequest(`events.${bad.key}[${bad.index}]: unknown network "${bad.slug}"`);
@@ -72,6 +77,7 @@ function testSendRoute(deps: WebhookDeps): RouteDef {
     summary: 'Queue a sample delivery (type and network) through the real queue; answers at once; never billed',
     body: testWebhookBody, errors: [400, 429],
     response: okSchema.extend({ queued: z.literal(true), webhook_id: z.string(), body: z.string() }),
+    audit: { action: 'webhook.test', describe: ({ body, result }) => ({ type: 'webhook', id: result.webhook_id, changes: { type: body.type, network: body.network } }) },
     async handler({ account, app, body }) {
       // Test sends are free, so they are counted: each one is a delivery row and an outbound request.
       const wait = testSends.take(String(account.id), app.config.limits.webhook_tests_per_minute);
@@ -105,6 +111,7 @@ function redeliverRoute(deps: WebhookDeps): RouteDef {
     summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
     params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
     response: okSchema.extend({ delivery: deliverySchema }),
+    audit: { action: 'webhook.redeliver', describe: ({ params }) => ({ type: 'delivery', id: params.delivery_id }) },
     async handler({ account, app, params }) {
       const delivery = await redeliver(app.store, account.id, Number(params.delivery_id));
       deps.worker.kick();

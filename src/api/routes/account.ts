@@ -1,6 +1,8 @@
-import { monthTotals, usageReport } from '../../store/index.js';
+import { z } from 'zod';
+import { listAudit, monthTotals, usageReport } from '../../store/index.js';
+import { keptFor, retentionDays } from '../kit.js';
 import { route, type RouteDef } from '../router.js';
-import { accountSchema, daysQuery, okSchema, usageSchema } from '../schemas.js';
+import { accountSchema, auditEntrySchema, auditQuery, daysQuery, okSchema, usageSchema } from '../schemas.js';
 import { presentPlan } from '../present.js';
 
 export const accountRoutes: RouteDef[] = [
@@ -34,5 +36,16 @@ export const accountRoutes: RouteDef[] = [
       return { ok: true, usage: await usageReport(app.store, { kind: 'account', accountId: account.id }, Number(query.days ?? 30)) };
     },
   }),
+  route({
+    method: 'GET', path: '/v1/account/audit', operationId: 'listAuditLog', tag: 'Account',
+    summary: 'Audit log: every change made in the cabinet, through this API or by the operator, newest first',
+    query: auditQuery, errors: [400],
+    response: okSchema.extend({ entries: auditEntrySchema.array(), next_before: z.string().nullable(), retention_days: retentionDays }),
+    async handler({ account, app, query }) {
+      const result = await listAudit(app.store, {
+        accountId: account.id, limit: Number(query.limit ?? 50), before: query.before === undefined ? undefined : Number(query.before), action: query.action,
+      });
+      return { ok: true, ...result, retention_days: keptFor(app.config.retention.audit_days) };
+    },
+  }),
 ];
-

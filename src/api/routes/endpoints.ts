@@ -48,6 +48,10 @@ export const endpointRoutes: RouteDef[] = [
     method: 'POST', path: '/v1/endpoints', operationId: 'createEndpoint', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit)',
     body: createEndpointBody, errors: [400],
     response: endpointResponse,
+    audit: {
+      action: 'endpoint.create',
+      describe: ({ result }) => ({ type: 'endpoint', id: String(result.endpoint.id), changes: { name: result.endpoint.name, network: `${result.endpoint.network_slug}-${result.endpoint.env_slug}` } }),
+    },
     async handler({ account, app, body }) {
       const catalog = app.store.catalog;
       const env = resolveEnvironment(catalog, body);
@@ -90,6 +94,7 @@ export const endpointRoutes: RouteDef[] = [
     method: 'PATCH', path: '/v1/endpoints/{id}', operationId: 'renameEndpoint', tag: 'Endpoints', summary: 'Rename an endpoint (names need not be unique; this fixes duplicates)',
     params: idParam, body: updateEndpointBody, errors: [400, 404],
     response: endpointResponse,
+    audit: { action: 'endpoint.rename', describe: ({ params, body }) => ({ type: 'endpoint', id: params.id, changes: { name: body.name } }) },
     async handler({ account, app, params, body }) {
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { name: body.name });
       if (!row) throw notFound('Endpoint not found');
@@ -100,6 +105,10 @@ export const endpointRoutes: RouteDef[] = [
     method: 'PATCH', path: '/v1/endpoints/{id}/status', operationId: 'setEndpointStatus', tag: 'Endpoints', summary: 'Pause or resume an endpoint',
     params: idParam, body: statusBody, errors: [400, 404],
     response: endpointResponse,
+    audit: {
+      action: 'endpoint.status',
+      describe: ({ params, body }) => ({ type: 'endpoint', id: params.id, action: body.status === 'paused' ? 'endpoint.pause' : 'endpoint.resume', changes: { status: body.status } }),
+    },
     async handler({ account, app, params, body }) {
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { status: body.status });
       if (!row) throw notFound('Endpoint not found');
@@ -111,6 +120,7 @@ export const endpointRoutes: RouteDef[] = [
     method: 'PATCH', path: '/v1/endpoints/{id}/allowed-ips', operationId: 'setEndpointAllowedIps', tag: 'Endpoints', summary: 'Replace the endpoint\'s client IP allowlist ([] clears it)',
     params: idParam, body: allowedIpsBody, errors: [400, 404],
     response: endpointResponse,
+    audit: { action: 'endpoint.allowlist', describe: ({ params, result }) => ({ type: 'endpoint', id: params.id, changes: { allowed_ips: result.endpoint.allowed_ips } }) },
     async handler({ account, app, params, body }) {
       const unique = [...new Set(body.allowed_ips.map((ip) => ip.trim()))];
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { allowed_ips: unique });

@@ -53,6 +53,11 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number 
     ${csrfField(ctx)}
     <button type="submit"${sessions <= 1 ? html` disabled` : ''}>Sign out everywhere else</button>
   </form>
+</section>
+<section class="card" aria-labelledby="audit-title">
+  <h2 id="audit-title">Audit log</h2>
+  <p>Who changed what, when and from where: keys, endpoints, webhooks, watches, payments and sign-in settings, from the cabinet, the API and the operator.</p>
+  <p><a class="button" href="/account/audit">Open the audit log</a></p>
 </section>`,
   });
 }
@@ -60,7 +65,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number 
 export const accountRoutes: PageRoute[] = [
   { method: 'GET', path: '/account', handler: (ctx) => render(ctx) },
   {
-    method: 'POST', path: '/account/password',
+    method: 'POST', path: '/account/password', audit: 'page',
     async handler(ctx) {
       const wait = await ctx.core.throttlePassword(`account:${ctx.account.id}`);
       if (wait > 0) return render(ctx, { error: `Too many attempts. Try again in ${wait} s.`, status: 429 });
@@ -77,14 +82,21 @@ export const accountRoutes: PageRoute[] = [
         if (err instanceof CredentialError) return render(ctx, { error: `New password: ${err.message}`, status: 400 });
         throw err;
       }
+      await ctx.audit('login.password', loginTarget(ctx));
       ctx.res.writeHead(303, { location: '/login?changed=1', 'cache-control': 'no-store' }).end();
     },
   },
   {
-    method: 'POST', path: '/account/sessions/others',
+    method: 'POST', path: '/account/sessions/others', audit: 'page',
     async handler(ctx) {
       const n = await ctx.core.sessions.endOthers(ctx.account.id, ctx.session.idHash);
+      await ctx.audit('login.sign_out_others', loginTarget(ctx), { sessions: n });
       ctx.redirect('/account', n === 1 ? 'Signed out 1 other session.' : `Signed out ${n} other sessions.`);
     },
   },
 ];
+
+/** The signed-in login as an audit target (its e-mail is the entry's actor label). */
+export function loginTarget(ctx: PageContext): { type: string; id: string } {
+  return { type: 'login', id: String(ctx.session.accountId) };
+}

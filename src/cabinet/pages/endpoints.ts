@@ -111,7 +111,7 @@ ${errorBox(opts.error)}
 export const endpointRoutes: PageRoute[] = [
   { method: 'GET', path: '/endpoints', handler: (ctx) => renderList(ctx) },
   {
-    method: 'POST', path: '/endpoints',
+    method: 'POST', path: '/endpoints', audit: 'api',
     async handler(ctx) {
       const [networkSlug, envSlug] = (ctx.form.get('network') ?? '').split(':');
       const name = ctx.form.get('name') ?? '';
@@ -124,7 +124,7 @@ export const endpointRoutes: PageRoute[] = [
   },
   { method: 'GET', path: '/endpoints/{id}', handler: (ctx) => renderOne(ctx) },
   {
-    method: 'POST', path: '/endpoints/{id}/status',
+    method: 'POST', path: '/endpoints/{id}/status', audit: 'api',
     async handler(ctx) {
       const result = await attempt(() => ctx.api<{ endpoint: Endpoint }>('PATCH', `/v1/endpoints/${ctx.params.id}/status`, { body: { status: ctx.form.get('status') } }));
       if (!result.ok) return renderOne(ctx, { error: result.error, status: 400 });
@@ -132,7 +132,7 @@ export const endpointRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/endpoints/{id}/allowlist',
+    method: 'POST', path: '/endpoints/{id}/allowlist', audit: 'api',
     async handler(ctx) {
       const typed = readAllowlist(ctx.form.get('allowed_ips'));
       const result = await attempt(() => ctx.api('PATCH', `/v1/endpoints/${ctx.params.id}/allowed-ips`, { body: { allowed_ips: typed.entries } }));

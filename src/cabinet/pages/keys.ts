@@ -99,7 +99,7 @@ async function ownKey(ctx: PageContext): Promise<ApiKeyInfo> {
 export const keyRoutes: PageRoute[] = [
   { method: 'GET', path: '/keys', handler: (ctx) => renderKeys(ctx) },
   {
-    method: 'POST', path: '/keys',
+    method: 'POST', path: '/keys', audit: 'page',
     async handler(ctx) {
       const typed = { name: ctx.form.get('name') ?? '', allowlist: ctx.form.get('allowed_ips') ?? '' };
       const allowed = await attempt(async () => parseAllowlist(typed.allowlist));
@@ -112,17 +112,19 @@ export const keyRoutes: PageRoute[] = [
         return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps: allowed.value });
       });
       if (!result.ok) return renderKeys(ctx, { error: result.error, status: 400, create: typed });
+      await ctx.audit('key.create', { type: 'key', id: result.value.prefix }, { name: result.value.name, allowed_ips: result.value.allowed_ips });
       // Rendered, not redirected: the secret must never travel in a URL or a cookie.
       await renderKeys(ctx, { created: result.value });
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/allowlist',
+    method: 'POST', path: '/keys/{prefix}/allowlist', audit: 'page',
     async handler(ctx) {
       const key = await ownKey(ctx);
       const result = await attempt(async () => parseAllowlist(ctx.form.get('allowed_ips')));
       if (!result.ok) return renderKeys(ctx, { status: 400, edit: { prefix: key.prefix, allowlist: ctx.form.get('allowed_ips') ?? '', allowlistError: result.error } });
       await setKeyAllowedIps(ctx.core.store, ctx.account.id, key.api_key, result.value);
+      await ctx.audit('key.allowlist', { type: 'key', id: key.prefix }, { allowed_ips: result.value });
       ctx.redirect('/keys', `Allowlist of ${key.prefix}… saved (applies within a second).`);
     },
   },
@@ -145,10 +147,11 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/revoke',
+    method: 'POST', path: '/keys/{prefix}/revoke', audit: 'page',
     async handler(ctx) {
       const key = await ownKey(ctx);
       await revokeAccountKey(ctx.core.store, ctx.account.id, key.api_key);
+      await ctx.audit('key.revoke', { type: 'key', id: key.prefix });
       ctx.redirect('/keys', `Key ${key.prefix}… revoked.`);
     },
   },

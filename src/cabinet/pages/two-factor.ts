@@ -1,5 +1,6 @@
 import QRCode from 'qrcode';
 import { checkLogin } from '../credentials.js';
+import { loginTarget } from './account.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html, raw } from '../html.js';
 import { otpauthUri, secretFromBase32 } from '../totp.js';
@@ -111,40 +112,45 @@ async function throttled(ctx: PageContext): Promise<boolean> {
 export const twoFactorRoutes: PageRoute[] = [
   { method: 'GET', path: '/account/two-factor', handler: (ctx) => render(ctx) },
   {
-    method: 'POST', path: '/account/two-factor/confirm',
+    method: 'POST', path: '/account/two-factor/confirm', audit: 'page',
     async handler(ctx) {
       if (await throttled(ctx)) return;
       const codes = await confirmEnrolment(ctx.core.store, ctx.account.id, (ctx.form.get('code') ?? '').replace(/\s/g, ''));
       if (!codes) return render(ctx, { error: 'That code is wrong. Check the phone\'s clock and enter the newest code.', status: 400 });
+      await ctx.audit('two_factor.enable', loginTarget(ctx));
       return render(ctx, { codes });
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/recovery',
+    method: 'POST', path: '/account/two-factor/recovery', audit: 'page',
     async handler(ctx) {
       if (await throttled(ctx)) return;
       if (!(await proven(ctx))) return render(ctx, { error: 'The password or code is wrong.', status: 400 });
-      return render(ctx, { codes: await newRecoveryCodes(ctx.core.store, ctx.account.id) });
+      const codes = await newRecoveryCodes(ctx.core.store, ctx.account.id);
+      await ctx.audit('two_factor.recovery_codes', loginTarget(ctx));
+      return render(ctx, { codes });
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/disable',
+    method: 'POST', path: '/account/two-factor/disable', audit: 'page',
     async handler(ctx) {
       if (await throttled(ctx)) return;
       const state = await twoFactorState(ctx.core.store, ctx.account.id);
       if (state.required) return render(ctx, { error: 'The account requires two-factor sign-in: turn that off first.', status: 400 });
       if (!(await proven(ctx))) return render(ctx, { error: 'The password or code is wrong.', status: 400 });
       await disableTwoFactor(ctx.core.store, ctx.account.id);
+      await ctx.audit('two_factor.disable', loginTarget(ctx));
       ctx.redirect('/account', 'Two-factor sign-in is off.');
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/policy',
+    method: 'POST', path: '/account/two-factor/policy', audit: 'page',
     async handler(ctx) {
       // Only a login that has it can require it: nobody is locked into an enrolment by surprise.
       if (!(await twoFactorState(ctx.core.store, ctx.account.id)).enabled) return render(ctx, { error: 'Turn on two-factor for yourself first.', status: 400 });
       const on = ctx.form.get('require') === '1';
       await setTwoFactorRequired(ctx.core.store, ctx.account.id, on);
+      await ctx.audit('account.policy', { type: 'account', id: String(ctx.account.id) }, { require_two_factor: on });
       ctx.redirect('/account/two-factor', on ? 'Every member now needs two-factor sign-in.' : 'Two-factor sign-in is now each member\'s choice.');
     },
   },

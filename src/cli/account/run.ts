@@ -2,6 +2,7 @@ import type { UsageDays } from '../../client/types.js';
 import { withApi } from '../context.js';
 import type { CommandImpl } from '../action.js';
 import { resolveEndpoint } from '../endpoint-ref.js';
+import { positiveInt } from '../watch/run.js';
 
 /** Drops the envelope: `--json` prints the API object itself. */
 export function withoutOk<T extends { ok?: unknown }>(body: T): Omit<T, 'ok'> {
@@ -54,3 +55,22 @@ export const networks: CommandImpl = (io, opts) => withApi(io, opts, async ({ ap
   if (limits.length) out.note(`Your plan allows ${limits.join(', ')}.`);
   out.note('Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG');
 });
+
+export const audit: CommandImpl<{ limit: string; action?: string; before?: string }> = (io, opts) => {
+  const limit = positiveInt('--limit', opts.limit, 200);
+  positiveInt('--before', opts.before);
+  return withApi(io, opts, async ({ api, out }) => {
+    const r = await api.auditLog({ limit, action: opts.action, before: opts.before });
+    if (out.json) return out.printJson(r.entries);
+    out.table(r.entries, [
+      { header: 'ID', value: (e) => e.audit_id, priority: -2 },
+      { header: 'WHEN', value: (e) => out.when(e.created_at), keep: true },
+      { header: 'WHO', value: (e) => (e.actor.kind === 'key' ? `key ${e.actor.label}` : e.actor.label), keep: true },
+      { header: 'ACTION', value: (e) => e.action, keep: true },
+      { header: 'TARGET', value: (e) => (e.target.id ? `${e.target.type} ${e.target.id}` : e.target.type), priority: 1 },
+      { header: 'CHANGES', value: (e) => (e.changes ? JSON.stringify(e.changes) : '') },
+      { header: 'ADDRESS', value: (e) => e.ip ?? '', priority: -1 },
+    ], 'No changes recorded yet.');
+    if (r.next_before && r.entries.length === limit) out.note(`Older: rpcctl account audit --before ${r.next_before}`);
+  });
+};

@@ -1,7 +1,7 @@
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../../config/index.js';
 import {
-  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, revokeApiKey, rotateWebhookSecret,
-  setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow,
+  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, recordAudit, revokeApiKey, rotateWebhookSecret,
+  setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow, type AuditEntry,
 } from '../../store/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +25,18 @@ export interface AdminOptions {
 }
 
 type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & Record<string, unknown>;
+
+/**
+ * An operator's change in the account's audit log, after it is made. A failed write does not undo
+ * the change (it is done); it is said on stderr, never silently dropped.
+ */
+async function audited(store: Store, out: Output, entry: Omit<AuditEntry, 'actor' | 'ip'>): Promise<void> {
+  try {
+    await recordAudit(store, { ...entry, actor: { kind: 'admin', id: 'admin', label: 'rpcctl admin' }, ip: null });
+  } catch (err) {
+    out.note(`warning: the change is made, but its audit log entry could not be written: ${(err as Error).message}`);
+  }
+}
 
 /** The store of the data dir (`--data-dir`, else the default), opened as `serve` would; closed after `fn`. */
 export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
@@ -93,6 +105,7 @@ export async function accountsCreate(io: CliIO, opts: Opts): Promise<void> {
     }
     const row = await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null });
     if (email !== undefined) await setLogin(store, row.id, { email, password });
+    await audited(store, out, { accountId: row.id, action: 'account.create', target: { type: 'account', id: String(row.id) }, changes: { plan: plan.slug } });
     const account = { ...presentAccount(store, row), ...(email !== undefined ? { email } : {}) };
     if (out.json) return out.printJson(account);
     out.print(String(account.user_id));
@@ -135,6 +148,7 @@ export async function accountsSetPlan(io: CliIO, opts: Opts & { userId: string }
     if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
     await mustGetAccount(store, accountId(opts.userId, 'user_id'));
     const account = presentAccount(store, await setAccountPlan(store, accountId(opts.userId, 'user_id'), plan.id));
+    await audited(store, out, { accountId: account.user_id, action: 'account.plan', target: { type: 'account', id: String(account.user_id) }, changes: { plan: plan.slug } });
     if (out.json) return out.printJson(account);
     out.note(`Account ${account.user_id} is now on the ${plan.name} plan.`);
   });
@@ -146,6 +160,7 @@ export async function keysCreate(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     const account = await mustGetAccount(store, accountId(opts.account));
     const key = await createApiKey(store, { accountId: account.id, allowedIps, name: (opts.name as string | undefined) ?? null });
+    await audited(store, out, { accountId: account.id, action: 'key.create', target: { type: 'key', id: key.prefix }, changes: { name: key.name, allowed_ips: key.allowed_ips } });
     if (out.json) return out.printJson(key);
     out.fields([['api_key', key.api_key], ['secret', key.secret], ['account', key.account_id], ['allowed_ips', key.allowed_ips.join(', ') || '(any)']]);
     out.note('The secret is shown only now. Store it safely: rpcctl profile add NAME --api-key ... reads it from stdin.');
@@ -175,6 +190,7 @@ export async function keysRevoke(io: CliIO, opts: Opts & { key: string }): Promi
     if (!match[0]!.revoked_at) await confirmOrYes(io, opts, `Revoke key ${match[0]!.prefix} of account ${match[0]!.account_id}? Requests signed with it fail from now on.`);
     const revoked = await revokeApiKey(store, key);
     if (!revoked) throw new CliError(`no single key matches "${key}" (give the full key id or a unique prefix)`);
+    if (!match[0]!.revoked_at) await audited(store, out, { accountId: revoked.account_id, action: 'key.revoke', target: { type: 'key', id: revoked.prefix } });
     if (out.json) return out.printJson(revoked);
     out.note(`Revoked key ${revoked.prefix} of account ${revoked.account_id}.`);
   });
@@ -185,6 +201,7 @@ export async function webhookSecret(io: CliIO, opts: Opts): Promise<void> {
     const account = await mustGetAccount(store, accountId(opts.account));
     if (opts.rotate) await confirmOrYes(io, opts, `Replace the webhook signing secret of account ${account.id}? Receivers verifying with the old one will refuse new deliveries.`);
     const secret = opts.rotate ? await rotateWebhookSecret(store, account.id) : webhookSecretOf(store, account);
+    if (opts.rotate) await audited(store, out, { accountId: account.id, action: 'webhook.secret_rotate', target: { type: 'webhook' } });
     if (out.json) return out.printJson({ user_id: account.id, secret });
     out.print(secret);
   });
@@ -237,6 +254,7 @@ export async function accountsSetPassword(io: CliIO, opts: Opts & { userId: stri
       throw err;
     }
     const login = await loginOf(store, userId);
+    await audited(store, out, { accountId: userId, action: 'login.password', target: { type: 'login', id: String(userId) } });
     if (out.json) return out.printJson({ user_id: userId, email: login?.email ?? null });
     out.note(`Password of ${login?.email ?? `account ${userId}`} set; its cabinet sessions were ended.`);
   });
@@ -249,6 +267,7 @@ export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: s
     const login = await loginOf(store, userId);
     if (!login) throw usageError(`account ${userId} has no cabinet login`);
     const wasOn = await resetTwoFactor(store, userId);
+    await audited(store, out, { accountId: userId, action: 'two_factor.reset', target: { type: 'login', id: String(userId) }, changes: { was_on: wasOn } });
     if (out.json) return out.printJson({ user_id: userId, email: login.email, two_factor_was_on: wasOn });
     out.note(wasOn ? `Two-factor sign-in of ${login.email} is off; its cabinet sessions were ended.`
       : `${login.email} had no two-factor sign-in; its cabinet sessions were ended.`);
@@ -261,6 +280,7 @@ export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
     const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
     if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
     const { token, expiresAt } = await createLoginLink(store, account.id);
+    await audited(store, out, { accountId: account.id, action: 'login.link', target: { type: 'login', id: String(account.id) } });
     const url = `${base}/login/link/${token}`;
     const expires_at = new Date(expiresAt).toISOString();
     if (out.json) return out.printJson({ user_id: account.id, url, expires_at });
