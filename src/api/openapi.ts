@@ -6,7 +6,7 @@ import { errorSchema } from './schemas.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Validation or business error', 401: 'Authentication or signature failure',
-  403: 'IP address not allowed', 404: 'Not found', 413: 'Request body too large',
+  403: 'IP address not allowed, or the role of the key\'s maker does not allow this call', 404: 'Not found', 413: 'Request body too large',
   429: 'Rate limit exceeded (see Retry-After)', 500: 'Server error',
 };
 

@@ -189,7 +189,7 @@ const settingsRoutes = [
   }),
   route({
     method: 'PUT', path: '/v1/payments/settings', operationId: 'updatePaymentSettings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
-    body: settingsBody, errors: [400],
+    body: settingsBody, errors: [400], role: 'owner',
     response: settingsSchema,
     async handler({ account, app, body }) {
       if (body.redirect_url) checkRedirectUrl(body.redirect_url.trim(), app.config.payments.checkout.allow_any_redirect);

@@ -81,7 +81,7 @@ async function ownKey(ctx: PageContext): Promise<ApiKeyInfo> {
 export const keyRoutes: PageRoute[] = [
   { method: 'GET', path: '/keys', handler: (ctx) => renderKeys(ctx) },
   {
-    method: 'POST', path: '/keys',
+    method: 'POST', path: '/keys', role: 'owner',
     async handler(ctx) {
       const result = await attempt(async () => {
         const name = (ctx.form.get('name') ?? '').trim();
@@ -89,7 +89,7 @@ export const keyRoutes: PageRoute[] = [
         const allowedIps = parseAllowlist(ctx.form.get('allowed_ips'));
         const live = (await listApiKeys(ctx.core.store, ctx.account.id)).filter((k) => !k.revoked_at).length;
         if (live >= MAX_KEYS) throw new HttpError(400, `Key limit reached: at most ${MAX_KEYS} active keys; revoke one first`);
-        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps });
+        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps, createdByMember: ctx.member.id });
       });
       if (!result.ok) return renderKeys(ctx, { error: result.error, status: 400 });
       // Rendered, not redirected: the secret must never travel in a URL or a cookie.
@@ -97,7 +97,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/allowlist',
+    method: 'POST', path: '/keys/{prefix}/allowlist', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       const result = await attempt(async () => parseAllowlist(ctx.form.get('allowed_ips')));
@@ -107,7 +107,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/keys/{prefix}/revoke',
+    method: 'GET', path: '/keys/{prefix}/revoke', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       ctx.page({
@@ -125,7 +125,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/revoke',
+    method: 'POST', path: '/keys/{prefix}/revoke', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       await revokeAccountKey(ctx.core.store, ctx.account.id, key.api_key);

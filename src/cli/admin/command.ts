@@ -41,6 +41,18 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
     .action(act('loginLink'));
 
+  const members = admin.command('members').description('an account\'s cabinet members (logins with a role)');
+  members.command('list').alias('ls').description('list the members of an account, invited ones included')
+    .requiredOption('--account <user_id>', 'account id')
+    .action(act('membersList'));
+  members.command('reset').description('a member who lost their password or phone: a set-password link and/or two-factor off')
+    .requiredOption('--account <user_id>', 'account id')
+    .requiredOption('--email <email>', 'the member\'s sign-in e-mail')
+    .option('--password-link', 'print a one-time link that sets a new password (valid 24 hours)')
+    .option('--remove-2fa', 'turn off the member\'s two-factor sign-in and end their sessions')
+    .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
+    .action(act('membersReset'));
+
   const keys = admin.command('keys').description('Public API keys (the secret is shown once, at creation)');
   keys.command('create').description('create an API key for an account')
     .requiredOption('--account <user_id>', 'account id')
