@@ -49,7 +49,7 @@ function row(ctx: PageContext, m: Member, owner: boolean): Html {
   ${owner ? html`<td class="actions">
     <form method="post" action="/members/${m.id}/role" class="row-form">
       ${csrfField(ctx)}
-      <label><span class="sr-only">Role of ${m.email}</span><select name="role">${ROLES.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
+      <label><span class="sr-only">Role of ${m.email}</span><select name="role" aria-label="Role of ${m.email}">${ROLES.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
       <button type="submit" class="small">Change role</button>
     </form>
     ${you ? '' : html`<form method="post" action="/members/${m.id}/remove">${csrfField(ctx)}<button type="submit" class="small danger" aria-label="Remove ${m.email}">Remove</button></form>`}
@@ -63,7 +63,7 @@ function inviteCard(ctx: PageContext): Html {
   <form method="post" action="/members/invite" class="row-form">
     ${csrfField(ctx)}
     <label>E-mail <input type="email" name="email" required maxlength="254" autocomplete="off"></label>
-    <label>Role <select name="role">${ROLES.map((r) => html`<option value="${r}"${r === 'developer' ? html` selected` : ''}>${r}</option>`)}</select></label>
+    <label>Role <select name="role" aria-label="Role">${ROLES.map((r) => html`<option value="${r}"${r === 'developer' ? html` selected` : ''}>${r}</option>`)}</select></label>
     <button type="submit" class="primary">Invite</button>
   </form>
   <p class="muted small">You get a one-time link to send them; it is valid for ${INVITE_TTL_MS / 86_400_000} days and lets them choose a password (and set up two-factor when the account requires it).</p>
