@@ -303,6 +303,13 @@ describe('rpcctl admin members', () => {
     expect((await post('/login', { email: 'adm-dev@example.com', password: NEW })).status).toBe(303);
     // A set-password link is no sign-in link, and the other way round.
     expect((await post(`/login/link/${path.slice(6)}`, {})).status).toBe(410);
+    // A sign-in link names the member by e-mail (with --account, the first owner).
+    const link = await cli(['admin', 'login-link', '--email', 'adm-dev@example.com', '--base-url', t.baseUrl, '--data-dir', t.dataDir, '--json']);
+    expect(link.code, link.stderr).toBe(0);
+    const signedIn = await post(new URL(JSON.parse(link.stdout).url).pathname, {});
+    expect(signedIn.status).toBe(303);
+    expect((await get('/', cookieNamed(signedIn, 'rpcctl_session')!)).text).toContain('adm-dev@example.com');
+    expect((await post(`/join/${new URL(JSON.parse(link.stdout).url).pathname.split('/').pop()}`, { password: NEW, confirm: NEW })).status).toBe(410);
   });
 });
 

@@ -52,7 +52,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'admin members': ['rpcctl admin members list --account 1'],
   'admin members list': ['rpcctl admin members list --account 1', 'rpcctl admin members list --account 1 --json'],
   'admin members reset': ['rpcctl admin members reset --account 1 --email dev@example.com --password-link', 'rpcctl admin members reset --account 1 --email dev@example.com --remove-2fa'],
-  'admin login-link': ['rpcctl admin login-link --account 1', 'rpcctl admin login-link --account 1 --base-url https://dash.example.com --jq .url'],
+  'admin login-link': ['rpcctl admin login-link --email you@example.com', 'rpcctl admin login-link --account 1 --base-url https://dash.example.com --jq .url'],
   'admin aml': ['rpcctl admin aml load SDN_ADVANCED.XML'],
   'admin aml load': ['rpcctl admin aml load SDN_ADVANCED.XML', 'rpcctl admin aml load sanctioned.txt --json'],
   'admin rates': ['rpcctl admin rates set ETH USD 3012.55', 'rpcctl admin rates list'],

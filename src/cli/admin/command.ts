@@ -37,7 +37,8 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .action(act('accountsResetTwoFactor', ['userId']));
 
   admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
-    .requiredOption('--account <user_id>', 'account id')
+    .option('--email <email>', 'the member who signs in')
+    .option('--account <user_id>', 'instead of --email: the account\'s first owner')
     .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
     .action(act('loginLink'));
 

@@ -259,18 +259,31 @@ export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: s
 
 export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
-    const account = await mustGetAccount(store, accountId(opts.account));
+    const member = await linkMember(store, opts);
+    const account = await mustGetAccount(store, member.accountId);
     const base = cabinetBase(store, opts);
-    // The account's first owner: a member's own link is `admin members reset`.
-    const owner = await primaryOwner(store, account.id);
-    if (!owner) throw usageError(`account ${account.id} has no cabinet login yet: rpcctl admin accounts set-password ${account.id} --email ADDRESS`);
-    const { token, expiresAt } = await createLoginLink(store, { accountId: account.id, memberId: owner.id });
+    const { token, expiresAt } = await createLoginLink(store, { accountId: account.id, memberId: member.id });
     const url = `${base}/login/link/${token}`;
     const expires_at = new Date(expiresAt).toISOString();
     if (out.json) return out.printJson({ user_id: account.id, url, expires_at });
     out.print(url);
     out.note(`Valid for ${LOGIN_LINK_TTL_MS / 60_000} minutes, once. Send it to the merchant over a private channel.`);
   });
+}
+
+/** Who a sign-in link is for: the member of `--email`, or the first owner of `--account`. */
+async function linkMember(store: Store, opts: Opts): Promise<Member> {
+  if ((opts.email === undefined) === (opts.account === undefined)) throw usageError('give --email (a member) or --account (its first owner)');
+  if (opts.email !== undefined) {
+    const email = credentialsUsage(() => normalizeEmail(String(opts.email)));
+    const member = await memberByEmail(store, email);
+    if (!member) throw usageError(`${email} does not sign in to any account (see: rpcctl admin members list --account ID)`);
+    return member;
+  }
+  const account = await mustGetAccount(store, accountId(opts.account));
+  const owner = await primaryOwner(store, account.id);
+  if (!owner) throw usageError(`account ${account.id} has no cabinet login yet: rpcctl admin accounts set-password ${account.id} --email ADDRESS`);
+  return owner;
 }
 
 export async function membersList(io: CliIO, opts: Opts): Promise<void> {
