@@ -222,6 +222,10 @@ describe('roles', () => {
     const settings = await asDev('PUT', '/v1/payments/settings', json({ underpaid_tolerance_bps: 10 }));
     expect(settings.status).toBe(403);
     expect(settings.body.error).toMatch(/\(developer\).*PUT \/v1\/payments\/settings needs the owner role/);
+    // openapi.json says which role each operation needs.
+    const doc = JSON.parse((await get('/v1/openapi.json')).text);
+    expect([doc.paths['/v1/payments/settings'].put['x-rpcctl-role'], doc.paths['/v1/endpoints'].post['x-rpcctl-role'], doc.paths['/v1/endpoints'].get['x-rpcctl-role']])
+      .toEqual(['owner', 'developer', 'viewer']);
     // The merchant's key predates members (no maker): it acts as an owner.
     expect((await m.call('PUT', '/v1/payments/settings', json({ underpaid_tolerance_bps: 10 }))).status).toBe(200);
   });

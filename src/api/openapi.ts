@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import type { RouteDef } from './router.js';
+import { neededRole, type RouteDef } from './router.js';
 import { AUTH_REASONS } from './auth.js';
 import { errorSchema } from './schemas.js';
 
@@ -114,6 +114,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(r.body, 'input') } } } } : {}),
       responses,
       security: [{ apiKey: [], timestamp: [], signature: [] }],
+      // A key acts with the role of the cabinet member who made it (owner when none did).
+      'x-rpcctl-role': neededRole(r),
     };
   }
   (paths['/v1/openapi.json'] ??= {}).get = {
