@@ -226,6 +226,8 @@ describe('roles', () => {
     const doc = JSON.parse((await get('/v1/openapi.json')).text);
     expect([doc.paths['/v1/payments/settings'].put['x-rpcctl-role'], doc.paths['/v1/endpoints'].post['x-rpcctl-role'], doc.paths['/v1/endpoints'].get['x-rpcctl-role']])
       .toEqual(['owner', 'developer', 'viewer']);
+    const asOwner = await keyOf(m, 'r-owner@example.com');
+    expect((await asOwner('PUT', '/v1/payments/settings', json({ underpaid_tolerance_bps: 20 }))).status).toBe(200);
     // The merchant's key predates members (no maker): it acts as an owner.
     expect((await m.call('PUT', '/v1/payments/settings', json({ underpaid_tolerance_bps: 10 }))).status).toBe(200);
   });
