@@ -83,6 +83,7 @@ describe('members and roles in the browser', () => {
     await member.getByText('You are a developer').waitFor();
     expect(await member.getByRole('heading', { name: 'Invite a member' }).count()).toBe(0);
     expect(await member.getByRole('button', { name: 'Change role' }).count()).toBe(0);
+    expect(await member.locator('#role-notice').count()).toBe(0);
     await noViolations(member, 'Members page as a developer');
 
     await member.goto(`${base}/endpoints`);
@@ -113,6 +114,7 @@ describe('members and roles in the browser', () => {
     await member.getByRole('heading', { name: 'Not allowed for your role' }).waitFor();
     await member.goto(`${base}/members`);
     await member.getByText('You are a viewer').waitFor();
+    await member.locator('#role-notice').getByText('read-only access').waitFor();
     await noViolations(member, 'Members page as a viewer');
     expect(pageProblems).toEqual([]);
   });

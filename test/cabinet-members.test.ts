@@ -165,6 +165,8 @@ describe('roles', () => {
       expect((await get(path, viewer.cookie)).status, path).toBe(200);
     }
     const members = await get('/members', viewer.cookie);
+    expect(members.text).toContain('id="role-notice"');
+    expect((await get('/members', dev.cookie)).text).not.toContain('id="role-notice"');
     expect(members.text).not.toContain('Invite a member');
     expect(members.text).not.toContain('Change role');
     const { csrf, cookie } = viewer;

@@ -6,6 +6,7 @@ import { BodyTooLargeError } from '../util/body.js';
 import { clientIp } from '../util/ip.js';
 import { neededPageRole, type PageContext, type PageRoute } from './context.js';
 import { crossSite, csrfOk, readForm } from './forms.js';
+import { html } from './html.js';
 import { layout } from './layout.js';
 import { decodeFlash, errorPage, FLASH_COOKIE, flashCookie, redirect, SECURITY_HEADERS, send } from './respond.js';
 import { openShell, type CabinetOptions, type Shell } from './shell.js';
@@ -164,7 +165,9 @@ function pageContext(shell: Shell, s: SignedIn): PageContext {
     flash: flash ? decodeFlash(flash) : undefined,
     can: (role) => roleAllows(member.role, role),
     api: (m, p, input) => invokeRoute(opts.router, opts.app, account, member.role, req, m, p, input),
-    page({ title, nav: active, body, status }) {
+    page({ title, nav: active, body: content, status }) {
+      // A viewer sees every form other roles use; this says up front what answers them.
+      const body = member.role === 'viewer' ? html`<p class="notice" id="role-notice">You have read-only access to this account (viewer): changes need a developer or an owner (<a href="/members">Members</a>).</p>${content}` : content;
       send(res, status ?? 200, layout({ assets, title, nav, active, email, csrf: session.csrfToken, body, flash: ctx.flash }),
         clearFlash.length ? { 'set-cookie': clearFlash } : {});
     },
