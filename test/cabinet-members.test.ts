@@ -8,6 +8,7 @@ import { cli } from './helpers/cli.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
 import { setLogin } from '../src/cabinet/index.js';
+import { newTotpSecret, secretFromBase32, secretToBase32, totp } from '../src/cabinet/totp.js';
 import { createApiKey, listMembers, memberByEmail, primaryOwner, type Role } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { openSqlite } from '../src/store/sqlite-dialect.js';
@@ -251,6 +252,33 @@ describe('roles', () => {
     // Their session ended with them.
     expect((await get('/endpoints', dev.cookie)).headers.location).toMatch(/^\/login/);
     expect((await post('/login', { email: 'r-dev@example.com', password: PASSWORD })).status).toBe(401);
+  });
+});
+
+describe('each member\'s own second factor', () => {
+  it('one member\'s two-factor asks nothing of another; a key enrolled before members still signs in', async () => {
+    const m = await t.merchant();
+    await setLogin(t.store, m.userId, { email: 'own-owner@example.com', password: PASSWORD });
+    const owner = await signIn('own-owner@example.com');
+    const dev = await invite(owner, 'own-dev@example.com', 'developer');
+    const page = await get('/account/two-factor', dev.cookie);
+    const secret = secretFromBase32(/id="totp-secret"[^>]*>([A-Z2-7 ]+)</.exec(page.text)![1]!);
+    expect((await post('/account/two-factor/confirm', { _csrf: dev.csrf, code: totp(secret, Date.now()) }, dev.cookie)).status).toBe(200);
+    // The developer now signs in in two steps; the owner still in one.
+    expect((await post('/login', { email: 'own-dev@example.com', password: PASSWORD })).headers.location).toBe('/login/two-factor');
+    expect((await post('/login', { email: 'own-owner@example.com', password: PASSWORD })).headers.location).toBe('/');
+
+    // A key sealed under the login row's old name (before migration 0027) is read with that name.
+    const ownerId = (await primaryOwner(t.store, m.userId))!.id;
+    const old = newTotpSecret();
+    await t.store.db.updateTable('cabinet_members')
+      .set({ totp_secret: t.store.secrets.seal(secretToBase32(old), `cabinet_logins:${m.userId}:totp_secret`), totp_enabled_at: new Date().toISOString() })
+      .where('id', '=', ownerId).execute();
+    const first = await post('/login', { email: 'own-owner@example.com', password: PASSWORD });
+    expect(first.headers.location).toBe('/login/two-factor');
+    const done = await post('/login/two-factor', { code: totp(old, Date.now()) }, cookieNamed(first, 'rpcctl_2fa')!);
+    expect(done.status).toBe(303);
+    expect(cookieNamed(done, 'rpcctl_session')).toBeDefined();
   });
 });
 
