@@ -109,6 +109,19 @@ describe('invitations', () => {
     expect(members.map((x) => [x.email, x.role, x.joinedAt !== null])).toEqual([
       ['inv-owner@example.com', 'owner', true], ['inv-dev@example.com', 'developer', true],
     ]);
+    // A lost invitation: the owner makes a new link and the old one stops working.
+    const pending = await post('/members/invite', { _csrf: owner.csrf, email: 'inv-late@example.com', role: 'viewer' }, owner.cookie);
+    const lost = new URL(/id="invite-link"[^>]*>([^<]+)</.exec(pending.text)![1]!).pathname;
+    const lateId = (await memberByEmail(t.store, 'inv-late@example.com'))!.id;
+    const again = await post(`/members/${lateId}/invitation`, { _csrf: owner.csrf }, owner.cookie);
+    expect(again.status).toBe(200);
+    const fresh = new URL(/id="invite-link"[^>]*>([^<]+)</.exec(again.text)![1]!).pathname;
+    expect(fresh).not.toBe(lost);
+    expect((await get(lost)).status).toBe(410);
+    expect((await get(fresh)).status).toBe(200);
+    const devId = (await memberByEmail(t.store, 'inv-dev@example.com'))!.id;
+    expect((await post(`/members/${devId}/invitation`, { _csrf: owner.csrf }, owner.cookie)).status).toBe(400);
+    expect((await post(`/members/${lateId}/invitation`, { _csrf: dev.csrf }, dev.cookie)).status).toBe(403);
     // Only hashes of the link are stored.
     expect(JSON.stringify(await t.store.db.selectFrom('cabinet_login_links').selectAll().execute())).not.toContain(path.slice(6));
   });

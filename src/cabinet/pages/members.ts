@@ -52,6 +52,7 @@ function row(ctx: PageContext, m: Member, owner: boolean): Html {
       <label><span class="sr-only">Role of ${m.email}</span><select name="role" aria-label="Role of ${m.email}">${ROLES.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${r}</option>`)}</select></label>
       <button type="submit" class="small">Change role</button>
     </form>
+    ${m.joinedAt ? '' : html`<form method="post" action="/members/${m.id}/invitation">${csrfField(ctx)}<button type="submit" class="small" aria-label="New link for ${m.email}">New link</button></form>`}
     ${you ? '' : html`<form method="post" action="/members/${m.id}/remove">${csrfField(ctx)}<button type="submit" class="small danger" aria-label="Remove ${m.email}">Remove</button></form>`}
   </td>` : ''}
 </tr>`;
@@ -78,6 +79,12 @@ function invitedCard(i: { email: string; url: string; expiresAt: number }): Html
 </section>`;
 }
 
+/** Makes the member's set-password link and shows it, once: rendered, never redirected, so it travels in no URL or cookie. */
+async function renderInvitation(ctx: PageContext, m: Member): Promise<void> {
+  const link = await createLoginLink(ctx.core.store, { accountId: ctx.account.id, memberId: m.id }, { purpose: 'set-password', ttlMs: INVITE_TTL_MS });
+  await render(ctx, { invited: { email: m.email, url: `${ctx.core.app.publicUrl().replace(/\/+$/, '')}/join/${link.token}`, expiresAt: link.expiresAt } });
+}
+
 async function target(ctx: PageContext): Promise<Member> {
   const id = Number(ctx.params.id);
   const m = Number.isSafeInteger(id) ? await getMember(ctx.core.store, id) : undefined;
@@ -101,13 +108,20 @@ export const memberRoutes: PageRoute[] = [
       if (!isRole(role)) return render(ctx, { error: `Role: one of ${ROLES.join(', ')}`, status: 400 });
       try {
         const memberId = await addInvitedMember(ctx.core.store, ctx.account.id, ctx.form.get('email') ?? '', role);
-        const member = (await getMember(ctx.core.store, memberId))!;
-        const link = await createLoginLink(ctx.core.store, { accountId: ctx.account.id, memberId }, { purpose: 'set-password', ttlMs: INVITE_TTL_MS });
-        // Rendered, not redirected: the link must never travel in a URL or a cookie.
-        await render(ctx, { invited: { email: member.email, url: `${ctx.core.app.publicUrl().replace(/\/+$/, '')}/join/${link.token}`, expiresAt: link.expiresAt } });
+        await renderInvitation(ctx, (await getMember(ctx.core.store, memberId))!);
       } catch (err) {
         await refusal(ctx, err);
       }
+    },
+  },
+  {
+    // An invitation lost or expired: a new link (the old ones stop working).
+    method: 'POST', path: '/members/{id}/invitation', role: 'owner',
+    async handler(ctx) {
+      const m = await target(ctx);
+      if (m.joinedAt) return render(ctx, { error: `${m.email} has joined already; a lost password is reset by your operator (rpcctl admin members reset).`, status: 400 });
+      await ctx.core.store.db.deleteFrom('cabinet_login_links').where('member_id', '=', m.id).execute();
+      await renderInvitation(ctx, m);
     },
   },
   {
