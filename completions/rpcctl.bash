@@ -74,7 +74,7 @@ __rpcctl_subs() {
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link keys webhook-secret plans upstreams networks aml rates' ;;
+    'admin') echo 'accounts login-link members keys webhook-secret plans upstreams networks aml rates' ;;
     'admin accounts') echo 'create list ls get set-plan set-password reset-2fa' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -84,6 +84,10 @@ __rpcctl_subs() {
     'admin accounts set-password') echo '' ;;
     'admin accounts reset-2fa') echo '' ;;
     'admin login-link') echo '' ;;
+    'admin members') echo 'list ls reset' ;;
+    'admin members list') echo '' ;;
+    'admin members ls') echo '' ;;
+    'admin members reset') echo '' ;;
     'admin keys') echo 'create list ls revoke' ;;
     'admin keys create') echo '' ;;
     'admin keys list') echo '' ;;
@@ -189,7 +193,11 @@ __rpcctl_valopts() {
     'admin accounts set-plan') echo '--plan --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts set-password') echo '--email --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts reset-2fa') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
-    'admin login-link') echo '--account --base-url --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin login-link') echo '--email --account --base-url --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin members') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin members list') echo '--account --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin members ls') echo '--account --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin members reset') echo '--account --email --base-url --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin keys') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin keys create') echo '--account --allowed-ip --name --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin keys list') echo '--account --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
@@ -295,7 +303,11 @@ __rpcctl_opts() {
     'admin accounts set-plan') echo '--plan --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts set-password') echo '--email --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts reset-2fa') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'admin login-link') echo '--account --base-url --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin login-link') echo '--email --account --base-url --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin members') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin members list') echo '--account --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin members ls') echo '--account --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin members reset') echo '--account --email --password-link --remove-2fa --base-url --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin keys') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin keys create') echo '--account --allowed-ip --name --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin keys list') echo '--account --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;

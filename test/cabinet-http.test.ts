@@ -6,6 +6,7 @@ import { signedCall, startTestService, type Merchant, type TestService } from '.
 import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
 import { createLoginLink, consumeLoginLink, html, raw, setLogin, checkLogin } from '../src/cabinet/index.js';
 import { verifyPassword, hashPassword } from '../src/cabinet/credentials.js';
+import { primaryOwner } from '../src/store/index.js';
 
 // The cabinet over plain HTTP: headers, assets, sign-in limits, escaping, admin commands,
 // and the API additions it brought (redeliver, key last-use, response excerpts).
@@ -168,15 +169,17 @@ describe('sign-in', () => {
     expect(await verifyPassword('hunter2hunter3', stored)).toBe(false);
     expect(await verifyPassword('x', 'garbage')).toBe(false);
     expect(await checkLogin(t.store, 'nobody@example.com', 'whatever')).toBeUndefined();
-    const row = await t.store.db.selectFrom('cabinet_logins').select('password_hash').where('account_id', '=', m.userId).executeTakeFirst();
+    const row = await t.store.db.selectFrom('cabinet_members').select('password_hash').where('account_id', '=', m.userId).executeTakeFirst();
     expect(row!.password_hash).not.toContain(PASSWORD);
   });
 
   it('a login link works once and not after 15 minutes', async () => {
     const now = Date.now();
-    const { token } = await createLoginLink(t.store, m.userId, now);
-    expect(await consumeLoginLink(t.store, token, now + 15 * 60_000 + 1)).toBeUndefined();
-    const fresh = await createLoginLink(t.store, m.userId);
+    const owner = (await primaryOwner(t.store, m.userId))!;
+    const login = { accountId: m.userId, memberId: owner.id };
+    const { token } = await createLoginLink(t.store, login, { nowMs: now });
+    expect(await consumeLoginLink(t.store, token, 'sign-in', now + 15 * 60_000 + 1)).toBeUndefined();
+    const fresh = await createLoginLink(t.store, login);
     expect((await get(`/login/link/${fresh.token}`)).status).toBe(200);
     const first = await post(`/login/link/${fresh.token}`, {});
     expect(first.status).toBe(303);

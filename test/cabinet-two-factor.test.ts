@@ -4,6 +4,7 @@ import { cli } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { setLogin, createLoginLink } from '../src/cabinet/index.js';
 import { secretFromBase32, secretToBase32, totp } from '../src/cabinet/totp.js';
+import { primaryOwner } from '../src/store/index.js';
 
 // Two-factor sign-in over plain HTTP: enrolment, the second step (no session before it), code
 // reuse, recovery codes, login links, the limits, the account's policy and the admin reset.
@@ -92,7 +93,7 @@ describe('enrolment and sign-in', () => {
   });
 
   it('the key is sealed at rest, recovery codes only hashed', async () => {
-    const row = await t.store.db.selectFrom('cabinet_logins').selectAll().where('account_id', '=', userId).executeTakeFirstOrThrow();
+    const row = await t.store.db.selectFrom('cabinet_members').selectAll().where('account_id', '=', userId).executeTakeFirstOrThrow();
     expect(row.totp_secret).toMatch(/^v1\./);
     expect(row.totp_pending).toBeNull();
     const dump = JSON.stringify(await t.store.db.selectFrom('cabinet_recovery_codes').selectAll().execute()) + JSON.stringify(row);
@@ -146,7 +147,7 @@ describe('enrolment and sign-in', () => {
   });
 
   it('a one-time login link still asks for the second factor', async () => {
-    const { token } = await createLoginLink(t.store, userId);
+    const { token } = await createLoginLink(t.store, { accountId: userId, memberId: (await primaryOwner(t.store, userId))!.id });
     const res = await post(`/login/link/${token}`, {});
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/login/two-factor');

@@ -54,7 +54,7 @@ const EXPECTED = [
   'rpcctl payments create --order-id 1043 --network tron --amount 25 --asset USDT',
   `rpcctl payments watch "$(rpcctl payments list -n 1 --jq '.[0].payment_id')"`,
   'rpcctl admin accounts create --plan basic --email you@example.com',
-  'rpcctl admin login-link --account 1',
+  'rpcctl admin login-link --email you@example.com',
 ];
 
 /** Commands that run until Ctrl-C, and the line that says they are ready. */

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import type { AccountRow } from '../store/index.js';
+import type { AccountRow, Role } from '../store/index.js';
 import { formatIssues } from '../util/zod.js';
 import { clientError, HttpError, JsonBody } from './http.js';
-import type { AppContext, Router } from './router.js';
+import { checkRole, type AppContext, type Router } from './router.js';
 import { runRoute, type AuditWho } from './audit.js';
 
 export function validate(schema: z.ZodType | undefined, value: unknown): unknown {
@@ -17,12 +17,13 @@ export function validate(schema: z.ZodType | undefined, value: unknown): unknown
  * Runs a Public API route for an account that is already authenticated some other way (a
  * cabinet session): the same schemas, limits and handler as a signed request, so the two
  * front ends cannot disagree. A client mistake is thrown as the HttpError the API would answer
- * (STATUS_BY_CODE); a fault is thrown as it is.
+ * (STATUS_BY_CODE); a fault is thrown as it is. The member's role is checked as a key's would be.
  */
 export async function invokeRoute<T = Record<string, unknown>>(
   router: Router,
   app: AppContext,
   account: AccountRow,
+  role: Role,
   req: IncomingMessage,
   /** The cabinet's login and the client's address: a change is recorded in the audit log as theirs. */
   who: AuditWho,
@@ -33,11 +34,12 @@ export async function invokeRoute<T = Record<string, unknown>>(
   const match = router.match(method, path);
   if (match.kind !== 'found') throw new HttpError(404, 'Not found');
   const def = match.def;
+  checkRole(def, role, 'member');
   const params = validate(def.params, match.params);
   const query = validate(def.query, input.query ?? {});
   const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
   // No API key took part; handlers act on the account alone.
-  const key = { id: '', accountId: account.id, secret: '', allowedIps: [] };
+  const key = { id: '', accountId: account.id, secret: '', allowedIps: [], role };
   const result = await runRoute(def, { params, query, body, key, account, req, app }, who).catch((err: unknown) => {
     throw clientError(err) ?? err;
   });

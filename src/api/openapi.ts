@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import type { RouteDef } from './router.js';
+import { neededRole, type RouteDef } from './router.js';
 import { AUTH_REASONS } from './auth.js';
 import { errorSchema } from './schemas.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Validation or business error', 401: 'Authentication or signature failure',
-  403: 'IP address not allowed', 404: 'Not found', 413: 'Request body too large',
+  403: 'IP address not allowed, or the role of the key\'s maker does not allow this call', 404: 'Not found', 413: 'Request body too large',
   429: 'Rate limit exceeded (see Retry-After)', 500: 'Server error',
 };
 
@@ -116,6 +116,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       security: [{ apiKey: [], timestamp: [], signature: [] }],
       // What a change is recorded as in the audit log (GET /v1/account/audit).
       ...(r.audit ? { 'x-audit-action': r.audit.action } : {}),
+      // A key acts with the role of the cabinet member who made it (owner when none did).
+      'x-rpcctl-role': neededRole(r),
     };
   }
   (paths['/v1/openapi.json'] ??= {}).get = {

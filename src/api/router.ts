@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
-import type { AccountRow, ActiveKey, AuditEntry, Store } from '../store/index.js';
+import { roleAllows, type AccountRow, type ActiveKey, type AuditEntry, type Role, type Store } from '../store/index.js';
+import { HttpError } from './http.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -73,7 +74,22 @@ export interface RouteDef<
   errors?: number[];
   /** Required of every route that changes something (test/audit.test.ts walks the routes). */
   audit?: RouteAudit<z.output<P>, z.output<B>>;
+  /** The least role that may call it (the role of the member who made the key): GET viewer, else developer. */
+  role?: Role;
   handler(ctx: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<object>;
+}
+
+export function neededRole(def: Pick<RouteDef, 'method' | 'role'>): Role {
+  return def.role ?? (def.method === 'GET' ? 'viewer' : 'developer');
+}
+
+/** Refuses (403) a caller whose role is below the route's: a read-only key, a developer's key on owner settings. */
+export function checkRole(def: Pick<RouteDef, 'method' | 'path' | 'role'>, role: Role, who: 'key' | 'member'): void {
+  const needed = neededRole(def);
+  if (roleAllows(role, needed)) return;
+  const caller = who === 'key' ? `This API key acts with the role of the member who made it (${role})` : `Your role is ${role}`;
+  const what = role === 'viewer' ? 'which may only read' : `and ${def.method} ${def.path} needs the ${needed} role`;
+  throw new HttpError(403, `${caller}, ${what}. An owner of the account can change roles in the cabinet (Members).`);
 }
 
 /** Keeps the handler's types tied to its schemas. */

@@ -8,7 +8,7 @@ import { BodyBudget, BodyBudgetError, BodyTimeoutError, BodyTooLargeError, readB
 import { answerClientError, hasDuplicateHost } from '../util/http-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { memoryLimits, type Limits, type WindowLimiter } from '../limits/index.js';
-import { Router, type AppContext, type RouteDef } from './router.js';
+import { checkRole, Router, type AppContext, type RouteDef } from './router.js';
 import { accountRoutes } from './routes/account.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { buildOpenApi } from './openapi.js';
@@ -254,6 +254,7 @@ async function dispatch(
   call: { def: RouteDef; params: Record<string, string>; query: Record<string, string>; body: Buffer; key: AuthenticatedKey; ip: string },
 ): Promise<object> {
   const { def, key } = call;
+  checkRole(def, key.role, 'key');
   const params = validate(def.params, call.params);
   const query = validate(def.query, call.query);
   let input: unknown = undefined;

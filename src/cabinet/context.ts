@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext, Router } from '../api/router.js';
 import type { KeyUseRecorder } from '../api/key-use.js';
 import type { Config } from '../config/index.js';
-import type { AccountRow, Store } from '../store/index.js';
+import type { AccountRow, Member, Role, Store } from '../store/index.js';
 import type { Assets } from './assets.js';
 import type { Html } from './html.js';
 import type { Session, Sessions } from './sessions.js';
@@ -16,8 +16,12 @@ export interface PageContext {
   /** The submitted form of a POST (urlencoded); empty for GET. */
   form: URLSearchParams;
   account: AccountRow;
+  /** The signed-in member: their e-mail and role. */
+  member: Member;
   email: string;
   session: Session;
+  /** Whether the member's role is `role` or above: pages show only the actions it allows. */
+  can(role: Role): boolean;
   core: CabinetCore;
   /** Runs a Public API route as this account: the API's validation, limits and messages. */
   api<T = Record<string, unknown>>(method: string, path: string, input?: { query?: Record<string, string>; body?: unknown }): Promise<T>;
@@ -61,6 +65,16 @@ export interface PageRoute {
    */
   audit?: 'api' | 'page' | 'none';
   handler: PageHandler;
+  /**
+   * The least role allowed (refused with a 403 page before the handler runs): by default any
+   * member may view (GET) and a developer may act (POST); pages that call the Public API are
+   * held to its routes' roles as well.
+   */
+  role?: Role;
+}
+
+export function neededPageRole(route: Pick<PageRoute, 'method' | 'role'>): Role {
+  return route.role ?? (route.method === 'GET' ? 'viewer' : 'developer');
 }
 
 /**

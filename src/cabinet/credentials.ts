@@ -1,8 +1,8 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { Store } from '../store/index.js';
+import { primaryOwner, type Role, type Store } from '../store/index.js';
 import { RpcctlError } from '../util/errors.js';
 
-/** Passwords, logins and one-time sign-in links of the cabinet. Shared by the cabinet and `rpcctl admin`. */
+/** Passwords, members' logins and one-time links of the cabinet. Shared by the cabinet and `rpcctl admin`. */
 
 export class CredentialError extends RpcctlError {
   readonly code: 'E_EMAIL' | 'E_PASSWORD' | 'E_EMAIL_TAKEN' | 'E_NOT_FOUND';
@@ -16,6 +16,9 @@ export class CredentialError extends RpcctlError {
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 export const MIN_PASSWORD_LENGTH = 10;
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
+/** An invitation waits a week for its member; a reset link a day. */
+export const INVITE_TTL_MS = 7 * 24 * 3600_000;
+export const RESET_LINK_TTL_MS = 24 * 3600_000;
 
 function scryptAsync(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => scrypt(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
@@ -52,69 +55,112 @@ export function checkPassword(password: string): void {
   if (password.length > 1024) throw new CredentialError('E_PASSWORD', 'the password must have at most 1024 characters');
 }
 
-export async function loginOf(store: Store, accountId: number): Promise<{ email: string; hasPassword: boolean } | undefined> {
-  const row = await store.db.selectFrom('cabinet_logins').select(['email', 'password_hash']).where('account_id', '=', accountId).executeTakeFirst();
-  return row && { email: row.email, hasPassword: row.password_hash !== null };
+/** A login that passed its first factor: the member and its account. */
+export interface Login {
+  memberId: number;
+  accountId: number;
 }
 
-/** Sets (or replaces) the account's sign-in e-mail and, when given, its password. */
+/** The e-mail of the account's first owner (what `rpcctl admin` shows of an account). */
+export async function loginOf(store: Store, accountId: number): Promise<{ email: string; hasPassword: boolean } | undefined> {
+  const owner = await primaryOwner(store, accountId);
+  return owner && { email: owner.email, hasPassword: owner.hasPassword };
+}
+
+async function emailFree(store: Store, email: string): Promise<void> {
+  const taken = await store.db.selectFrom('cabinet_members').select('account_id').where('email', '=', email).executeTakeFirst();
+  if (taken) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to account ${taken.account_id}`);
+}
+
+/**
+ * Sets (or replaces) the sign-in e-mail and, when given, the password of the account's first
+ * owner, made on first use (`rpcctl admin accounts create --email`, `set-password`).
+ */
 export async function setLogin(store: Store, accountId: number, input: { email?: string; password?: string }): Promise<void> {
   const email = input.email === undefined ? undefined : normalizeEmail(input.email);
   if (input.password !== undefined) checkPassword(input.password);
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
-  const current = await store.db.selectFrom('cabinet_logins').selectAll().where('account_id', '=', accountId).executeTakeFirst();
-  if (email !== undefined && email !== current?.email) {
-    const taken = await store.db.selectFrom('cabinet_logins').select('account_id').where('email', '=', email).executeTakeFirst();
-    if (taken) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to account ${taken.account_id}`);
-  }
+  const current = await primaryOwner(store, accountId);
+  if (email !== undefined && email !== current?.email) await emailFree(store, email);
   const now = new Date().toISOString();
   if (!current) {
     if (email === undefined) throw new CredentialError('E_EMAIL', `account ${accountId} has no sign-in e-mail yet; give one`);
-    await store.db.insertInto('cabinet_logins').values({ account_id: accountId, email, password_hash: passwordHash ?? null, updated_at: now }).execute();
+    await store.db.insertInto('cabinet_members').values({
+      account_id: accountId, email, password_hash: passwordHash ?? null, role: 'owner', created_at: now, joined_at: now, updated_at: now,
+    }).execute();
     return;
   }
-  await store.db.updateTable('cabinet_logins')
+  await store.db.updateTable('cabinet_members')
     .set({ ...(email !== undefined ? { email } : {}), ...(passwordHash !== undefined ? { password_hash: passwordHash } : {}), updated_at: now })
-    .where('account_id', '=', accountId).execute();
+    .where('id', '=', current.id).execute();
   // A new password ends every session that knew the old one.
-  if (passwordHash !== undefined) await store.db.deleteFrom('cabinet_sessions').where('account_id', '=', accountId).execute();
+  if (passwordHash !== undefined) await store.db.deleteFrom('cabinet_sessions').where('member_id', '=', current.id).execute();
 }
 
-/** The account of an e-mail and password, or undefined; the same work whether the e-mail exists or not. */
-export async function checkLogin(store: Store, email: string, password: string): Promise<number | undefined> {
-  const row = await store.db.selectFrom('cabinet_logins').select(['account_id', 'password_hash'])
+/** A member's new password (their own change, an accepted invitation, a reset link); ends their sessions. */
+export async function setMemberPassword(store: Store, memberId: number, password: string): Promise<void> {
+  checkPassword(password);
+  const now = new Date().toISOString();
+  await store.db.updateTable('cabinet_members').set({ password_hash: await hashPassword(password), updated_at: now }).where('id', '=', memberId).execute();
+  await store.db.updateTable('cabinet_members').set({ joined_at: now }).where('id', '=', memberId).where('joined_at', 'is', null).execute();
+  await store.db.deleteFrom('cabinet_sessions').where('member_id', '=', memberId).execute();
+}
+
+/** Adds a member who has not joined yet (no password); the caller hands them a set-password link. */
+export async function addInvitedMember(store: Store, accountId: number, emailInput: string, role: Role): Promise<number> {
+  const email = normalizeEmail(emailInput);
+  await emailFree(store, email);
+  const now = new Date().toISOString();
+  const row = await store.db.insertInto('cabinet_members').values({
+    account_id: accountId, email, password_hash: null, role, created_at: now, joined_at: null, updated_at: now,
+  }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The member of an e-mail and password, or undefined; the same work whether the e-mail exists or not. */
+export async function checkLogin(store: Store, email: string, password: string): Promise<Login | undefined> {
+  const row = await store.db.selectFrom('cabinet_members').select(['id', 'account_id', 'password_hash'])
     .where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
   if (!row?.password_hash) {
     decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
     await verifyPassword(password, await decoyHash);
     return undefined;
   }
-  return (await verifyPassword(password, row.password_hash)) ? row.account_id : undefined;
+  return (await verifyPassword(password, row.password_hash)) ? { memberId: row.id, accountId: row.account_id } : undefined;
 }
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-export async function createLoginLink(store: Store, accountId: number, nowMs = Date.now()): Promise<{ token: string; expiresAt: number }> {
+/** `sign-in` links stand for the password; `set-password` links (invitations, resets) lead to a new one first. */
+export type LinkPurpose = 'sign-in' | 'set-password';
+
+export async function createLoginLink(
+  store: Store, login: Login, opts: { purpose?: LinkPurpose; ttlMs?: number; nowMs?: number } = {},
+): Promise<{ token: string; expiresAt: number }> {
+  const nowMs = opts.nowMs ?? Date.now();
   const token = randomBytes(32).toString('base64url');
-  const expiresAt = nowMs + LOGIN_LINK_TTL_MS;
+  const expiresAt = nowMs + (opts.ttlMs ?? LOGIN_LINK_TTL_MS);
   await store.db.deleteFrom('cabinet_login_links').where('expires_at', '<', nowMs).execute();
-  await store.db.insertInto('cabinet_login_links').values({ token_hash: sha256(token), account_id: accountId, expires_at: expiresAt, used_at: null }).execute();
+  await store.db.insertInto('cabinet_login_links').values({
+    token_hash: sha256(token), account_id: login.accountId, member_id: login.memberId, purpose: opts.purpose ?? 'sign-in', expires_at: expiresAt, used_at: null,
+  }).execute();
   return { token, expiresAt };
 }
 
-/** Marks the link used and returns its account; undefined when unknown, expired or used before. */
-export async function consumeLoginLink(store: Store, token: string, nowMs = Date.now()): Promise<number | undefined> {
+/** Marks the link used and returns its login; undefined when unknown, expired, used before or of another purpose. */
+export async function consumeLoginLink(store: Store, token: string, purpose: LinkPurpose = 'sign-in', nowMs = Date.now()): Promise<Login | undefined> {
   if (token.length > 100) return undefined;
   const row = await store.db.updateTable('cabinet_login_links').set({ used_at: nowMs })
-    .where('token_hash', '=', sha256(token)).where('used_at', 'is', null).where('expires_at', '>', nowMs)
-    .returning('account_id').executeTakeFirst();
-  return row?.account_id;
+    .where('token_hash', '=', sha256(token)).where('used_at', 'is', null).where('expires_at', '>', nowMs).where('purpose', '=', purpose)
+    .returning(['account_id', 'member_id']).executeTakeFirst();
+  return row && { accountId: row.account_id, memberId: row.member_id };
 }
 
-/** Whether a link would still work, without using it (the page that asks to continue). */
-export async function loginLinkValid(store: Store, token: string, nowMs = Date.now()): Promise<boolean> {
-  if (token.length > 100) return false;
-  const row = await store.db.selectFrom('cabinet_login_links').select('account_id')
-    .where('token_hash', '=', sha256(token)).where('used_at', 'is', null).where('expires_at', '>', nowMs).executeTakeFirst();
-  return row !== undefined;
+/** The login a link would sign in, without using it (the page that asks to continue). */
+export async function loginLinkValid(store: Store, token: string, purpose: LinkPurpose = 'sign-in', nowMs = Date.now()): Promise<Login | undefined> {
+  if (token.length > 100) return undefined;
+  const row = await store.db.selectFrom('cabinet_login_links').select(['account_id', 'member_id'])
+    .where('token_hash', '=', sha256(token)).where('used_at', 'is', null).where('expires_at', '>', nowMs).where('purpose', '=', purpose)
+    .executeTakeFirst();
+  return row && { accountId: row.account_id, memberId: row.member_id };
 }

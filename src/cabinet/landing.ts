@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Login } from './credentials.js';
 import { redirect } from './respond.js';
 import { sessionCookie } from './sessions.js';
 import type { Shell } from './shell.js';
@@ -13,9 +14,9 @@ export const CHALLENGE_COOKIE = 'rpcctl_2fa';
  * a short-lived challenge for the code (its cookie is sent to /login paths only); a login link
  * is the same: an operator's link stands for the password, never for the phone.
  */
-export async function firstFactorPassed(shell: Shell, req: IncomingMessage, res: ServerResponse, accountId: number, next: string): Promise<void> {
-  if (!(await twoFactorEnabled(shell.opts.store, accountId))) return startSession(shell, req, res, accountId, next);
-  const token = await createChallenge(shell.opts.store, accountId, safeNext(next));
+export async function firstFactorPassed(shell: Shell, req: IncomingMessage, res: ServerResponse, login: Login, next: string): Promise<void> {
+  if (!(await twoFactorEnabled(shell.opts.store, login.memberId))) return startSession(shell, req, res, login, next);
+  const token = await createChallenge(shell.opts.store, login, safeNext(next));
   redirect(res, '/login/two-factor', [challengeCookie(token, shell.isSecure(req), CHALLENGE_TTL_MS / 1000)]);
 }
 
@@ -23,8 +24,8 @@ export function challengeCookie(token: string, secure: boolean, maxAgeSeconds: n
   return `${CHALLENGE_COOKIE}=${token}; Path=/login; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
 }
 
-export async function startSession(shell: Shell, req: IncomingMessage, res: ServerResponse, accountId: number, next: string, cookies: string[] = []): Promise<void> {
-  const { id } = await shell.sessions.create(accountId, req.headers['user-agent']);
+export async function startSession(shell: Shell, req: IncomingMessage, res: ServerResponse, login: Login, next: string, cookies: string[] = []): Promise<void> {
+  const { id } = await shell.sessions.create(login, req.headers['user-agent']);
   redirect(res, safeNext(next), [sessionCookie(id, shell.isSecure(req), Math.floor(shell.sessions.limits.absoluteMs / 1000)), ...cookies]);
 }
 

@@ -25,9 +25,9 @@ export async function secondStep(shell: Shell, req: IncomingMessage, res: Server
   const form = await readForm(req, shell.opts.config.api.body_timeout_ms);
   if (!challenge) return redirect(res, '/login?expired=1', [cleared]);
   const { limiter, perIp, perEmail } = shell.signIn;
-  const wait = Math.max(await limiter.take(`ip:${rateLimitKey(ip)}`, perIp), await limiter.take(`2fa:${challenge.accountId}`, perEmail));
+  const wait = Math.max(await limiter.take(`ip:${rateLimitKey(ip)}`, perIp), await limiter.take(`2fa:${challenge.memberId}`, perEmail));
   if (wait > 0) return codePage(shell, res, { status: 429, error: `Too many attempts. Try again in ${wait} s.` });
-  const used = await useSecondFactor(store, challenge.accountId, form.get('code') ?? '');
+  const used = await useSecondFactor(store, challenge.memberId, form.get('code') ?? '');
   if (!used) {
     if (await failChallenge(store, challenge.tokenHash)) {
       return send(res, 401, bare({
@@ -42,10 +42,10 @@ export async function secondStep(shell: Shell, req: IncomingMessage, res: Server
   await endChallenge(store, challenge.tokenHash);
   const cookies = [cleared];
   if (used === 'recovery') {
-    const left = (await twoFactorState(store, challenge.accountId)).recoveryLeft;
+    const left = (await twoFactorState(store, challenge)).recoveryLeft;
     cookies.push(flashCookie(`You signed in with a recovery code; ${left} left. Make new ones on the Account page if you are running out.`));
   }
-  await startSession(shell, req, res, challenge.accountId, challenge.next, cookies);
+  await startSession(shell, req, res, { accountId: challenge.accountId, memberId: challenge.memberId }, challenge.next, cookies);
 }
 
 function codePage(shell: Shell, res: ServerResponse, o: { status?: number; error?: string }): void {

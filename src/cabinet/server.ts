@@ -1,15 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../api/http.js';
 import { invokeRoute } from '../api/invoke.js';
-import { getAccount, type AuditActor } from '../store/index.js';
+import { getAccount, getMember, roleAllows, type AuditActor, type Member } from '../store/index.js';
 import { BodyTooLargeError } from '../util/body.js';
 import { clientIp } from '../util/ip.js';
-import type { PageContext, PageRoute } from './context.js';
-import { loginOf } from './credentials.js';
+import { neededPageRole, type PageContext, type PageRoute } from './context.js';
 import { crossSite, csrfOk, readForm } from './forms.js';
+import { html } from './html.js';
 import { layout } from './layout.js';
 import { decodeFlash, errorPage, FLASH_COOKIE, flashCookie, redirect, SECURITY_HEADERS, send } from './respond.js';
 import { openShell, type CabinetOptions, type Shell } from './shell.js';
+import { handleJoin } from './join.js';
 import { handleSignIn } from './sign-in.js';
 import { mustEnrol } from './two-factor.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, type Session, type Sessions } from './sessions.js';
@@ -59,6 +60,7 @@ async function handle(shell: Shell, req: IncomingMessage, res: ServerResponse): 
     return open.def.handler({ req, res, url, params: open.params, ip: clientIp(req, shell.trusted), assets: shell.assets });
   }
   if (await handleSignIn(shell, req, res, path, method, clientIp(req, shell.trusted))) return;
+  if (await handleJoin(shell, req, res, path, method, clientIp(req, shell.trusted))) return;
 
   const cookie = readCookie(req, SESSION_COOKIE);
   const session = await shell.sessions.find(cookie);
@@ -67,11 +69,14 @@ async function handle(shell: Shell, req: IncomingMessage, res: ServerResponse): 
   const page = findPage(shell, req, res, method, path);
   if (!page) return;
   const account = session && (await getAccount(shell.opts.store, session.accountId));
-  if (!session || !account) return sendToSignIn(shell, req, res, url, cookie);
-  if (!path.startsWith('/account/two-factor') && (await mustEnrol(shell.opts.store, account.id))) return sendToEnrolment(shell, req, res);
+  const member = session && (await getMember(shell.opts.store, session.memberId));
+  if (!session || !account || member?.accountId !== account.id) return sendToSignIn(shell, req, res, url, cookie);
+  if (!path.startsWith('/account/two-factor') && (await mustEnrol(shell.opts.store, session))) return sendToEnrolment(shell, req, res);
   const form = method === 'POST' ? await readForm(req, shell.opts.config.api.body_timeout_ms) : new URLSearchParams();
   if (method === 'POST' && !csrfOk(req, form, session)) return errorPage(res, shell.assets, 403, 'Forbidden', STALE_FORM);
-  const ctx = await pageContext(shell, { req, res, url, params: page.params, form, account, session });
+  const needed = neededPageRole(page.route);
+  if (!roleAllows(member.role, needed)) return refuseRole(shell, req, res, member, needed);
+  const ctx = pageContext(shell, { req, res, url, params: page.params, form, account, session, member });
   await runPage(shell, page.route, ctx);
 }
 
@@ -138,23 +143,33 @@ function sendToEnrolment(shell: Shell, req: IncomingMessage, res: ServerResponse
   return redirect(res, '/account/two-factor');
 }
 
+/** A member whose role does not allow this page's action: a 403 page that says which role it needs. */
+function refuseRole(shell: Shell, req: IncomingMessage, res: ServerResponse, member: Member, needed: string): void {
+  req.resume();
+  errorPage(res, shell.assets, 403, 'Not allowed for your role',
+    `Your role in this account is ${member.role}; this needs ${needed === 'owner' ? 'an owner' : `a ${needed} or an owner`}. Ask an owner of the account (Members page) if you need it.`);
+}
+
 /** What a signed-in request brings before the page context is completed. */
-type SignedIn = Pick<PageContext, 'req' | 'res' | 'url' | 'params' | 'form' | 'account' | 'session'>;
+type SignedIn = Pick<PageContext, 'req' | 'res' | 'url' | 'params' | 'form' | 'account' | 'session' | 'member'>;
 
 /** What a page handler gets: the account, its Public API, and the ways to answer inside the layout. */
-async function pageContext(shell: Shell, s: SignedIn): Promise<PageContext> {
-  const { req, res, account, session } = s;
+function pageContext(shell: Shell, s: SignedIn): PageContext {
+  const { req, res, account, session, member } = s;
   const { assets, nav, opts } = shell;
   const flash = readCookie(req, FLASH_COOKIE);
-  const email = (await loginOf(opts.store, account.id))?.email ?? `account ${account.id}`;
+  const email = member.email;
   const clearFlash = flash ? [`${FLASH_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`] : [];
-  const who = { actor: loginActor(session, email), ip: clientIp(req, shell.trusted) };
+  const who = { actor: loginActor(member), ip: clientIp(req, shell.trusted) };
   const ctx: PageContext = {
     ...s, email, core: shell.core,
     flash: flash ? decodeFlash(flash) : undefined,
-    api: (m, p, input) => invokeRoute(opts.router, opts.app, account, req, who, m, p, input),
+    can: (role) => roleAllows(member.role, role),
+    api: (m, p, input) => invokeRoute(opts.router, opts.app, account, member.role, req, who, m, p, input),
     audit: (action, target, changes) => opts.app.audit({ accountId: account.id, actor: who.actor, ip: who.ip, action, target, changes }),
-    page({ title, nav: active, body, status }) {
+    page({ title, nav: active, body: content, status }) {
+      // A viewer sees every form other roles use; this says up front what answers them.
+      const body = member.role === 'viewer' ? html`<p class="notice" id="role-notice">You have read-only access to this account (viewer): changes need a developer or an owner (<a href="/members">Members</a>).</p>${content}` : content;
       send(res, status ?? 200, layout({ assets, title, nav, active, email, csrf: session.csrfToken, body, flash: ctx.flash }),
         clearFlash.length ? { 'set-cookie': clearFlash } : {});
     },
@@ -176,8 +191,9 @@ async function pageContext(shell: Shell, s: SignedIn): Promise<PageContext> {
  * The cabinet's actor: the signed-in login, labelled by its e-mail. Its id is the login's row
  * key (the account id while an account has one login; the member's id once logins are members).
  */
-function loginActor(session: Session, email: string): AuditActor {
-  return { kind: 'login', id: String(session.accountId), label: email };
+/** A member's changes are recorded as theirs: their id and e-mail. */
+function loginActor(member: Member): AuditActor {
+  return { kind: 'login', id: String(member.id), label: member.email };
 }
 
 /** Runs the page's handler; the API's client errors become error pages, the rest goes up to be logged. */

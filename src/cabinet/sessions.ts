@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Store } from '../store/index.js';
-import { sha256 } from './credentials.js';
+import { sha256, type Login } from './credentials.js';
 
 export const SESSION_COOKIE = 'rpcctl_session';
 
@@ -14,9 +14,8 @@ export interface SessionLimits {
 
 export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 2 * 3600_000, absoluteMs: 24 * 3600_000 };
 
-export interface Session {
+export interface Session extends Login {
   idHash: string;
-  accountId: number;
   csrfToken: string;
   createdAt: number;
   lastSeenAt: number;
@@ -35,11 +34,11 @@ export class Sessions {
   }
 
   /** Starts a session; the returned id goes into the cookie and nowhere else. */
-  async create(accountId: number, userAgent: string | undefined, nowMs = Date.now()): Promise<{ id: string; session: Session }> {
+  async create(login: Login, userAgent: string | undefined, nowMs = Date.now()): Promise<{ id: string; session: Session }> {
     const id = randomBytes(32).toString('base64url');
-    const session = { idHash: sha256(id), accountId, csrfToken: randomBytes(24).toString('base64url'), createdAt: nowMs, lastSeenAt: nowMs };
+    const session = { idHash: sha256(id), ...login, csrfToken: randomBytes(24).toString('base64url'), createdAt: nowMs, lastSeenAt: nowMs };
     await this.#store.db.insertInto('cabinet_sessions').values({
-      id_hash: session.idHash, account_id: accountId, csrf_token: session.csrfToken, created_at: nowMs, last_seen_at: nowMs,
+      id_hash: session.idHash, account_id: login.accountId, member_id: login.memberId, csrf_token: session.csrfToken, created_at: nowMs, last_seen_at: nowMs,
       user_agent: userAgent?.slice(0, 200) ?? null,
     }).execute();
     // Old sessions are swept when new ones start: the table stays small without a timer.
@@ -64,17 +63,17 @@ export class Sessions {
     if (nowMs - lastSeenAt > TOUCH_EVERY_MS) {
       await this.#store.db.updateTable('cabinet_sessions').set({ last_seen_at: nowMs }).where('id_hash', '=', idHash).execute();
     }
-    return { idHash, accountId: row.account_id, csrfToken: row.csrf_token, createdAt, lastSeenAt };
+    return { idHash, accountId: row.account_id, memberId: row.member_id, csrfToken: row.csrf_token, createdAt, lastSeenAt };
   }
 
-  /** Every session of the account but `keep`; returns how many ended. */
-  async endOthers(accountId: number, keep: string): Promise<number> {
-    const res = await this.#store.db.deleteFrom('cabinet_sessions').where('account_id', '=', accountId).where('id_hash', '!=', keep).executeTakeFirst();
+  /** Every session of the member but `keep`; returns how many ended. */
+  async endOthers(memberId: number, keep: string): Promise<number> {
+    const res = await this.#store.db.deleteFrom('cabinet_sessions').where('member_id', '=', memberId).where('id_hash', '!=', keep).executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 
-  async count(accountId: number): Promise<number> {
-    const row = await this.#store.db.selectFrom('cabinet_sessions').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  async count(memberId: number): Promise<number> {
+    const row = await this.#store.db.selectFrom('cabinet_sessions').select((eb) => eb.fn.countAll<number>().as('n')).where('member_id', '=', memberId).executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 

@@ -12,6 +12,7 @@ import { accountRoutes } from './pages/account.js';
 import { auditRoutes } from './pages/audit.js';
 import { endpointRoutes } from './pages/endpoints.js';
 import { keyRoutes } from './pages/keys.js';
+import { memberRoutes } from './pages/members.js';
 import { overviewRoutes } from './pages/overview.js';
 import { twoFactorRoutes } from './pages/two-factor.js';
 import { DEFAULT_SESSION_LIMITS, Sessions, type SessionLimits } from './sessions.js';
@@ -51,7 +52,7 @@ export interface Shell {
 
 /** The cabinet's own pages; the features' come in as sections. */
 export const CORE_PAGES: readonly PageRoute[] = [
-  ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...auditRoutes, ...twoFactorRoutes,
+  ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...auditRoutes, ...twoFactorRoutes, ...memberRoutes,
 ];
 
 export function openShell(opts: CabinetOptions): Shell {

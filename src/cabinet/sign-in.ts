@@ -58,12 +58,12 @@ async function passwordSignIn(shell: Shell, req: IncomingMessage, res: ServerRes
     loginPage(shell, res, { status: 429, error: `Too many sign-in attempts. Try again in ${wait} s.`, email, next });
     return;
   }
-  const accountId = email ? await checkLogin(shell.opts.store, email, form.get('password') ?? '') : undefined;
-  if (accountId === undefined) {
+  const login = email ? await checkLogin(shell.opts.store, email, form.get('password') ?? '') : undefined;
+  if (login === undefined) {
     loginPage(shell, res, { status: 401, error: 'Wrong e-mail or password.', email, next });
     return;
   }
-  await firstFactorPassed(shell, req, res, accountId, next);
+  await firstFactorPassed(shell, req, res, login, next);
 }
 
 async function showLoginLink(shell: Shell, res: ServerResponse, token: string): Promise<void> {
@@ -85,12 +85,12 @@ async function useLoginLink(shell: Shell, req: IncomingMessage, res: ServerRespo
     return;
   }
   req.resume();
-  const accountId = await consumeLoginLink(shell.opts.store, token);
-  if (accountId === undefined) {
+  const login = await consumeLoginLink(shell.opts.store, token);
+  if (login === undefined) {
     errorPage(res, shell.assets, 410, 'Link expired', 'This sign-in link has expired or was used already. Ask for a new one.');
     return;
   }
-  await firstFactorPassed(shell, req, res, accountId, '/');
+  await firstFactorPassed(shell, req, res, login, '/');
 }
 
 function loginPage(shell: Shell, res: ServerResponse, o: { status?: number; error?: string; email?: string; next?: string; notice?: string } = {}): void {

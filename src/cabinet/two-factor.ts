@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
 import type { Store } from '../store/index.js';
-import { sha256 } from './credentials.js';
+import { sha256, type Login } from './credentials.js';
 import { matchTotp, newTotpSecret, secretFromBase32, secretToBase32 } from './totp.js';
 
 /**
  * The cabinet's second factor: a TOTP key on the login row (sealed with the master key), single-use
  * recovery codes (hashed), the sign-in challenges between the password and the code, and the
- * account's "every login needs two-factor" policy. A login is named by its row's key, today the
- * account id; nothing here returns or logs a secret except to the page that enrols it.
+ * account's "every login needs two-factor" policy. A login is a member (cabinet_members.id);
+ * nothing here returns or logs a secret except to the page that enrols it.
  */
 
 export const RECOVERY_CODES = 10;
@@ -16,7 +16,22 @@ export const RECOVERY_CODES = 10;
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const CHALLENGE_MAX_FAILURES = 5;
 
-const aad = (accountId: number, column: 'totp_secret' | 'totp_pending') => `cabinet_logins:${accountId}:${column}`;
+type Column = 'totp_secret' | 'totp_pending';
+const aad = (memberId: number, column: Column) => `cabinet_members:${memberId}:${column}`;
+
+/**
+ * Opens a sealed key of the member's row. Keys sealed before logins became members carry their
+ * old row's name (the account's login) and are read with it; they are sealed anew when enrolled again.
+ */
+async function openKey(store: Store, memberId: number, column: Column, sealed: string): Promise<string> {
+  try {
+    return store.secrets.open(sealed, aad(memberId, column));
+  } catch (err) {
+    const row = await store.db.selectFrom('cabinet_members').select('account_id').where('id', '=', memberId).executeTakeFirst();
+    if (!row) throw err;
+    return store.secrets.open(sealed, `cabinet_logins:${row.account_id}:${column}`);
+  }
+}
 
 export interface TwoFactorState {
   enabled: boolean;
@@ -26,18 +41,18 @@ export interface TwoFactorState {
   required: boolean;
 }
 
-export async function twoFactorState(store: Store, accountId: number): Promise<TwoFactorState> {
-  const login = await store.db.selectFrom('cabinet_logins').select(['totp_secret', 'totp_enabled_at']).where('account_id', '=', accountId).executeTakeFirst();
+export async function twoFactorState(store: Store, login: Login): Promise<TwoFactorState> {
+  const row = await store.db.selectFrom('cabinet_members').select(['totp_secret', 'totp_enabled_at']).where('id', '=', login.memberId).executeTakeFirst();
   const left = await store.db.selectFrom('cabinet_recovery_codes').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('account_id', '=', accountId).where('used_at', 'is', null).executeTakeFirst();
+    .where('member_id', '=', login.memberId).where('used_at', 'is', null).executeTakeFirst();
   return {
-    enabled: Boolean(login?.totp_secret), enabledAt: login?.totp_enabled_at ?? null,
-    recoveryLeft: Number(left?.n ?? 0), required: await twoFactorRequired(store, accountId),
+    enabled: Boolean(row?.totp_secret), enabledAt: row?.totp_enabled_at ?? null,
+    recoveryLeft: Number(left?.n ?? 0), required: await twoFactorRequired(store, login.accountId),
   };
 }
 
-export async function twoFactorEnabled(store: Store, accountId: number): Promise<boolean> {
-  const row = await store.db.selectFrom('cabinet_logins').select('totp_secret').where('account_id', '=', accountId).executeTakeFirst();
+export async function twoFactorEnabled(store: Store, memberId: number): Promise<boolean> {
+  const row = await store.db.selectFrom('cabinet_members').select('totp_secret').where('id', '=', memberId).executeTakeFirst();
   return Boolean(row?.totp_secret);
 }
 
@@ -47,8 +62,8 @@ export async function twoFactorRequired(store: Store, accountId: number): Promis
 }
 
 /** The policy is on and this login has no second factor yet: it may do nothing but enrol. */
-export async function mustEnrol(store: Store, accountId: number): Promise<boolean> {
-  return (await twoFactorRequired(store, accountId)) && !(await twoFactorEnabled(store, accountId));
+export async function mustEnrol(store: Store, login: Login): Promise<boolean> {
+  return (await twoFactorRequired(store, login.accountId)) && !(await twoFactorEnabled(store, login.memberId));
 }
 
 export async function setTwoFactorRequired(store: Store, accountId: number, on: boolean): Promise<void> {
@@ -58,29 +73,29 @@ export async function setTwoFactorRequired(store: Store, accountId: number, on: 
 }
 
 /** The key offered for enrolment, made on first ask and kept until confirmed, so a reload shows the same one. */
-export async function pendingSecret(store: Store, accountId: number): Promise<string> {
-  const row = await store.db.selectFrom('cabinet_logins').select('totp_pending').where('account_id', '=', accountId).executeTakeFirst();
-  if (row?.totp_pending) return store.secrets.open(row.totp_pending, aad(accountId, 'totp_pending'));
+export async function pendingSecret(store: Store, memberId: number): Promise<string> {
+  const row = await store.db.selectFrom('cabinet_members').select('totp_pending').where('id', '=', memberId).executeTakeFirst();
+  if (row?.totp_pending) return openKey(store, memberId, 'totp_pending', row.totp_pending);
   const secret = secretToBase32(newTotpSecret());
-  await store.db.updateTable('cabinet_logins').set({ totp_pending: store.secrets.seal(secret, aad(accountId, 'totp_pending')) })
-    .where('account_id', '=', accountId).execute();
+  await store.db.updateTable('cabinet_members').set({ totp_pending: store.secrets.seal(secret, aad(memberId, 'totp_pending')) })
+    .where('id', '=', memberId).execute();
   return secret;
 }
 
 /** Turns two-factor on when `code` is the pending key's; returns the new recovery codes (shown once), else undefined. */
-export async function confirmEnrolment(store: Store, accountId: number, code: string, nowMs = Date.now()): Promise<string[] | undefined> {
-  const row = await store.db.selectFrom('cabinet_logins').select('totp_pending').where('account_id', '=', accountId).executeTakeFirst();
+export async function confirmEnrolment(store: Store, login: Login, code: string, nowMs = Date.now()): Promise<string[] | undefined> {
+  const row = await store.db.selectFrom('cabinet_members').select('totp_pending').where('id', '=', login.memberId).executeTakeFirst();
   if (!row?.totp_pending) return undefined;
-  const secret = store.secrets.open(row.totp_pending, aad(accountId, 'totp_pending'));
+  const secret = await openKey(store, login.memberId, 'totp_pending', row.totp_pending);
   const step = matchTotp(secretFromBase32(secret), code.trim(), nowMs);
   if (step === undefined) return undefined;
-  const res = await store.db.updateTable('cabinet_logins').set({
-    totp_secret: store.secrets.seal(secret, aad(accountId, 'totp_secret')), totp_pending: null,
+  const res = await store.db.updateTable('cabinet_members').set({
+    totp_secret: store.secrets.seal(secret, aad(login.memberId, 'totp_secret')), totp_pending: null,
     totp_enabled_at: new Date(nowMs).toISOString(), totp_last_step: step,
-  }).where('account_id', '=', accountId).where('totp_pending', '=', row.totp_pending).executeTakeFirst();
+  }).where('id', '=', login.memberId).where('totp_pending', '=', row.totp_pending).executeTakeFirst();
   // Two confirmations at once: only the first turns it on.
   if (Number(res.numUpdatedRows) !== 1) return undefined;
-  return newRecoveryCodes(store, accountId);
+  return newRecoveryCodes(store, login);
 }
 
 /**
@@ -88,20 +103,20 @@ export async function confirmEnrolment(store: Store, accountId: number, code: st
  * is used up by the answer. A TOTP step accepted once is refused after (as is every older one),
  * so a code read over a shoulder or from a proxy's log cannot sign in again.
  */
-export async function useSecondFactor(store: Store, accountId: number, code: string, nowMs = Date.now()): Promise<'totp' | 'recovery' | undefined> {
+export async function useSecondFactor(store: Store, memberId: number, code: string, nowMs = Date.now()): Promise<'totp' | 'recovery' | undefined> {
   const given = code.replace(/\s/g, '');
-  if (/^\d{6}$/.test(given)) return (await useTotp(store, accountId, given, nowMs)) ? 'totp' : undefined;
-  return (await useRecoveryCode(store, accountId, given, nowMs)) ? 'recovery' : undefined;
+  if (/^\d{6}$/.test(given)) return (await useTotp(store, memberId, given, nowMs)) ? 'totp' : undefined;
+  return (await useRecoveryCode(store, memberId, given, nowMs)) ? 'recovery' : undefined;
 }
 
-async function useTotp(store: Store, accountId: number, code: string, nowMs: number): Promise<boolean> {
-  const row = await store.db.selectFrom('cabinet_logins').select('totp_secret').where('account_id', '=', accountId).executeTakeFirst();
+async function useTotp(store: Store, memberId: number, code: string, nowMs: number): Promise<boolean> {
+  const row = await store.db.selectFrom('cabinet_members').select('totp_secret').where('id', '=', memberId).executeTakeFirst();
   if (!row?.totp_secret) return false;
-  const step = matchTotp(secretFromBase32(store.secrets.open(row.totp_secret, aad(accountId, 'totp_secret'))), code, nowMs);
+  const step = matchTotp(secretFromBase32(await openKey(store, memberId, 'totp_secret', row.totp_secret)), code, nowMs);
   if (step === undefined) return false;
   // One statement decides, so two requests with the same code cannot both pass.
-  const res = await store.db.updateTable('cabinet_logins').set({ totp_last_step: step })
-    .where('account_id', '=', accountId).where('totp_secret', '=', row.totp_secret)
+  const res = await store.db.updateTable('cabinet_members').set({ totp_last_step: step })
+    .where('id', '=', memberId).where('totp_secret', '=', row.totp_secret)
     .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
@@ -110,65 +125,64 @@ async function useTotp(store: Store, accountId: number, code: string, nowMs: num
 /** Case, spaces and dashes do not matter; 0 and 1 (not in the base32 alphabet) are read as o and l. */
 const normalizeRecovery = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '').replace(/0/g, 'o').replace(/1/g, 'l');
 
-async function useRecoveryCode(store: Store, accountId: number, code: string, nowMs: number): Promise<boolean> {
+async function useRecoveryCode(store: Store, memberId: number, code: string, nowMs: number): Promise<boolean> {
   const plain = normalizeRecovery(code);
   if (plain.length !== 10) return false;
   const res = await store.db.updateTable('cabinet_recovery_codes').set({ used_at: nowMs })
-    .where('account_id', '=', accountId).where('code_hash', '=', sha256(plain)).where('used_at', 'is', null)
+    .where('member_id', '=', memberId).where('code_hash', '=', sha256(plain)).where('used_at', 'is', null)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
 
 /** Replaces every recovery code of the login with ten new ones: 50 random bits each, `xxxxx-xxxxx`. */
-export async function newRecoveryCodes(store: Store, accountId: number): Promise<string[]> {
+export async function newRecoveryCodes(store: Store, login: Login): Promise<string[]> {
   const codes = Array.from({ length: RECOVERY_CODES }, () => base32nopad.encode(randomBytes(7)).slice(0, 10).toLowerCase());
   await store.db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('cabinet_recovery_codes').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('cabinet_recovery_codes').where('member_id', '=', login.memberId).execute();
     await trx.insertInto('cabinet_recovery_codes')
-      .values(codes.map((c) => ({ account_id: accountId, code_hash: sha256(c), used_at: null }))).execute();
+      .values(codes.map((c) => ({ account_id: login.accountId, member_id: login.memberId, code_hash: sha256(c), used_at: null }))).execute();
   });
   return codes.map((c) => `${c.slice(0, 5)}-${c.slice(5)}`);
 }
 
 /** Turns two-factor off for the login; returns whether it was on. */
-export async function disableTwoFactor(store: Store, accountId: number): Promise<boolean> {
+export async function disableTwoFactor(store: Store, memberId: number): Promise<boolean> {
   return store.db.transaction().execute(async (trx) => {
-    const res = await trx.updateTable('cabinet_logins').set({ totp_secret: null, totp_pending: null, totp_enabled_at: null, totp_last_step: null })
-      .where('account_id', '=', accountId).where('totp_secret', 'is not', null).executeTakeFirst();
-    await trx.deleteFrom('cabinet_recovery_codes').where('account_id', '=', accountId).execute();
-    await trx.deleteFrom('cabinet_sign_in_challenges').where('account_id', '=', accountId).execute();
+    const res = await trx.updateTable('cabinet_members').set({ totp_secret: null, totp_pending: null, totp_enabled_at: null, totp_last_step: null })
+      .where('id', '=', memberId).where('totp_secret', 'is not', null).executeTakeFirst();
+    await trx.deleteFrom('cabinet_recovery_codes').where('member_id', '=', memberId).execute();
+    await trx.deleteFrom('cabinet_sign_in_challenges').where('member_id', '=', memberId).execute();
     return Number(res.numUpdatedRows) === 1;
   });
 }
 
-/** `rpcctl admin accounts reset-2fa`: off, and every session ended (whoever holds one may be who took the phone). */
-export async function resetTwoFactor(store: Store, accountId: number): Promise<boolean> {
-  const wasOn = await disableTwoFactor(store, accountId);
-  await store.db.deleteFrom('cabinet_sessions').where('account_id', '=', accountId).execute();
+/** `rpcctl admin … reset-2fa`: off, and every session of the member ended (whoever holds one may be who took the phone). */
+export async function resetTwoFactor(store: Store, memberId: number): Promise<boolean> {
+  const wasOn = await disableTwoFactor(store, memberId);
+  await store.db.deleteFrom('cabinet_sessions').where('member_id', '=', memberId).execute();
   return wasOn;
 }
 
 /** After the password (or a link): the token for the second step's cookie; only its hash is stored. */
-export async function createChallenge(store: Store, accountId: number, next: string, nowMs = Date.now()): Promise<string> {
+export async function createChallenge(store: Store, login: Login, next: string, nowMs = Date.now()): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   await store.db.deleteFrom('cabinet_sign_in_challenges').where('expires_at', '<', nowMs).execute();
   await store.db.insertInto('cabinet_sign_in_challenges')
-    .values({ token_hash: sha256(token), account_id: accountId, next, expires_at: nowMs + CHALLENGE_TTL_MS }).execute();
+    .values({ token_hash: sha256(token), account_id: login.accountId, member_id: login.memberId, next, expires_at: nowMs + CHALLENGE_TTL_MS }).execute();
   return token;
 }
 
-export interface Challenge {
+export interface Challenge extends Login {
   tokenHash: string;
-  accountId: number;
   next: string;
 }
 
 export async function findChallenge(store: Store, token: string | undefined, nowMs = Date.now()): Promise<Challenge | undefined> {
   if (!token || token.length > 100) return undefined;
-  const row = await store.db.selectFrom('cabinet_sign_in_challenges').select(['token_hash', 'account_id', 'next'])
+  const row = await store.db.selectFrom('cabinet_sign_in_challenges').select(['token_hash', 'account_id', 'member_id', 'next'])
     .where('token_hash', '=', sha256(token)).where('expires_at', '>', nowMs).where('failures', '<', CHALLENGE_MAX_FAILURES)
     .executeTakeFirst();
-  return row && { tokenHash: row.token_hash, accountId: row.account_id, next: row.next };
+  return row && { tokenHash: row.token_hash, accountId: row.account_id, memberId: row.member_id, next: row.next };
 }
 
 /** Counts a wrong code; returns true when the challenge is used up (the password must be given again). */

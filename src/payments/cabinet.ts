@@ -261,7 +261,7 @@ export const paymentsSection: CabinetSection = {
     // Before /payments/{payment_id}: the first match wins.
     { method: 'GET', path: '/payments/settings', handler: (ctx) => renderSettings(ctx) },
     {
-      method: 'POST', path: '/payments/settings', audit: 'api',
+      method: 'POST', path: '/payments/settings', audit: 'api', role: 'owner',
       async handler(ctx) {
         const f = ctx.form;
         const bps = f.get('underpaid_tolerance_bps')?.trim() ?? '';

@@ -200,7 +200,7 @@ const settingsRoutes = [
   }),
   route({
     method: 'PUT', path: '/v1/payments/settings', operationId: 'updatePaymentSettings', tag: TAG, summary: 'Change payment settings (keys given replace the stored ones; "" removes the xpub)',
-    body: settingsBody, errors: [400],
+    body: settingsBody, errors: [400], role: 'owner',
     response: settingsSchema,
     audit: { action: 'payments.settings', describe: ({ body }) => ({ type: 'payment_settings', changes: settingsChanges(body) }) },
     async handler({ account, app, body }) {

@@ -4,6 +4,8 @@ export { Catalog, syncCatalog, loadCatalog, envIdentifier } from './catalog.js';
 export type { Network, Environment, Plan, NetworkFamily, UtxoAddressFormat } from './catalog.js';
 export * from './accounts.js';
 export * from './keys.js';
+export * from './roles.js';
+export * from './members.js';
 export * from './endpoints.js';
 export * from './usage.js';
 export * from './audit.js';

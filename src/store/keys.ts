@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from './store.js';
 import type { ApiKeyRow } from './tables.js';
 import { announceChange, countChangeIn } from './changes.js';
+import { asRole, type Role } from './roles.js';
 
 export interface ApiKeyInfo {
   api_key: string;
@@ -12,6 +13,8 @@ export interface ApiKeyInfo {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** The cabinet member who made it; null for keys made before members or by `rpcctl admin`. */
+  created_by_member: number | null;
 }
 
 /** A key as the authenticator needs it: the secret decrypted, the allowlist parsed. */
@@ -20,6 +23,8 @@ export interface ActiveKey {
   accountId: number;
   secret: string;
   allowedIps: string[];
+  /** Its maker's role (today's, so demoting a member demotes their keys); owner when no member made it. */
+  role: Role;
 }
 
 const aad = (id: string) => `api_key:${id}`;
@@ -28,21 +33,21 @@ export function keyInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
     api_key: row.id, prefix: row.prefix, account_id: row.account_id, name: row.name,
     allowed_ips: JSON.parse(row.allowed_ips) as string[], created_at: row.created_at, revoked_at: row.revoked_at,
-    last_used_at: row.last_used_at ?? null,
+    last_used_at: row.last_used_at ?? null, created_by_member: row.created_by_member ?? null,
   };
 }
 
 /** Creates a key. The returned secret is the only copy in plain text. */
 export async function createApiKey(
   store: Store,
-  input: { accountId: number; allowedIps?: string[]; name?: string | null },
+  input: { accountId: number; allowedIps?: string[]; name?: string | null; createdByMember?: number | null },
 ): Promise<ApiKeyInfo & { secret: string }> {
   const id = randomUUID();
   const secret = `sk_${randomBytes(32).toString('base64url')}`;
   const row: ApiKeyRow = {
     id, account_id: input.accountId, prefix: id.slice(0, 8), secret: store.secrets.seal(secret, aad(id)),
     name: input.name ?? null, allowed_ips: JSON.stringify(input.allowedIps ?? []),
-    created_at: new Date().toISOString(), revoked_at: null, last_used_at: null,
+    created_at: new Date().toISOString(), revoked_at: null, last_used_at: null, created_by_member: input.createdByMember ?? null,
   };
   // Counted: another process may have cached this id as unknown.
   await store.db.transaction().execute(async (trx) => {
@@ -75,10 +80,14 @@ export async function revokeApiKey(store: Store, idOrPrefix: string): Promise<Ap
 }
 
 export async function findActiveKey(store: Store, id: string): Promise<ActiveKey | undefined> {
-  const row = await store.db.selectFrom('api_keys').select(['id', 'account_id', 'secret', 'allowed_ips'])
-    .where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  const row = await store.db.selectFrom('api_keys')
+    .leftJoin('cabinet_members', 'cabinet_members.id', 'api_keys.created_by_member')
+    .select(['api_keys.id', 'api_keys.account_id', 'api_keys.secret', 'api_keys.allowed_ips', 'api_keys.created_by_member', 'cabinet_members.role'])
+    .where('api_keys.id', '=', id).where('api_keys.revoked_at', 'is', null).executeTakeFirst();
   if (!row) return undefined;
-  return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[] };
+  // A maker no longer a member (a row removed by hand; removal revokes their keys) grants the least.
+  const role = row.created_by_member === null ? 'owner' : asRole(row.role);
+  return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[], role };
 }
 
 /**

@@ -20,7 +20,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   scanner_cursors: ScannerCursorsTable;
   scanner_blocks: ScannerBlocksTable;
-  cabinet_logins: CabinetLoginsTable;
+  cabinet_members: CabinetMembersTable;
   cabinet_sessions: CabinetSessionsTable;
   cabinet_login_links: CabinetLoginLinksTable;
   cabinet_recovery_codes: CabinetRecoveryCodesTable;
@@ -115,6 +115,8 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** Coalesced: written in batches by the API, not per request. */
   last_used_at: string | null;
+  /** The cabinet member who made it: the key acts with that member's role; null (older keys, `rpcctl admin`) acts as an owner. */
+  created_by_member: Generated<number | null>;
 }
 
 export interface EndpointsTable {
@@ -247,11 +249,18 @@ export interface ScannerBlocksTable {
   hash: string;
 }
 
-export interface CabinetLoginsTable {
+/** A member of an account: its own e-mail, password, second factor and role. */
+export interface CabinetMembersTable {
+  id: Generated<number>;
   account_id: number;
   email: string;
-  /** `scrypt$N$r$p$salt$hash`; null until a password is set (sign-in by link only). */
+  /** `scrypt$N$r$p$salt$hash`; null until a password is set (sign-in by link only, or an invitation not yet accepted). */
   password_hash: string | null;
+  /** 'owner' | 'developer' | 'viewer' (members.ts). */
+  role: string;
+  created_at: string;
+  /** Null while the invitation is not yet accepted. */
+  joined_at: string | null;
   updated_at: string;
   /** The TOTP key, sealed with the master key (SecretBox); null while two-factor is off. */
   totp_secret: Generated<string | null>;
@@ -262,9 +271,10 @@ export interface CabinetLoginsTable {
   totp_last_step: Generated<number | null>;
 }
 
-/** `account_id` names the login (its key while an account has one login). */
+/** `member_id` names the login; `account_id` is its account's. */
 export interface CabinetRecoveryCodesTable {
   account_id: number;
+  member_id: number;
   code_hash: string;
   used_at: number | null;
 }
@@ -272,6 +282,7 @@ export interface CabinetRecoveryCodesTable {
 export interface CabinetSignInChallengesTable {
   token_hash: string;
   account_id: number;
+  member_id: number;
   next: string;
   expires_at: number;
   failures: Generated<number>;
@@ -287,6 +298,7 @@ export interface CabinetPoliciesTable {
 export interface CabinetSessionsTable {
   id_hash: string;
   account_id: number;
+  member_id: number;
   csrf_token: string;
   created_at: number;
   last_seen_at: number;
@@ -312,6 +324,9 @@ export interface AuditLogTable {
 export interface CabinetLoginLinksTable {
   token_hash: string;
   account_id: number;
+  member_id: number;
+  /** 'sign-in', or 'set-password' (an invitation, a reset): the link leads to a new password first. */
+  purpose: Generated<string>;
   expires_at: number;
   used_at: number | null;
 }

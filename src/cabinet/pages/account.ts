@@ -1,4 +1,4 @@
-import { checkLogin, CredentialError, MIN_PASSWORD_LENGTH, setLogin } from '../credentials.js';
+import { checkLogin, CredentialError, MIN_PASSWORD_LENGTH, setMemberPassword } from '../credentials.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
 import { twoFactorState } from '../two-factor.js';
@@ -6,8 +6,8 @@ import { badge, csrfField, errorBox, num, pageHeader, time } from './ui.js';
 
 async function render(ctx: PageContext, opts: { error?: string; status?: number } = {}) {
   const plan = ctx.core.store.catalog.plan(ctx.account.plan_id);
-  const sessions = await ctx.core.sessions.count(ctx.account.id);
-  const twoFactor = await twoFactorState(ctx.core.store, ctx.account.id);
+  const sessions = await ctx.core.sessions.count(ctx.member.id);
+  const twoFactor = await twoFactorState(ctx.core.store, ctx.session);
   ctx.page({
     title: 'Account', nav: 'account', status: opts.status,
     body: html`${pageHeader('Account', `Account ${ctx.account.id}`)}
@@ -16,6 +16,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number 
   <h2 id="profile-title">Profile</h2>
   <dl class="kv">
     <dt>E-mail</dt><dd>${ctx.email}</dd>
+    <dt>Role</dt><dd>${ctx.member.role} · <a href="/members">Members</a></dd>
     <dt>Account id</dt><dd><code>${ctx.account.id}</code></dd>
     <dt>Plan</dt><dd>${plan ? html`${plan.name} · ${num(plan.included_credits)} credits a month` : 'none'}</dd>
     <dt>Customer since</dt><dd>${time(ctx.account.created_at)}</dd>
@@ -65,19 +66,20 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number 
 export const accountRoutes: PageRoute[] = [
   { method: 'GET', path: '/account', handler: (ctx) => render(ctx) },
   {
-    method: 'POST', path: '/account/password', audit: 'page',
+    // Every member's own login: any role.
+    method: 'POST', path: '/account/password', audit: 'page', role: 'viewer',
     async handler(ctx) {
-      const wait = await ctx.core.throttlePassword(`account:${ctx.account.id}`);
+      const wait = await ctx.core.throttlePassword(`member:${ctx.member.id}`);
       if (wait > 0) return render(ctx, { error: `Too many attempts. Try again in ${wait} s.`, status: 429 });
       const current = ctx.form.get('current') ?? '';
       const password = ctx.form.get('password') ?? '';
-      if ((await checkLogin(ctx.core.store, ctx.email, current)) !== ctx.account.id) {
+      if ((await checkLogin(ctx.core.store, ctx.email, current))?.memberId !== ctx.member.id) {
         return render(ctx, { error: 'The current password is wrong.', status: 400 });
       }
       if (password !== ctx.form.get('confirm')) return render(ctx, { error: 'The new passwords differ.', status: 400 });
       try {
-        // Ends every session of the account, this one included.
-        await setLogin(ctx.core.store, ctx.account.id, { password });
+        // Ends every session of the member, this one included.
+        await setMemberPassword(ctx.core.store, ctx.member.id, password);
       } catch (err) {
         if (err instanceof CredentialError) return render(ctx, { error: `New password: ${err.message}`, status: 400 });
         throw err;
@@ -87,9 +89,9 @@ export const accountRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/account/sessions/others', audit: 'page',
+    method: 'POST', path: '/account/sessions/others', audit: 'page', role: 'viewer',
     async handler(ctx) {
-      const n = await ctx.core.sessions.endOthers(ctx.account.id, ctx.session.idHash);
+      const n = await ctx.core.sessions.endOthers(ctx.member.id, ctx.session.idHash);
       await ctx.audit('login.sign_out_others', loginTarget(ctx), { sessions: n });
       ctx.redirect('/account', n === 1 ? 'Signed out 1 other session.' : `Signed out ${n} other sessions.`);
     },
@@ -98,5 +100,5 @@ export const accountRoutes: PageRoute[] = [
 
 /** The signed-in login as an audit target (its e-mail is the entry's actor label). */
 export function loginTarget(ctx: PageContext): { type: string; id: string } {
-  return { type: 'login', id: String(ctx.session.accountId) };
+  return { type: 'member', id: String(ctx.member.id) };
 }

@@ -99,7 +99,7 @@ async function ownKey(ctx: PageContext): Promise<ApiKeyInfo> {
 export const keyRoutes: PageRoute[] = [
   { method: 'GET', path: '/keys', handler: (ctx) => renderKeys(ctx) },
   {
-    method: 'POST', path: '/keys', audit: 'page',
+    method: 'POST', path: '/keys', audit: 'page', role: 'owner',
     async handler(ctx) {
       const typed = { name: ctx.form.get('name') ?? '', allowlist: ctx.form.get('allowed_ips') ?? '' };
       const allowed = await attempt(async () => parseAllowlist(typed.allowlist));
@@ -109,7 +109,7 @@ export const keyRoutes: PageRoute[] = [
         if (name.length > 100) throw new HttpError(400, 'name: must be at most 100 characters');
         const live = (await listApiKeys(ctx.core.store, ctx.account.id)).filter((k) => !k.revoked_at).length;
         if (live >= MAX_KEYS) throw new HttpError(400, `Key limit reached: at most ${MAX_KEYS} active keys; revoke one first`);
-        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps: allowed.value });
+        return createApiKey(ctx.core.store, { accountId: ctx.account.id, name: name || null, allowedIps: allowed.value, createdByMember: ctx.member.id });
       });
       if (!result.ok) return renderKeys(ctx, { error: result.error, status: 400, create: typed });
       await ctx.audit('key.create', { type: 'key', id: result.value.prefix }, { name: result.value.name, allowed_ips: result.value.allowed_ips });
@@ -118,7 +118,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/allowlist', audit: 'page',
+    method: 'POST', path: '/keys/{prefix}/allowlist', audit: 'page', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       const result = await attempt(async () => parseAllowlist(ctx.form.get('allowed_ips')));
@@ -129,7 +129,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/keys/{prefix}/revoke',
+    method: 'GET', path: '/keys/{prefix}/revoke', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       ctx.page({
@@ -147,7 +147,7 @@ export const keyRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/keys/{prefix}/revoke', audit: 'page',
+    method: 'POST', path: '/keys/{prefix}/revoke', audit: 'page', role: 'owner',
     async handler(ctx) {
       const key = await ownKey(ctx);
       await revokeAccountKey(ctx.core.store, ctx.account.id, key.api_key);

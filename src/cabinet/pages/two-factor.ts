@@ -14,7 +14,7 @@ const ISSUER = 'rpcctl';
 
 /** `/account/two-factor`: enrol (QR code, the key as text, a code to confirm), recovery codes, turn off, the account's policy. */
 async function render(ctx: PageContext, opts: { error?: string; status?: number; codes?: string[] } = {}) {
-  const state = await twoFactorState(ctx.core.store, ctx.account.id);
+  const state = await twoFactorState(ctx.core.store, ctx.session);
   const body = opts.codes ? recoveryCodes(opts.codes)
     : state.enabled ? manage(ctx, state.enabledAt, state.recoveryLeft, state.required, opts.error)
       : await enrol(ctx, state.required, opts.error);
@@ -25,7 +25,7 @@ async function render(ctx: PageContext, opts: { error?: string; status?: number;
 }
 
 async function enrol(ctx: PageContext, required: boolean, error: string | undefined) {
-  const secret = await pendingSecret(ctx.core.store, ctx.account.id);
+  const secret = await pendingSecret(ctx.core.store, ctx.member.id);
   // The SVG has only path elements with presentation attributes: nothing the CSP refuses.
   const svg = await QRCode.toString(otpauthUri(secretFromBase32(secret), ctx.email, ISSUER), { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   const grouped = secret.match(/.{1,4}/g)!.join(' ');
@@ -69,12 +69,12 @@ function manage(ctx: PageContext, enabledAt: string | null, left: number, requir
 </section>
 <section class="card" aria-labelledby="policy-title">
   <h2 id="policy-title">For the whole account</h2>
-  <form method="post" action="/account/two-factor/policy" class="stack">
+  ${ctx.can('owner') ? html`<form method="post" action="/account/two-factor/policy" class="stack">
     ${csrfField(ctx)}
     <label class="check"><input type="checkbox" name="require" value="1"${required ? html` checked` : ''}> Require two-factor sign-in for every member</label>
     <p class="muted small">A login without it is sent to set it up before anything else.</p>
     <button type="submit">Save</button>
-  </form>
+  </form>` : html`<p>Two-factor sign-in is ${required ? 'required of every member' : 'each member\'s choice'} (an owner decides).</p>`}
   <form method="post" action="/account/two-factor/disable" class="stack">
     ${csrfField(ctx)}
     <h3>Turn off</h3>
@@ -98,13 +98,13 @@ function recoveryCodes(codes: string[]) {
 /** The password or a second factor (a TOTP code or a recovery code, used up by this). */
 async function proven(ctx: PageContext): Promise<boolean> {
   const proof = ctx.form.get('proof') ?? '';
-  if (await useSecondFactor(ctx.core.store, ctx.account.id, proof)) return true;
-  return (await checkLogin(ctx.core.store, ctx.email, proof)) === ctx.account.id;
+  if (await useSecondFactor(ctx.core.store, ctx.member.id, proof)) return true;
+  return (await checkLogin(ctx.core.store, ctx.email, proof))?.memberId === ctx.member.id;
 }
 
 /** Counted with the password changes: a stolen session cannot guess the password here faster. */
 async function throttled(ctx: PageContext): Promise<boolean> {
-  const wait = await ctx.core.throttlePassword(`account:${ctx.account.id}`);
+  const wait = await ctx.core.throttlePassword(`member:${ctx.member.id}`);
   if (wait > 0) await render(ctx, { error: `Too many attempts. Try again in ${wait} s.`, status: 429 });
   return wait > 0;
 }
@@ -112,21 +112,21 @@ async function throttled(ctx: PageContext): Promise<boolean> {
 export const twoFactorRoutes: PageRoute[] = [
   { method: 'GET', path: '/account/two-factor', handler: (ctx) => render(ctx) },
   {
-    method: 'POST', path: '/account/two-factor/confirm', audit: 'page',
+    method: 'POST', path: '/account/two-factor/confirm', audit: 'page', role: 'viewer',
     async handler(ctx) {
       if (await throttled(ctx)) return;
-      const codes = await confirmEnrolment(ctx.core.store, ctx.account.id, (ctx.form.get('code') ?? '').replace(/\s/g, ''));
+      const codes = await confirmEnrolment(ctx.core.store, ctx.session, (ctx.form.get('code') ?? '').replace(/\s/g, ''));
       if (!codes) return render(ctx, { error: 'That code is wrong. Check the phone\'s clock and enter the newest code.', status: 400 });
       await ctx.audit('two_factor.enable', loginTarget(ctx));
       return render(ctx, { codes });
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/recovery', audit: 'page',
+    method: 'POST', path: '/account/two-factor/recovery', audit: 'page', role: 'viewer',
     async handler(ctx) {
       if (await throttled(ctx)) return;
       if (!(await proven(ctx))) return render(ctx, { error: 'The password or code is wrong.', status: 400 });
-      const codes = await newRecoveryCodes(ctx.core.store, ctx.account.id);
+      const codes = await newRecoveryCodes(ctx.core.store, ctx.session);
       await ctx.audit('two_factor.recovery_codes', loginTarget(ctx));
       return render(ctx, { codes });
     },
@@ -135,19 +135,20 @@ export const twoFactorRoutes: PageRoute[] = [
     method: 'POST', path: '/account/two-factor/disable', audit: 'page',
     async handler(ctx) {
       if (await throttled(ctx)) return;
-      const state = await twoFactorState(ctx.core.store, ctx.account.id);
+      const state = await twoFactorState(ctx.core.store, ctx.session);
       if (state.required) return render(ctx, { error: 'The account requires two-factor sign-in: turn that off first.', status: 400 });
       if (!(await proven(ctx))) return render(ctx, { error: 'The password or code is wrong.', status: 400 });
-      await disableTwoFactor(ctx.core.store, ctx.account.id);
+      await disableTwoFactor(ctx.core.store, ctx.member.id);
       await ctx.audit('two_factor.disable', loginTarget(ctx));
       ctx.redirect('/account', 'Two-factor sign-in is off.');
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/policy', audit: 'page',
+    // The account's policy: an owner's.
+    method: 'POST', path: '/account/two-factor/policy', audit: 'page', role: 'owner',
     async handler(ctx) {
       // Only a login that has it can require it: nobody is locked into an enrolment by surprise.
-      if (!(await twoFactorState(ctx.core.store, ctx.account.id)).enabled) return render(ctx, { error: 'Turn on two-factor for yourself first.', status: 400 });
+      if (!(await twoFactorState(ctx.core.store, ctx.session)).enabled) return render(ctx, { error: 'Turn on two-factor for yourself first.', status: 400 });
       const on = ctx.form.get('require') === '1';
       await setTwoFactorRequired(ctx.core.store, ctx.account.id, on);
       await ctx.audit('account.policy', { type: 'account', id: String(ctx.account.id) }, { require_two_factor: on });

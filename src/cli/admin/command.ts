@@ -37,9 +37,22 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .action(act('accountsResetTwoFactor', ['userId']));
 
   admin.command('login-link').description('a one-time cabinet sign-in link (valid 15 minutes, used once)')
-    .requiredOption('--account <user_id>', 'account id')
+    .option('--email <email>', 'the member who signs in')
+    .option('--account <user_id>', 'instead of --email: the account\'s first owner')
     .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
     .action(act('loginLink'));
+
+  const members = admin.command('members').description('an account\'s cabinet members (logins with a role)');
+  members.command('list').alias('ls').description('list the members of an account, invited ones included')
+    .requiredOption('--account <user_id>', 'account id')
+    .action(act('membersList'));
+  members.command('reset').description('a member who lost their password or phone: a set-password link and/or two-factor off')
+    .requiredOption('--account <user_id>', 'account id')
+    .requiredOption('--email <email>', 'the member\'s sign-in e-mail')
+    .option('--password-link', 'print a one-time link that sets a new password (valid 24 hours)')
+    .option('--remove-2fa', 'turn off the member\'s two-factor sign-in and end their sessions')
+    .option('--base-url <url>', 'the cabinet\'s public address (default: the API listener from config)')
+    .action(act('membersReset'));
 
   const keys = admin.command('keys').description('Public API keys (the secret is shown once, at creation)');
   keys.command('create').description('create an API key for an account')

@@ -1,7 +1,7 @@
 import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../../config/index.js';
 import {
-  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, recordAudit, revokeApiKey, rotateWebhookSecret,
-  setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow, type AuditEntry,
+  createAccount, createApiKey, getAccount, listAccounts, listApiKeys, listMembers, memberByEmail, primaryOwner, recordAudit, revokeApiKey,
+  rotateWebhookSecret, setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow, type AuditEntry, type Member,
 } from '../../store/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { isValidIp } from '../../util/ip.js';
 import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../../gateway/probe.js';
 import { CliError, usageError, type CliIO } from '../io.js';
 import {
-  checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, setLogin,
+  checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, RESET_LINK_TTL_MS, setLogin,
 } from '../../cabinet/credentials.js';
 import { resetTwoFactor, twoFactorState } from '../../cabinet/two-factor.js';
 import { canPrompt, readSecret } from '../prompts.js';
@@ -100,7 +100,7 @@ export async function accountsCreate(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     const plan = opts.plan === undefined ? store.catalog.plans[0] : store.catalog.planBySlug(String(opts.plan));
     if (!plan) throw usageError(`unknown plan "${String(opts.plan)}" (one of: ${store.catalog.plans.map((p) => p.slug).join(', ')})`);
-    if (email !== undefined && (await store.db.selectFrom('cabinet_logins').select('account_id').where('email', '=', email).executeTakeFirst())) {
+    if (email !== undefined && (await memberByEmail(store, email))) {
       throw usageError(`${email} already signs in to another account`);
     }
     const row = await createAccount(store, { planId: plan.id, name: (opts.name as string | undefined) ?? null });
@@ -130,8 +130,10 @@ export async function accountsGet(io: CliIO, opts: Opts & { userId: string }): P
   await withStore(io, opts, async (store, out) => {
     const account = presentAccount(store, await mustGetAccount(store, accountId(opts.userId, 'user_id')));
     const keys = await listApiKeys(store, account.user_id);
-    const email = (await loginOf(store, account.user_id))?.email ?? null;
-    const tf = await twoFactorState(store, account.user_id);
+    const owner = await primaryOwner(store, account.user_id);
+    const email = owner?.email ?? null;
+    const tf = owner ? await twoFactorState(store, { accountId: owner.accountId, memberId: owner.id })
+      : { enabled: false, required: false, recoveryLeft: 0 };
     const two_factor = { enabled: tf.enabled, required: tf.required, recovery_codes_left: tf.recoveryLeft };
     if (out.json) return out.printJson({ ...account, email, two_factor, keys });
     out.fields([
@@ -264,10 +266,10 @@ export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: s
   const userId = accountId(opts.userId, 'user_id');
   await withStore(io, opts, async (store, out) => {
     await mustGetAccount(store, userId);
-    const login = await loginOf(store, userId);
+    const login = await primaryOwner(store, userId);
     if (!login) throw usageError(`account ${userId} has no cabinet login`);
-    const wasOn = await resetTwoFactor(store, userId);
-    await audited(store, out, { accountId: userId, action: 'two_factor.reset', target: { type: 'login', id: String(userId) }, changes: { was_on: wasOn } });
+    const wasOn = await resetTwoFactor(store, login.id);
+    await audited(store, out, { accountId: userId, action: 'two_factor.reset', target: { type: 'member', id: String(login.id) }, changes: { was_on: wasOn } });
     if (out.json) return out.printJson({ user_id: userId, email: login.email, two_factor_was_on: wasOn });
     out.note(wasOn ? `Two-factor sign-in of ${login.email} is off; its cabinet sessions were ended.`
       : `${login.email} had no two-factor sign-in; its cabinet sessions were ended.`);
@@ -276,17 +278,88 @@ export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: s
 
 export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
-    const account = await mustGetAccount(store, accountId(opts.account));
-    const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
-    if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
-    const { token, expiresAt } = await createLoginLink(store, account.id);
-    await audited(store, out, { accountId: account.id, action: 'login.link', target: { type: 'login', id: String(account.id) } });
+    const member = await linkMember(store, opts);
+    const account = await mustGetAccount(store, member.accountId);
+    const base = cabinetBase(store, opts);
+    const { token, expiresAt } = await createLoginLink(store, { accountId: account.id, memberId: member.id });
+    await audited(store, out, { accountId: account.id, action: 'login.link', target: { type: 'member', id: String(member.id) } });
     const url = `${base}/login/link/${token}`;
     const expires_at = new Date(expiresAt).toISOString();
     if (out.json) return out.printJson({ user_id: account.id, url, expires_at });
     out.print(url);
     out.note(`Valid for ${LOGIN_LINK_TTL_MS / 60_000} minutes, once. Send it to the merchant over a private channel.`);
   });
+}
+
+/** Who a sign-in link is for: the member of `--email`, or the first owner of `--account`. */
+async function linkMember(store: Store, opts: Opts): Promise<Member> {
+  if ((opts.email === undefined) === (opts.account === undefined)) throw usageError('give --email (a member) or --account (its first owner)');
+  if (opts.email !== undefined) {
+    const email = credentialsUsage(() => normalizeEmail(String(opts.email)));
+    const member = await memberByEmail(store, email);
+    if (!member) throw usageError(`${email} does not sign in to any account (see: rpcctl admin members list --account ID)`);
+    return member;
+  }
+  const account = await mustGetAccount(store, accountId(opts.account));
+  const owner = await primaryOwner(store, account.id);
+  if (!owner) throw usageError(`account ${account.id} has no cabinet login yet: rpcctl admin accounts set-password ${account.id} --email ADDRESS`);
+  return owner;
+}
+
+export async function membersList(io: CliIO, opts: Opts): Promise<void> {
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const rows = (await listMembers(store, account.id)).map(presentMember);
+    if (out.json) return out.printJson(rows);
+    out.table(rows, [
+      { header: 'ID', value: (r) => r.member_id, keep: true },
+      { header: 'E-MAIL', value: (r) => r.email, keep: true },
+      { header: 'ROLE', value: (r) => r.role, keep: true },
+      { header: 'STATE', value: (r) => (r.joined_at ? 'joined' : 'invited') },
+      { header: '2FA', value: (r) => (r.two_factor ? 'on' : 'off') },
+      { header: 'JOINED', value: (r) => (r.joined_at ? out.when(r.joined_at) : '') },
+    ], `Account ${account.id} has no cabinet members: rpcctl admin accounts set-password ${account.id} --email ADDRESS`);
+  });
+}
+
+/** A member who lost their password or phone: a link to set a new password, and/or two-factor off (their sessions end). */
+export async function membersReset(io: CliIO, opts: Opts): Promise<void> {
+  if (!opts.passwordLink && !opts.remove2fa) throw usageError('say what to reset: --password-link, --remove-2fa, or both');
+  const email = credentialsUsage(() => normalizeEmail(String(opts.email)));
+  await withStore(io, opts, async (store, out) => {
+    const account = await mustGetAccount(store, accountId(opts.account));
+    const member = await memberByEmail(store, email);
+    if (!member || member.accountId !== account.id) throw usageError(`account ${account.id} has no member ${email} (see: rpcctl admin members list --account ${account.id})`);
+    const base = opts.passwordLink ? cabinetBase(store, opts) : '';
+    const twoFactorWasOn = opts.remove2fa ? await resetTwoFactor(store, member.id) : undefined;
+    const link = opts.passwordLink
+      ? await createLoginLink(store, { accountId: account.id, memberId: member.id }, { purpose: 'set-password', ttlMs: RESET_LINK_TTL_MS })
+      : undefined;
+    const url = link && `${base}/join/${link.token}`;
+    if (out.json) {
+      return out.printJson({
+        ...presentMember(member), ...(twoFactorWasOn !== undefined ? { two_factor_was_on: twoFactorWasOn } : {}),
+        ...(link ? { password_link: url, expires_at: new Date(link.expiresAt).toISOString() } : {}),
+      });
+    }
+    if (twoFactorWasOn !== undefined) {
+      out.note(twoFactorWasOn ? `Two-factor sign-in of ${email} is off; their cabinet sessions were ended.` : `${email} had no two-factor sign-in.`);
+    }
+    if (url) {
+      out.print(url);
+      out.note(`Sets a new password for ${email}: valid ${RESET_LINK_TTL_MS / 3600_000} hours, once. Send it over a private channel.`);
+    }
+  });
+}
+
+function presentMember(m: Member) {
+  return { member_id: m.id, user_id: m.accountId, email: m.email, role: m.role, joined_at: m.joinedAt, invited_at: m.createdAt, two_factor: m.twoFactor };
+}
+
+function cabinetBase(store: Store, opts: Opts): string {
+  const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
+  if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
+  return base;
 }
 
 function defaultCabinetBase(store: Store, opts: Opts): string {
