@@ -102,12 +102,13 @@ async function refusal(ctx: PageContext, err: unknown): Promise<void> {
 export const memberRoutes: PageRoute[] = [
   { method: 'GET', path: '/members', handler: (ctx) => render(ctx) },
   {
-    method: 'POST', path: '/members/invite', role: 'owner',
+    method: 'POST', path: '/members/invite', audit: 'page', role: 'owner',
     async handler(ctx) {
       const role = ctx.form.get('role');
       if (!isRole(role)) return render(ctx, { error: `Role: one of ${ROLES.join(', ')}`, status: 400 });
       try {
         const memberId = await addInvitedMember(ctx.core.store, ctx.account.id, ctx.form.get('email') ?? '', role);
+        await ctx.audit('member.invite', { type: 'member', id: String(memberId) }, { email: ctx.form.get('email') ?? '', role });
         await renderInvitation(ctx, (await getMember(ctx.core.store, memberId))!);
       } catch (err) {
         await refusal(ctx, err);
@@ -116,16 +117,17 @@ export const memberRoutes: PageRoute[] = [
   },
   {
     // An invitation lost or expired: a new link (the old ones stop working).
-    method: 'POST', path: '/members/{id}/invitation', role: 'owner',
+    method: 'POST', path: '/members/{id}/invitation', audit: 'page', role: 'owner',
     async handler(ctx) {
       const m = await target(ctx);
       if (m.joinedAt) return render(ctx, { error: `${m.email} has joined already; a lost password is reset by your operator (rpcctl admin members reset).`, status: 400 });
       await ctx.core.store.db.deleteFrom('cabinet_login_links').where('member_id', '=', m.id).execute();
+      await ctx.audit('member.invitation_renew', { type: 'member', id: String(m.id) }, { email: m.email });
       await renderInvitation(ctx, m);
     },
   },
   {
-    method: 'POST', path: '/members/{id}/role', role: 'owner',
+    method: 'POST', path: '/members/{id}/role', audit: 'page', role: 'owner',
     async handler(ctx) {
       const m = await target(ctx);
       const role = ctx.form.get('role');
@@ -135,16 +137,18 @@ export const memberRoutes: PageRoute[] = [
       } catch (err) {
         return refusal(ctx, err);
       }
+      await ctx.audit('member.role', { type: 'member', id: String(m.id) }, { email: m.email, from: m.role, to: role });
       ctx.redirect('/members', `${m.email} is now ${role === 'owner' ? 'an owner' : `a ${role}`}.`);
     },
   },
   {
-    method: 'POST', path: '/members/{id}/remove', role: 'owner',
+    method: 'POST', path: '/members/{id}/remove', audit: 'page', role: 'owner',
     async handler(ctx) {
       const m = await target(ctx);
       if (m.id === ctx.member.id) return render(ctx, { error: 'To remove yourself, use "Leave this account".', status: 400 });
       try {
         const { keysRevoked } = await removeMember(ctx.core.store, ctx.account.id, m.id);
+        await ctx.audit('member.remove', { type: 'member', id: String(m.id) }, { email: m.email, keys_revoked: keysRevoked });
         ctx.redirect('/members', `${m.email} was removed${keysRevoked ? `; the ${keysRevoked} API key${keysRevoked === 1 ? '' : 's'} they made ${keysRevoked === 1 ? 'was' : 'were'} revoked` : ''}.`);
       } catch (err) {
         await refusal(ctx, err);
@@ -152,13 +156,14 @@ export const memberRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/members/leave', role: 'viewer',
+    method: 'POST', path: '/members/leave', audit: 'page', role: 'viewer',
     async handler(ctx) {
       try {
         await removeMember(ctx.core.store, ctx.account.id, ctx.member.id);
       } catch (err) {
         return refusal(ctx, err);
       }
+      await ctx.audit('member.leave', { type: 'member', id: String(ctx.member.id) }, { email: ctx.member.email });
       // The session went with the member.
       ctx.res.writeHead(303, { location: '/login', 'cache-control': 'no-store' }).end();
     },

@@ -336,6 +336,10 @@ export async function membersReset(io: CliIO, opts: Opts): Promise<void> {
       ? await createLoginLink(store, { accountId: account.id, memberId: member.id }, { purpose: 'set-password', ttlMs: RESET_LINK_TTL_MS })
       : undefined;
     const url = link && `${base}/join/${link.token}`;
+    await audited(store, out, {
+      accountId: account.id, action: 'member.reset', target: { type: 'member', id: String(member.id) },
+      changes: { email: member.email, password_link: link !== undefined, ...(twoFactorWasOn !== undefined ? { two_factor_was_on: twoFactorWasOn } : {}) },
+    });
     if (out.json) {
       return out.printJson({
         ...presentMember(member), ...(twoFactorWasOn !== undefined ? { two_factor_was_on: twoFactorWasOn } : {}),
