@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { AccountRow, ActiveKey, Store } from '../store/index.js';
+import type { RequestLogQuery, RequestLogRead } from '../gateway/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -22,6 +23,8 @@ export interface AppContext {
   config: Config;
   /** Called after a change the gateway must see before the API answers (create, status, allowlist). */
   onEndpointChanged(endpointId: number): Promise<void>;
+  /** An endpoint's recent gateway calls on this instance (gateway/request-log.ts). */
+  requestLog(endpointId: number, q: RequestLogQuery): Promise<RequestLogRead>;
   /** The API's base URL as customers reach it (`api.public_url`, else the listener's address): checkout links. */
   publicUrl(): string;
 }

@@ -25,6 +25,8 @@ export interface ApiServerOptions {
   /** Extra routes from other parts of the service (Address Watch, webhooks). */
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
+  /** The gateway's request logs; omitted (the API alone): every log is empty. */
+  requestLog?: AppContext['requestLog'];
   log?: (line: string) => void;
   /** Serves every path outside /v1, /metrics, /health and /ready (the web cabinet). */
   pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -125,7 +127,10 @@ function apiParts(opts: ApiServerOptions): ApiParts {
     perAccount: limits.window('api-account', 60_000),
     trusted: new IpAllowlist(config.api.trusted_proxies),
     // publicUrl is set once the server exists (its port may be chosen by the system).
-    app: { store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '' },
+    app: {
+      store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '',
+      requestLog: opts.requestLog ?? (async () => ({ calls: [], next_before: null, cursor: '' })),
+    },
     keyUse: new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor }),
     health: storeHealth(() => store.ping()),
     budget: new BodyBudget(config.api.max_inflight_bytes_per_ip, config.api.max_inflight_bytes),

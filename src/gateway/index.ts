@@ -15,7 +15,7 @@ import { GatewayWorkers } from './workers/pool.js';
 import type { ProbedWire } from './workers/protocol.js';
 import type { RedisOutage } from '../limits/outage.js';
 import { Supervisor } from '../runtime/supervisor.js';
-import { mergeCalls, parseCursor, type RequestLogRead } from './request-log.js';
+import { mergeCalls, parseCursor, parseId, type RequestLogRead } from './request-log.js';
 
 export { priceRpc, priceRest } from '../pricing/credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -39,6 +39,8 @@ export interface RequestLogQuery {
   errorsOnly?: boolean;
   method?: string | undefined;
   after?: string | undefined;
+  /** A previous page's `next_before`: older calls only. */
+  before?: string | undefined;
 }
 
 /** The workers' response caches seen together (tests and the probe's reorg checks). */
@@ -171,7 +173,8 @@ export async function createGateway(
     websockets: { get subscriptions() { return pool.subscriptions; } },
     async requestLog(endpointId, q) {
       const after = parseCursor(q.after);
-      return mergeCalls(await pool.requestLog({ endpointId, errorsOnly: q.errorsOnly ?? false, method: q.method }, after), after, q.limit);
+      const before = q.before === undefined ? undefined : parseId(q.before);
+      return mergeCalls(await pool.requestLog({ endpointId, errorsOnly: q.errorsOnly ?? false, method: q.method }, after), after, q.limit, before);
     },
     listen: (port, host) => pool.listen(port, host),
     close,

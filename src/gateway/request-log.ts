@@ -132,7 +132,7 @@ export class RequestLog {
 
 /** One call as the API and the cabinet show it. */
 export interface RequestLogEntry {
-  /** `{worker}.{seq}`: unique within this instance. */
+  /** Unique within this instance; sorts the log (arrival time, then sequence); `before` pages back from it. */
   id: string;
   at: string;
   method: string;
@@ -149,6 +149,8 @@ export interface RequestLogEntry {
 export interface RequestLogRead {
   /** Newest first, at most `limit`. */
   calls: RequestLogEntry[];
+  /** The last call's id when older calls match too: pass it as `before` for the next page. */
+  next_before: string | null;
   /** Pass as `after` to get only the calls that came after this read. */
   cursor: string;
 }
@@ -162,22 +164,44 @@ export function parseCursor(cursor: string | undefined): number[] {
   });
 }
 
+type Key = [at: number, seq: number, worker: number];
+
+function idOf(k: Key): string {
+  return `${k[0].toString(36)}-${k[1].toString(36)}-${k[2]}`;
+}
+
+/** A `before` id back as its sort key; undefined when it is not one of ours. */
+export function parseId(id: string): Key | undefined {
+  const m = /^([0-9a-z]{1,12})-([0-9a-z]{1,12})-(\d{1,3})$/.exec(id);
+  return m ? [Number.parseInt(m[1]!, 36), Number.parseInt(m[2]!, 36), Number(m[3])] : undefined;
+}
+
+/** Newest first: arrival time, then sequence, then worker (a total order: a worker's sequence numbers are its own). */
+function newerFirst(x: Key, y: Key): number {
+  return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
+}
+
 /**
- * The workers' answers merged: newest first (by arrival, then sequence), cut to `limit`; the
- * cursor keeps, for a worker that did not answer (it died), the position it was given.
+ * The workers' answers merged: newest first, those older than `before` only, cut to `limit`;
+ * the cursor keeps, for a worker that did not answer (it died), the position it was given.
  */
-export function mergeCalls(answers: Array<{ seq: number; calls: CallWire[] } | undefined>, after: number[], limit: number): RequestLogRead {
-  const rows: Array<{ w: number; c: CallWire }> = [];
+export function mergeCalls(answers: Array<{ seq: number; calls: CallWire[] } | undefined>, after: number[], limit: number, before?: Key): RequestLogRead {
+  const rows: Array<{ k: Key; c: CallWire }> = [];
   const cursor: number[] = [];
   answers.forEach((a, w) => {
     cursor.push(a ? a.seq : after[w] ?? 0);
-    for (const c of a?.calls ?? []) rows.push({ w, c });
+    for (const c of a?.calls ?? []) {
+      const k: Key = [c[1], c[0], w];
+      if (!before || newerFirst(before, k) < 0) rows.push({ k, c });
+    }
   });
-  rows.sort((x, y) => y.c[1] - x.c[1] || y.c[0] - x.c[0]);
+  rows.sort((x, y) => newerFirst(x.k, y.k));
+  const page = rows.slice(0, limit);
   return {
-    calls: rows.slice(0, limit).map(({ w, c: [seq, at, method, status, code, ms, credits, ip, cached, batch] }) => ({
-      id: `${w}.${seq.toString(36)}`, at: new Date(at).toISOString(), method, status, rpc_code: code, latency_ms: ms, credits, client_ip: ip, cached, batch: batch === 0 ? null : batch,
+    calls: page.map(({ k, c: [, at, method, status, code, ms, credits, ip, cached, batch] }) => ({
+      id: idOf(k), at: new Date(at).toISOString(), method, status, rpc_code: code, latency_ms: ms, credits, client_ip: ip, cached, batch: batch === 0 ? null : batch,
     })),
+    next_before: rows.length > limit ? idOf(page[page.length - 1]!.k) : null,
     cursor: cursor.map((s) => s.toString(36)).join('.'),
   };
 }

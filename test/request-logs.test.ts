@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { FakeUpstream } from './helpers/fake-upstream.js';
+import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { CallNote, RequestLog } from '../src/gateway/request-log.js';
+import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
+
+// Request logs (issue 26): real calls through the gateway's worker threads, read back through
+// the signed API. Each worker keeps `request_log_size` calls per endpoint.
+
+const KEPT = 20;
+let t: TestService;
+let up: FakeUpstream;
+let m: Merchant;
+const eps: Record<string, { id: number; url: string }> = {};
+
+beforeAll(async () => {
+  up = await new FakeUpstream().start();
+  up.respond = (s, res) => {
+    const body = JSON.parse(s.body) as { id?: unknown; method?: string };
+    if (Array.isArray(body) || (body.method !== 'eth_call' && body.method !== 'eth_chainId')) return false;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body.method === 'eth_chainId' ? { jsonrpc: '2.0', id: body.id, result: '0x1' }
+      : { jsonrpc: '2.0', id: body.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } }));
+    return true;
+  };
+  t = await startTestService({
+    networks: [{
+      id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'main', upstreams: [up.url] }],
+      credits: { default: 20, methods: { eth_getBalance: 15 } },
+    }],
+    gateway: { request_log_size: KEPT },
+    plans: [{ id: 1, slug: 'big', name: 'Big', included_credits: 1_000_000, rps_limit: 10_000, endpoints_limit: 100, network_limit: null }],
+  });
+  m = await t.merchant({ plan: 'big' });
+  for (const name of ['main', 'closed', 'many']) {
+    const e = (await m.client.createEndpoint({ name, network_environment_id: 1 })).endpoint;
+    eps[name] = { id: e.id, url: `${t.gatewayUrl}/${e.uuid}` };
+  }
+  await m.client.setAllowedIps(eps.closed!.id, ['203.0.113.7']);
+}, 60_000);
+
+afterAll(async () => {
+  await t?.stop();
+  await up?.stop();
+});
+
+async function post(ep: string, body: unknown): Promise<{ status: number; body: any }> {
+  const r = await request(eps[ep]!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: r.statusCode, body: await r.body.json() };
+}
+
+const call = (method: string, id: unknown = 1, params: unknown[] = []) => ({ jsonrpc: '2.0', id, method, params });
+
+async function logs(ep: string, query = ''): Promise<RequestLogPage> {
+  const r = await m.call('GET', `/v1/endpoints/${eps[ep]!.id}/logs${query}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as RequestLogPage;
+}
+
+/** The log once it holds `n` calls (a call enters it when its answer is finished, a moment after the client has it). */
+async function logsWith(ep: string, n: number, query = ''): Promise<RequestLogEntry[]> {
+  let calls: RequestLogEntry[] = [];
+  await expect.poll(async () => (calls = (await logs(ep, query)).calls).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(n);
+  return calls;
+}
+
+describe('request logs through the gateway', () => {
+  it('records each call with its method, status, JSON-RPC error, credits, client and latency; newest first', async () => {
+    const before = Date.now();
+    expect((await post('main', call('eth_getBalance', 1, ['0x52908400098527886E0F7030069857D2E4169EE7', 'latest']))).status).toBe(200);
+    const reverted = await post('main', call('eth_call', 2, [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest']));
+    expect(reverted.body.error.code).toBe(3);
+    expect((await post('main', 'not json')).status).toBe(400);
+    const calls = await logsWith('main', 3);
+    expect(calls.map((c) => c.method)).toEqual(['', 'eth_call', 'eth_getBalance']);
+    const [parse, revert, balance] = calls as [RequestLogEntry, RequestLogEntry, RequestLogEntry];
+    expect(balance).toMatchObject({ status: 200, rpc_code: null, credits: 15, client_ip: '127.0.0.1', cached: false, batch: null });
+    expect(Date.parse(balance.at)).toBeGreaterThanOrEqual(before - 1000);
+    expect(balance.latency_ms).toBeGreaterThan(0);
+    // A caller's error the node answered with HTTP 200 is still an error, and billed as the node answered it.
+    expect(revert).toMatchObject({ status: 200, rpc_code: 3, credits: 20 });
+    expect(parse).toMatchObject({ status: 400, rpc_code: -32700, credits: 0 });
+  });
+
+  it('filters errors and methods', async () => {
+    const errors = (await logs('main', '?status=error')).calls;
+    expect(errors.map((c) => c.method)).toEqual(['', 'eth_call']);
+    const balance = (await logs('main', '?method=eth_getBalance')).calls;
+    expect(balance.map((c) => c.method)).toEqual(['eth_getBalance']);
+    expect((await m.call('GET', `/v1/endpoints/${eps.main!.id}/logs?status=bad`)).body).toEqual({ ok: false, error: 'status: must be all or error' });
+  });
+
+  it('a batch is one row with its element count and summed credits', async () => {
+    const r = await post('main', [call('eth_getBalance', 1, ['0x52908400098527886E0F7030069857D2E4169EE7', 'latest']), call('eth_blockNumber', 2), call('eth_getBalance', 3, ['0x52908400098527886E0F7030069857D2E4169EE7', 'latest'])]);
+    expect(r.body).toHaveLength(3);
+    const calls = await logsWith('main', 2, '?method=eth_getBalance');
+    expect(calls[0]).toMatchObject({ method: 'eth_getBalance', batch: 3, credits: 15 + 20 + 15, status: 200, rpc_code: null });
+  });
+
+  it('marks answers from the cache', async () => {
+    // The first eth_chainId fills the cache; a later one (on whichever worker) is answered from it.
+    await expect.poll(async () => {
+      await post('main', call('eth_chainId'));
+      return (await logs('main', '?method=eth_chainId')).calls.some((c) => c.cached);
+    }, { timeout: 10_000 }).toBe(true);
+    const chain = (await logs('main', '?method=eth_chainId')).calls;
+    expect(chain.at(-1)!.cached).toBe(false);
+  });
+
+  it('records refusals at the endpoint: an address outside the allowlist', async () => {
+    const r = await post('closed', call('eth_blockNumber'));
+    expect(r.status).toBe(403);
+    const [refused] = await logsWith('closed', 1, '?status=error');
+    expect(refused).toMatchObject({ status: 403, rpc_code: -32012, client_ip: '127.0.0.1', credits: 0 });
+  });
+
+  it('keeps at most request_log_size calls per endpoint per worker, the newest', async () => {
+    const n = KEPT * 3;
+    for (let i = 0; i < n; i++) await post('many', call('eth_blockNumber', i));
+    await post('many', call('eth_getBalance', 'last', ['0x52908400098527886E0F7030069857D2E4169EE7', 'latest']));
+    const page = await logs('many', '?limit=1000');
+    const workers = t.service.config.gateway.workers;
+    expect(page.kept_per_worker).toBe(KEPT);
+    expect(page.calls.length).toBeGreaterThanOrEqual(KEPT);
+    expect(page.calls.length).toBeLessThanOrEqual(KEPT * workers);
+    expect(page.calls[0]!.method).toBe('eth_getBalance');
+  });
+
+  it('pages back with before, and follows with after', async () => {
+    const first = await logs('many', '?limit=5');
+    expect(first.calls).toHaveLength(5);
+    expect(first.next_before).toBe(first.calls[4]!.id);
+    const second = await logs('many', `?limit=5&before=${first.next_before}`);
+    expect(second.calls).toHaveLength(5);
+    expect(second.calls.map((c) => c.id)).not.toEqual(expect.arrayContaining([first.calls[4]!.id]));
+    expect(Date.parse(second.calls[0]!.at)).toBeLessThanOrEqual(Date.parse(first.calls[4]!.at));
+
+    const since = await logs('many', `?after=${first.cursor}`);
+    expect(since.calls).toEqual([]);
+    await post('many', call('eth_chainId', 'new'));
+    let fresh: RequestLogEntry[] = [];
+    await expect.poll(async () => (fresh = (await logs('many', `?after=${first.cursor}`)).calls).length, { timeout: 10_000 }).toBe(1);
+    expect(fresh[0]!.method).toBe('eth_chainId');
+  });
+
+  it('another account\'s endpoint is not found', async () => {
+    const other = await t.merchant({ plan: 'big' });
+    expect((await other.call('GET', `/v1/endpoints/${eps.main!.id}/logs`)).status).toBe(404);
+  });
+});
+
+describe('one worker\'s ring', () => {
+  it('holds the newest `size` calls of each endpoint, oldest first, and reads after a sequence number', () => {
+    const log = new RequestLog(3);
+    const push = (ep: number, method: string) => {
+      const n = new CallNote(log, ep, '10.0.0.1');
+      n.method = method;
+      n.status = method === 'bad' ? 502 : 200;
+      log.push(n);
+      return n;
+    };
+    const first = push(1, 'a');
+    push(2, 'other');
+    push(1, 'b');
+    push(1, 'bad');
+    push(1, 'c');
+    const all = log.read({ endpointId: 1, after: 0, errorsOnly: false, method: undefined });
+    expect(all.map((c) => c[2])).toEqual(['b', 'bad', 'c']);
+    expect(log.read({ endpointId: 1, after: 0, errorsOnly: true, method: undefined }).map((c) => c[2])).toEqual(['bad']);
+    expect(log.read({ endpointId: 1, after: all[1]![0], errorsOnly: false, method: undefined }).map((c) => c[2])).toEqual(['c']);
+    expect(log.read({ endpointId: 2, after: first.seq, errorsOnly: false, method: 'other' })).toHaveLength(1);
+    expect(log.read({ endpointId: 3, after: 0, errorsOnly: false, method: undefined })).toEqual([]);
+  });
+});
