@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { CallNote, RequestLog } from '../src/gateway/request-log.js';
+import { cli, cliStarted } from './helpers/cli.js';
 import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
 
 // Request logs (issue 26): real calls through the gateway's worker threads, read back through
@@ -147,6 +148,46 @@ describe('request logs through the gateway', () => {
   it('another account\'s endpoint is not found', async () => {
     const other = await t.merchant({ plan: 'big' });
     expect((await other.call('GET', `/v1/endpoints/${eps.main!.id}/logs`)).status).toBe(404);
+  });
+});
+
+describe('rpcctl endpoints logs', () => {
+  const env = () => ({ PUBLIC_API_BASE: t.baseUrl, PUBLIC_API_KEY: m.apiKey, PUBLIC_API_SECRET: m.secret, NO_COLOR: '1' });
+
+  it('piped: one tab-separated line per call, oldest first', async () => {
+    const api = (await logs('main')).calls;
+    const r = await cli(['endpoints', 'logs', 'main'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    expect(lines.length).toBeGreaterThanOrEqual(api.length);
+    const revert = lines.find((l) => l[2] === 'eth_call')!;
+    // id, at, method, status, rpc_code, latency_ms, credits, client_ip, cached, batch
+    expect([revert[3], revert[4], revert[6], revert[7], revert[8], revert[9]]).toEqual(['200', '3', '20', '127.0.0.1', 'false', '']);
+    expect(lines[0]![2]).toBe('eth_getBalance');
+  });
+
+  it('on a terminal: readable lines, errors only with --status error', async () => {
+    const r = await cli(['endpoints', 'logs', 'main', '--status', 'error'], { env: env(), tty: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ 200 {2}eth_call {2}error 3 {2}[\d.]+ ms {2}20 cr {2}127\.0\.0\.1/);
+    expect(r.stdout).toMatch(/ 400 {2}\(no method\) {2}error -32700/);
+    expect(r.stdout).not.toContain('eth_getBalance');
+    const none = await cli(['endpoints', 'logs', 'main', '--method', 'eth_nothing'], { env: env(), tty: true });
+    expect(none.stderr).toContain('No calls in the log of main yet.');
+  });
+
+  it('--json: one call object per line; --follow prints new calls until Ctrl-C', async () => {
+    const json = await cli(['endpoints', 'logs', 'main', '--json', '--limit', '2'], { env: env() });
+    expect(json.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as RequestLogEntry)).toHaveLength(2);
+    const follow = cliStarted(['endpoints', 'logs', 'many', '--follow', '--interval', '0.1', '--json', '--limit', '1'], { env: env() });
+    await follow.waitFor(/Following many's calls/, 'stderr');
+    await post('many', call('eth_getTransactionCount', 'f', ['0x52908400098527886E0F7030069857D2E4169EE7', 'latest']));
+    await follow.waitFor(/eth_getTransactionCount/);
+    const r = await follow.interrupt();
+    expect(r.code, r.stderr).toBe(0);
+    const printed = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as RequestLogEntry);
+    expect(printed.filter((c) => c.method === 'eth_getTransactionCount')).toHaveLength(1);
+    expect(printed).toHaveLength(2);
   });
 });
 

@@ -229,8 +229,8 @@ export class ApiClient {
   }
 
   /** The endpoint's recent gateway calls, newest first (the answering instance's; see docs/gateway.md, "Request logs"). */
-  endpointLogs(id: number, query: RequestLogQuery = {}): Promise<RequestLogPage> {
-    return this.request('GET', `/v1/endpoints/${id}/logs`, { query: { ...query } });
+  endpointLogs(id: number, query: RequestLogQuery = {}, opts: { signal?: AbortSignal } = {}): Promise<RequestLogPage> {
+    return this.request('GET', `/v1/endpoints/${id}/logs`, { query: { ...query }, signal: opts.signal });
   }
 
   /** Closes the kept-alive connections of the client's own agent. */
