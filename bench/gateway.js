@@ -4,6 +4,7 @@
 // time per request (user + system, from /proc: steadier than throughput on a shared machine).
 // BENCH_COMPARE=/path/to/other/checkout (built with npm run build) adds that version's gateway to
 // every round, for a CPU-per-request ratio between the two. Then a soak run to watch memory.
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, load, median, startFixture } from './load.js';
@@ -22,6 +23,41 @@ const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/s
 function cpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/**
+ * The request log's work per call in isolation (the record, the 'close' listener, the ring), in
+ * µs: against a bare response object with the same events, over rings of 50 endpoints kept full.
+ */
+async function requestLogCostUs() {
+  const { RequestLog, noteCall, noteOf, noteCode } = await import('../dist/gateway/request-log.js');
+  const log = new RequestLog(200);
+  const n = 1_000_000;
+  const response = () => {
+    const res = new EventEmitter();
+    res.statusCode = 200;
+    res.writableFinished = true;
+    return res;
+  };
+  const timed = (fn) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn(i);
+    return (performance.now() - t0) * 1000 / n;
+  };
+  const noted = (i) => {
+    const res = response();
+    noteCall(log, res, i % 50, '127.0.0.1');
+    noteOf(res).method = 'eth_getBalance';
+    noteOf(res).credits = 15;
+    noteCode(res, undefined);
+    res.emit('close');
+  };
+  const bare = () => response().emit('close');
+  timed(noted);
+  timed(bare);
+  const costs = [];
+  for (let r = 0; r < 5; r++) costs.push(timed(noted) - timed(bare));
+  return median(costs);
 }
 
 const upstream = await startFixture('upstream.js');
@@ -98,6 +134,8 @@ try {
     console.log(`  CPU per request this/compared, medians: ${(g.cpuUs / c.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} %`);
     console.log(`  throughput this/compared: ${(g.rps / c.rps * 100).toFixed(1)} %`);
   }
+  const logCost = await requestLogCostUs();
+  console.log(`  request log work per request in isolation: ${logCost.toFixed(2)} us, ${(logCost / g.cpuUs * 100).toFixed(2)} % of the gateway's CPU per request`);
   if ([...ref, ...gw, ...cmp].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
 
   if (soakSeconds > 0) {

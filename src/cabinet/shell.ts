@@ -10,6 +10,7 @@ import type { CabinetCore, CabinetSection, OpenPageRoute, PageRoute } from './co
 import { BUILTIN_NAV, type NavItem } from './layout.js';
 import { accountRoutes } from './pages/account.js';
 import { endpointRoutes } from './pages/endpoints.js';
+import { requestLogRoutes } from './pages/request-logs.js';
 import { keyRoutes } from './pages/keys.js';
 import { overviewRoutes } from './pages/overview.js';
 import { twoFactorRoutes } from './pages/two-factor.js';
@@ -53,7 +54,7 @@ export function openShell(opts: CabinetOptions): Shell {
   const sessions = new Sessions(opts.store, { ...DEFAULT_SESSION_LIMITS, ...opts.sessions });
   const sections = opts.sections ?? [];
   const pages = new Router<PageRoute>([
-    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...twoFactorRoutes, ...sections.flatMap((s) => s.routes),
+    ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...requestLogRoutes, ...accountRoutes, ...twoFactorRoutes, ...sections.flatMap((s) => s.routes),
   ]);
   const openPages = new Router<OpenPageRoute>(sections.flatMap((s) => s.open ?? []));
   const trusted = new IpAllowlist(opts.config.api.trusted_proxies);
