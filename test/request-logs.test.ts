@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { CallNote, RequestLog } from '../src/gateway/request-log.js';
+import { CallNote, loggedMethod, RequestLog } from '../src/gateway/request-log.js';
 import { cli, cliStarted } from './helpers/cli.js';
 import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
 
@@ -143,6 +143,14 @@ describe('request logs through the gateway', () => {
     let fresh: RequestLogEntry[] = [];
     await expect.poll(async () => (fresh = (await logs('many', `?after=${first.cursor}`)).calls).length, { timeout: 10_000 }).toBe(1);
     expect(fresh[0]!.method).toBe('eth_chainId');
+  });
+
+  it('keeps at most 100 characters of a method name, however long the client made it', async () => {
+    const long = `eth_${'x'.repeat(20_000)}`;
+    await post('many', call(long));
+    await expect.poll(async () => (await logs('many')).calls.map((c) => c.method.length), { timeout: 10_000 }).toContain(101);
+    expect(loggedMethod(long)).toBe(`${long.slice(0, 100)}…`);
+    expect(loggedMethod('eth_call')).toBe('eth_call');
   });
 
   it('another account\'s endpoint is not found', async () => {

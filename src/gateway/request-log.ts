@@ -40,6 +40,17 @@ export class CallNote {
 
 type Noted = ServerResponse & { [NOTE]?: CallNote };
 
+/** Longest method name kept: a client's method may be anything up to the body's size. */
+export const MAX_LOGGED_METHOD = 100;
+
+/**
+ * The method as the log keeps it: a longer one is cut, and copied so that the record does not
+ * keep the request's whole text alive (a slice of a long string may point into it).
+ */
+export function loggedMethod(method: string): string {
+  return method.length <= MAX_LOGGED_METHOD ? method : Buffer.from(`${method.slice(0, MAX_LOGGED_METHOD)}…`).toString();
+}
+
 /** Starts the record of a call to an endpoint; it enters the log when the answer is finished or the client went away (499). */
 export function noteCall(log: RequestLog, res: ServerResponse, endpointId: number, ip: string): CallNote {
   const note = new CallNote(log, endpointId, ip);

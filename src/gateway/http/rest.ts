@@ -6,7 +6,7 @@ import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
 import { relay, send } from './respond.js';
-import { noteOf } from '../request-log.js';
+import { loggedMethod, noteOf } from '../request-log.js';
 
 /** A call to a REST-style network (any method under `/{uuid}/...`): priced by method and path. */
 export async function restCall(cx: GatewayContext, req: IncomingMessage, res: ServerResponse, ep: EndpointState, pathAndQuery: string, ip: string): Promise<void> {
@@ -21,7 +21,7 @@ export async function restCall(cx: GatewayContext, req: IncomingMessage, res: Se
     return send(res, 400, 'invalidPath');
   }
   const note = noteOf(res);
-  if (note) note.method = `${method} ${target.path}`;
+  if (note) note.method = loggedMethod(`${method} ${target.path}`);
   let body: Buffer | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
     body = await readCapped(cx, req, res, ip);

@@ -12,7 +12,7 @@ import { traitsOf } from '../../chains/traits.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
-import { noteCode, noteOf } from '../request-log.js';
+import { loggedMethod, noteCode, noteOf } from '../request-log.js';
 import { relay, send, sendAnswer, sendBatchUpstreamError, sendJson, sendUpstreamError } from './respond.js';
 
 type Batch = Extract<ParsedRpc, { kind: 'batch' }>;
@@ -40,7 +40,7 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   const env = ep.env!;
   const calls = cx.calls;
   const note = noteOf(res);
-  if (note) note.method = parsed.call.method;
+  if (note) note.method = loggedMethod(parsed.call.method);
   // The spec's exact body, `id` null, for a single call over the window. A call the cache
   // answers takes its place in the window like any other.
   let one = cx.takeRps(ep, 1);
@@ -63,7 +63,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
   const note = noteOf(res);
   if (note) {
     note.batch = parsed.valid.length + parsed.rejected.length;
-    note.method = parsed.calls[0]?.method ?? '';
+    note.method = loggedMethod(parsed.calls[0]?.method ?? '');
   }
   if (parsed.valid.length + parsed.rejected.length > cx.g.max_batch) return send(res, 400, 'batchTooLarge');
   const env = ep.env!;
