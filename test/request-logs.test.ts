@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { FakeUpstream } from './helpers/fake-upstream.js';
+import { startFakeHorizon } from './helpers/fake-horizon.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { CallNote, loggedMethod, RequestLog } from '../src/gateway/request-log.js';
 import { cli, cliStarted } from './helpers/cli.js';
@@ -12,11 +13,13 @@ import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
 const KEPT = 20;
 let t: TestService;
 let up: FakeUpstream;
+let horizon: Awaited<ReturnType<typeof startFakeHorizon>>;
 let m: Merchant;
 const eps: Record<string, { id: number; url: string }> = {};
 
 beforeAll(async () => {
   up = await new FakeUpstream().start();
+  horizon = await startFakeHorizon();
   up.respond = (s, res) => {
     const body = JSON.parse(s.body) as { id?: unknown; method?: string };
     if (Array.isArray(body) || (body.method !== 'eth_call' && body.method !== 'eth_chainId')) return false;
@@ -29,13 +32,13 @@ beforeAll(async () => {
     networks: [{
       id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'main', upstreams: [up.url] }],
       credits: { default: 20, methods: { eth_getBalance: 15 } },
-    }],
+    }, { id: 2, slug: 'xlm', name: 'Stellar', family: 'stellar', environments: [{ id: 2, slug: 'main', upstreams: [horizon.url] }] }],
     gateway: { request_log_size: KEPT },
     plans: [{ id: 1, slug: 'big', name: 'Big', included_credits: 1_000_000, rps_limit: 10_000, endpoints_limit: 100, network_limit: null }],
   });
   m = await t.merchant({ plan: 'big' });
-  for (const name of ['main', 'closed', 'many']) {
-    const e = (await m.client.createEndpoint({ name, network_environment_id: 1 })).endpoint;
+  for (const name of ['main', 'closed', 'many', 'horizon']) {
+    const e = (await m.client.createEndpoint({ name, network_environment_id: name === 'horizon' ? 2 : 1 })).endpoint;
     eps[name] = { id: e.id, url: `${t.gatewayUrl}/${e.uuid}` };
   }
   await m.client.setAllowedIps(eps.closed!.id, ['203.0.113.7']);
@@ -44,6 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await up?.stop();
+  await horizon?.close();
 });
 
 async function post(ep: string, body: unknown): Promise<{ status: number; body: any }> {
@@ -143,6 +147,19 @@ describe('request logs through the gateway', () => {
     let fresh: RequestLogEntry[] = [];
     await expect.poll(async () => (fresh = (await logs('many', `?after=${first.cursor}`)).calls).length, { timeout: 10_000 }).toBe(1);
     expect(fresh[0]!.method).toBe('eth_chainId');
+  });
+
+  it('a REST network\'s call is its HTTP method and path (no query string), with the upstream\'s status', async () => {
+    const ok = await request(`${eps.horizon!.url}/ledgers/7?secret=no`);
+    expect(ok.statusCode).toBe(200);
+    await ok.body.dump();
+    const missing = await request(`${eps.horizon!.url}/ledgers/999999`);
+    expect(missing.statusCode).toBe(404);
+    await missing.body.dump();
+    const calls = await logsWith('horizon', 2);
+    expect(calls.map((c) => [c.method, c.status, c.rpc_code])).toEqual([['GET /ledgers/999999', 404, null], ['GET /ledgers/7', 200, null]]);
+    expect(calls[1]!.credits).toBeGreaterThan(0);
+    expect((await logs('horizon', '?status=error')).calls.map((c) => c.status)).toEqual([404]);
   });
 
   it('keeps at most 100 characters of a method name, however long the client made it', async () => {
