@@ -113,6 +113,8 @@ describe('request logs in the cabinet', () => {
     expect(parse.slice(1, 4)).toEqual(['none', '400', '-32700']);
     expect([blockNumber[1], blockNumber[2], blockNumber[3], blockNumber[5], blockNumber[6]]).toEqual(['eth_blockNumber', '200', 'none', '10', '127.0.0.1']);
     expect(blockNumber[4]).toMatch(/^[\d.]+ ms$/);
+    // To the millisecond (the date only for another day's calls).
+    expect(blockNumber[0]).toMatch(/^(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\.\d{3}$/);
     expect([revert[1], revert[2], revert[3], revert[5]]).toEqual(['eth_call', '200', '3', '20']);
     await noViolations('request logs with calls');
     expect(pageProblems).toEqual([]);

@@ -2,7 +2,7 @@ import { HttpError } from '../../api/http.js';
 import type { Endpoint, RequestLogEntry, RequestLogPage } from '../../client/types.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
-import { badge, num, pageHeader, time } from './ui.js';
+import { badge, num, pageHeader } from './ui.js';
 
 const PAGE = 100;
 
@@ -56,12 +56,19 @@ ${pageHeader('Request logs', html`${e.name} Â· ${e.network_name} ${e.env_slug} Â
   });
 }
 
+/** To the millisecond (calls come many a second), the date only when it is not today's (UTC). */
+function callTime(iso: string, today: string) {
+  const day = iso.slice(0, 10);
+  return html`<time datetime="${iso}" title="${iso}">${day === today ? '' : `${day} `}${iso.slice(11, 23)}</time>`;
+}
+
 function callsTable(calls: RequestLogEntry[]) {
+  const today = new Date().toISOString().slice(0, 10);
   // Focusable: on a narrow screen the table scrolls sideways inside its card, by keyboard too.
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Calls, scrolls sideways"><table id="log-table">
-  <thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Status</th><th scope="col">JSON-RPC error</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Credits</th><th scope="col">Client</th><th scope="col">Cache</th></tr></thead>
+  <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Method</th><th scope="col">Status</th><th scope="col">JSON-RPC error</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Credits</th><th scope="col">Client</th><th scope="col">Cache</th></tr></thead>
   <tbody>${calls.map((c) => html`<tr>
-    <td>${time(c.at)}</td>
+    <td>${callTime(c.at, today)}</td>
     <td>${c.method === '' ? html`<span class="muted">none</span>` : html`<code>${c.method}</code>`}${c.batch === null ? '' : html` <span class="muted small">batch of ${c.batch}</span>`}</td>
     <td>${badge(String(c.status), c.status >= 400 ? 'bad' : c.status >= 300 ? 'warn' : 'ok')}</td>
     <td>${c.rpc_code === null ? html`<span class="muted">none</span>` : badge(String(c.rpc_code), 'bad')}</td>
