@@ -216,6 +216,20 @@ describe('rpcctl endpoints logs', () => {
   });
 });
 
+describe('a gateway worker that dies', () => {
+  it('is started again with an empty log; a cursor from before it died still follows the calls', async () => {
+    const workers = t.service.gateway.workers;
+    const { cursor } = await logs('many');
+    await workers.kill(0);
+    await expect.poll(() => workers.restarts, { timeout: 15_000 }).toBe(1);
+    // Serving again on every connection, whichever worker takes it.
+    await expect.poll(async () => (await post('many', call('eth_gasPrice', 'after'))).status, { timeout: 15_000 }).toBe(200);
+    const since = await logsWith('many', 1, `?after=${cursor}`);
+    expect(since.map((c) => c.method)).toContain('eth_gasPrice');
+    expect(since.every((c) => c.method === 'eth_gasPrice')).toBe(true);
+  });
+});
+
 describe('one worker\'s ring', () => {
   it('holds the newest `size` calls of each endpoint, oldest first, and reads after a sequence number', () => {
     const log = new RequestLog(3);
