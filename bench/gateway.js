@@ -1,7 +1,12 @@
 // bench:gateway — JSON-RPC load through the full gateway (routing, RPS window, allowlist,
-// metering) against the same load through a minimal node:http + undici proxy, both in front of
-// the same fast local upstream, in alternating rounds. Then a soak run to watch memory.
+// metering, request logs) against the same load through a minimal node:http + undici proxy, both
+// in front of the same fast local upstream, in alternating rounds, with the serve process's CPU
+// time per request (user + system, from /proc: steadier than throughput on a shared machine).
+// BENCH_COMPARE=/path/to/other/checkout (built with npm run build) adds that version's gateway to
+// every round, for a CPU-per-request ratio between the two. Then a soak run to watch memory.
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fmt, load, median, startFixture } from './load.js';
 import { startServe } from './serve.js';
 
@@ -10,19 +15,66 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 
+const compare = process.env.BENCH_COMPARE;
+
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+
+/** User + system CPU seconds of a process so far. */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/**
+ * The request log's work per call in isolation (the record, the 'close' listener, the ring), in
+ * µs: against a bare response object with the same events, over rings of 50 endpoints kept full.
+ */
+async function requestLogCostUs() {
+  const { RequestLog, noteCall, noteOf, noteCode } = await import('../dist/gateway/request-log.js');
+  const log = new RequestLog(200);
+  const n = 1_000_000;
+  const response = () => {
+    const res = new EventEmitter();
+    res.statusCode = 200;
+    res.writableFinished = true;
+    return res;
+  };
+  const timed = (fn) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn(i);
+    return (performance.now() - t0) * 1000 / n;
+  };
+  const noted = (i) => {
+    const res = response();
+    noteCall(log, res, i % 50, '127.0.0.1');
+    noteOf(res).method = 'eth_getBalance';
+    noteOf(res).credits = 15;
+    noteCode(res, undefined);
+    res.emit('close');
+  };
+  const bare = () => response().emit('close');
+  timed(noted);
+  timed(bare);
+  const costs = [];
+  for (let r = 0; r < 5; r++) costs.push(timed(noted) - timed(bare));
+  return median(costs);
+}
 
 const upstream = await startFixture('upstream.js');
 const proxy = await startFixture('min-proxy.js', [upstream.url]);
-const serve = await startServe({
-  api: { host: '127.0.0.1', port: 0 },
-  gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
-  limits: { api_rps_per_ip: 1_000_000, api_rpm_per_account: 1_000_000 },
-  networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [upstream.url] }],
-    credits: { default: 20, methods: { eth_getBalance: 15 } } }],
-  plans: [{ id: 1, slug: 'bench', name: 'Bench', included_credits: 1e12, rps_limit: 1_000_000_000, endpoints_limit: 10 }],
-});
-try {
+const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x52908400098527886E0F7030069857D2E4169EE7","latest"]}';
+const headers = () => ({ 'content-type': 'application/json' });
+
+/** A serve process (this checkout's, or `root`'s) with one endpoint, and a load function that measures its CPU per request. */
+async function gatewayOf(root) {
+  const serve = await startServe({
+    api: { host: '127.0.0.1', port: 0 },
+    gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
+    limits: { api_rps_per_ip: 1_000_000, api_rpm_per_account: 1_000_000 },
+    networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [upstream.url] }],
+      credits: { default: 20, methods: { eth_getBalance: 15 } } }],
+    plans: [{ id: 1, slug: 'bench', name: 'Bench', included_credits: 1e12, rps_limit: 1_000_000_000, endpoints_limit: 10 }],
+  }, root ? { bin: join(root, 'bin', 'rpcctl.js') } : {});
   const { user_id } = serve.admin('accounts', 'create', '--plan', 'bench');
   const key = serve.admin('keys', 'create', '--account', String(user_id));
   const { ApiClient } = await import('../dist/client/index.js');
@@ -31,33 +83,60 @@ try {
   // An allowlist that admits the bench client, so the check runs on every request.
   await client.setAllowedIps(endpoint.id, ['203.0.113.1', '127.0.0.1']);
   await client.close();
+  const run = async (s) => {
+    const cpu0 = cpuSeconds(serve.child.pid);
+    const r = await load({ url: serve.gateway, path: `/${endpoint.uuid}`, method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+    r.cpuUs = (cpuSeconds(serve.child.pid) - cpu0) * 1e6 / r.requests;
+    return r;
+  };
+  return { serve, run };
+}
 
-  const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x52908400098527886E0F7030069857D2E4169EE7","latest"]}';
-  const headers = () => ({ 'content-type': 'application/json' });
-  const viaGateway = (s) => load({ url: serve.gateway, path: `/${endpoint.uuid}`, method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+const main = await gatewayOf(undefined);
+const other = compare ? await gatewayOf(compare) : undefined;
+const serve = main.serve;
+try {
+  const viaGateway = main.run;
   const viaProxy = (s) => load({ url: proxy.url, path: '/', method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+  const show = (r) => `${fmt(r)}  cpu ${r.cpuUs.toFixed(1).padStart(6)} us/req`;
 
   await viaProxy(1);
   await viaGateway(1);
+  if (other) await other.run(1);
   const ref = [];
   const gw = [];
+  const cmp = [];
   for (let r = 0; r < rounds; r++) {
     const p = await viaProxy(seconds);
-    const g = await viaGateway(seconds);
+    // Which gateway goes first alternates, so neither always runs on a machine just warmed by the other.
+    const order = other && r % 2 === 1 ? ['other', 'main'] : ['main', 'other'];
+    for (const which of order) {
+      if (which === 'main') gw.push(await viaGateway(seconds));
+      else if (other) cmp.push(await other.run(seconds));
+    }
     ref.push(p);
-    gw.push(g);
     console.log(`round ${r + 1}: minimal proxy ${fmt(p)}`);
-    console.log(`         gateway       ${fmt(g)}`);
+    console.log(`         gateway       ${show(gw.at(-1))}`);
+    if (other) console.log(`         compared      ${show(cmp.at(-1))}  (${compare})`);
   }
-  const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: 0, unexpected: 0 });
+  const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)), errors: 0, unexpected: 0 });
   const p = summary(ref);
   const g = summary(gw);
   console.log('\nmedians');
   console.log(`  minimal proxy (node:http + undici)  ${fmt(p)}`);
-  console.log(`  rpcctl gateway                      ${fmt(g)}`);
+  console.log(`  rpcctl gateway                      ${show(g)}`);
   console.log(`  throughput gateway/proxy: ${(g.rps / p.rps * 100).toFixed(1)} % (aim >= 90 %)`);
   console.log(`  p99 gateway/proxy: ${(g.p99 / p.p99).toFixed(2)}x (aim <= 2x)`);
-  if ([...ref, ...gw].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
+  if (other) {
+    const c = summary(cmp);
+    const paired = gw.map((r, i) => r.cpuUs / cmp[i].cpuUs);
+    console.log(`  compared gateway (${compare})  ${show(c)}`);
+    console.log(`  CPU per request this/compared, medians: ${(g.cpuUs / c.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} %`);
+    console.log(`  throughput this/compared: ${(g.rps / c.rps * 100).toFixed(1)} %`);
+  }
+  const logCost = await requestLogCostUs();
+  console.log(`  request log work per request in isolation: ${logCost.toFixed(2)} us, ${(logCost / g.cpuUs * 100).toFixed(2)} % of the gateway's CPU per request`);
+  if ([...ref, ...gw, ...cmp].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
 
   if (soakSeconds > 0) {
     const pid = serve.child.pid;
@@ -74,6 +153,7 @@ try {
   }
 } finally {
   await serve.stop();
+  await other?.serve.stop();
   upstream.process.kill();
   proxy.process.kill();
 }

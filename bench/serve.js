@@ -4,10 +4,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
+const ownBin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 
-/** `opts.dataDir`: a data dir already filled (bench:scale seeds one first); else a fresh one. */
+/**
+ * `opts.dataDir`: a data dir already filled (bench:scale seeds one first); else a fresh one.
+ * `opts.bin`: another checkout's `bin/rpcctl.js` (its build), to compare two versions.
+ */
 export async function startServe(config, opts = {}) {
+  const bin = opts.bin ?? ownBin;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'rpcctl-bench-'));
   const started = performance.now();
   const configFile = join(dataDir, 'config.json');

@@ -18,7 +18,7 @@ __rpcctl_subs() {
     'account audit') echo '' ;;
     'usage') echo '' ;;
     'networks') echo '' ;;
-    'endpoints') echo 'list ls get create rename pause resume usage allowlist' ;;
+    'endpoints') echo 'list ls get create rename pause resume usage logs allowlist' ;;
     'endpoints list') echo '' ;;
     'endpoints ls') echo '' ;;
     'endpoints get') echo '' ;;
@@ -27,13 +27,14 @@ __rpcctl_subs() {
     'endpoints pause') echo '' ;;
     'endpoints resume') echo '' ;;
     'endpoints usage') echo '' ;;
+    'endpoints logs') echo '' ;;
     'endpoints allowlist') echo 'set add remove rm clear' ;;
     'endpoints allowlist set') echo '' ;;
     'endpoints allowlist add') echo '' ;;
     'endpoints allowlist remove') echo '' ;;
     'endpoints allowlist rm') echo '' ;;
     'endpoints allowlist clear') echo '' ;;
-    'ep') echo 'list ls get create rename pause resume usage allowlist' ;;
+    'ep') echo 'list ls get create rename pause resume usage logs allowlist' ;;
     'ep list') echo '' ;;
     'ep ls') echo '' ;;
     'ep get') echo '' ;;
@@ -42,6 +43,7 @@ __rpcctl_subs() {
     'ep pause') echo '' ;;
     'ep resume') echo '' ;;
     'ep usage') echo '' ;;
+    'ep logs') echo '' ;;
     'ep allowlist') echo 'set add remove rm clear' ;;
     'ep allowlist set') echo '' ;;
     'ep allowlist add') echo '' ;;
@@ -137,6 +139,7 @@ __rpcctl_valopts() {
     'endpoints pause') echo '--jq -q --profile -p --base-url --timeout' ;;
     'endpoints resume') echo '--jq -q --profile -p --base-url --timeout' ;;
     'endpoints usage') echo '--days --jq -q --profile -p --base-url --timeout' ;;
+    'endpoints logs') echo '--status --method --limit -n --interval --jq -q --profile -p --base-url --timeout' ;;
     'endpoints allowlist') echo '--jq -q --profile -p --base-url --timeout' ;;
     'endpoints allowlist set') echo '--jq -q --profile -p --base-url --timeout' ;;
     'endpoints allowlist add') echo '--jq -q --profile -p --base-url --timeout' ;;
@@ -152,6 +155,7 @@ __rpcctl_valopts() {
     'ep pause') echo '--jq -q --profile -p --base-url --timeout' ;;
     'ep resume') echo '--jq -q --profile -p --base-url --timeout' ;;
     'ep usage') echo '--days --jq -q --profile -p --base-url --timeout' ;;
+    'ep logs') echo '--status --method --limit -n --interval --jq -q --profile -p --base-url --timeout' ;;
     'ep allowlist') echo '--jq -q --profile -p --base-url --timeout' ;;
     'ep allowlist set') echo '--jq -q --profile -p --base-url --timeout' ;;
     'ep allowlist add') echo '--jq -q --profile -p --base-url --timeout' ;;
@@ -247,6 +251,7 @@ __rpcctl_opts() {
     'endpoints pause') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints resume') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints usage') echo '--days --chart --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'endpoints logs') echo '--follow -f --status --method --limit -n --interval --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints allowlist') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints allowlist set') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints allowlist add') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -262,6 +267,7 @@ __rpcctl_opts() {
     'ep pause') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep resume') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep usage') echo '--days --chart --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'ep logs') echo '--follow -f --status --method --limit -n --interval --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep allowlist') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep allowlist set') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep allowlist add') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -343,6 +349,7 @@ __rpcctl_dynamic() {
     'endpoints pause|') rpcctl __complete endpoints 2>/dev/null ;;
     'endpoints resume|') rpcctl __complete endpoints 2>/dev/null ;;
     'endpoints usage|') rpcctl __complete endpoints 2>/dev/null ;;
+    'endpoints logs|') rpcctl __complete endpoints 2>/dev/null ;;
     'endpoints allowlist|') rpcctl __complete endpoints 2>/dev/null ;;
     'endpoints allowlist set|') rpcctl __complete endpoints 2>/dev/null ;;
     'endpoints allowlist add|') rpcctl __complete endpoints 2>/dev/null ;;
@@ -354,6 +361,7 @@ __rpcctl_dynamic() {
     'ep pause|') rpcctl __complete endpoints 2>/dev/null ;;
     'ep resume|') rpcctl __complete endpoints 2>/dev/null ;;
     'ep usage|') rpcctl __complete endpoints 2>/dev/null ;;
+    'ep logs|') rpcctl __complete endpoints 2>/dev/null ;;
     'ep allowlist|') rpcctl __complete endpoints 2>/dev/null ;;
     'ep allowlist set|') rpcctl __complete endpoints 2>/dev/null ;;
     'ep allowlist add|') rpcctl __complete endpoints 2>/dev/null ;;
@@ -369,7 +377,9 @@ __rpcctl_choices() {
   case "$1" in
     'usage|--days') echo '7 30 90' ;;
     'endpoints usage|--days') echo '7 30 90' ;;
+    'endpoints logs|--status') echo 'all error' ;;
     'ep usage|--days') echo '7 30 90' ;;
+    'ep logs|--status') echo 'all error' ;;
     'events|--type') echo 'payment payout other block' ;;
     'webhook test|--type') echo 'payment payout other block' ;;
     'webhook deliveries|--status') echo 'pending delivered failed cancelled' ;;

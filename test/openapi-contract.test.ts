@@ -104,6 +104,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       'GET /v1/endpoints/available-networks listAvailableNetworks',
       'GET /v1/endpoints/usage getEndpointsUsage',
       'GET /v1/endpoints/{id} getEndpoint',
+      'GET /v1/endpoints/{id}/logs getEndpointLogs',
       'GET /v1/endpoints/{id}/usage getEndpointUsage',
       'GET /v1/openapi.json getOpenApiDocument',
       'GET /v1/payments listPayments',
@@ -209,6 +210,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     await check('GET', '/v1/endpoints/usage?days=7', '/v1/endpoints/usage');
     await check('GET', `/v1/endpoints/${e.id}`, '/v1/endpoints/{id}');
     await check('GET', `/v1/endpoints/${e.id}/usage?days=90`, '/v1/endpoints/{id}/usage');
+    await check('GET', `/v1/endpoints/${e.id}/logs?status=error&limit=5`, '/v1/endpoints/{id}/logs');
     await check('PATCH', `/v1/endpoints/${e.id}`, '/v1/endpoints/{id}', { name: 'renamed' });
     await check('PATCH', `/v1/endpoints/${e.id}/status`, '/v1/endpoints/{id}/status', { status: 'paused' });
     await check('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '/v1/endpoints/{id}/allowed-ips', { allowed_ips: ['203.0.113.9'] });

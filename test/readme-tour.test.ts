@@ -36,6 +36,7 @@ const EXPECTED = [
   'rpcctl endpoints create --name main --network eth --env mainnet',
   'rpcctl endpoints list',
   'rpcctl rpc main eth_blockNumber',
+  'rpcctl endpoints logs main',
   'rpcctl usage --days 30',
   'rpcctl endpoints allowlist add main 203.0.113.7',
   'rpcctl endpoints allowlist clear main --yes',
@@ -142,6 +143,7 @@ describe('the README, verbatim', () => {
     expect(out('rpcctl account').stdout).toMatch(/^endpoints\t0 of 25$/m); // before the tour creates one
     expect(out('rpcctl endpoints list').stdout).toMatch(/\tmain\teth-mainnet\tactive\t/);
     expect(out('rpcctl rpc main').stdout.trim()).toBe('0x9');
+    expect(out('rpcctl endpoints logs main').stdout).toMatch(/\teth_blockNumber\t200\t\t[\d.]+\t\d+\t127\.0\.0\.1\tfalse\t$/m);
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');
     expect(out('rpcctl auth status').stdout).toMatch(/status\tworking/);
     expect(out('rpcctl endpoints allowlist add').stderr).toContain('this machine (127.0.0.1) is not on the list');

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { roleAllows, type AccountRow, type ActiveKey, type AuditEntry, type Role, type Store } from '../store/index.js';
 import { HttpError } from './http.js';
+import type { RequestLogQuery, RequestLogRead } from '../gateway/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -23,6 +24,8 @@ export interface AppContext {
   config: Config;
   /** Called after a change the gateway must see before the API answers (create, status, allowlist). */
   onEndpointChanged(endpointId: number): Promise<void>;
+  /** An endpoint's recent gateway calls on this instance (gateway/request-log.ts). */
+  requestLog(endpointId: number, q: RequestLogQuery): Promise<RequestLogRead>;
   /** The API's base URL as customers reach it (`api.public_url`, else the listener's address): checkout links. */
   publicUrl(): string;
   /** Records a change in the audit log; never throws (a failed write is logged and counted, see api/audit.ts). */

@@ -73,6 +73,34 @@ export const daysQuery = z.object({
     .meta({ description: 'window length in days: 7, 30 or 90 (default 30)' }),
 });
 
+/** GET /v1/endpoints/{id}/logs. */
+export const requestLogQuery = z.object({
+  limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 1000')
+    .refine((v) => Number(v) >= 1 && Number(v) <= 1000, 'must be an integer from 1 to 1000').optional()
+    .meta({ description: 'calls per page, 1 to 1000 (default 100)' }),
+  status: z.enum(['all', 'error'], { error: 'must be all or error' }).optional()
+    .meta({ description: 'error: only calls answered with an HTTP error, a JSON-RPC error, or whose client went away (499)' }),
+  method: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional()
+    .meta({ description: 'only calls of this JSON-RPC method (a batch by its first element), or `GET /path` on a REST network' }),
+  before: z.string().regex(/^[0-9a-z]{1,12}-[0-9a-z]{1,12}-\d{1,3}$/, 'must be a call id (the previous next_before)').optional()
+    .meta({ description: 'page back: only calls older than this one (the previous next_before)' }),
+  after: z.string().regex(/^[0-9a-z]{1,12}(\.[0-9a-z]{1,12}){0,255}$/, 'must be a cursor from a previous answer').optional()
+    .meta({ description: 'only calls that came after the read that returned this cursor (following the log)' }),
+});
+
+export const requestLogEntrySchema = z.object({
+  id: z.string(),
+  at: z.string().meta({ description: 'when the request arrived (ISO 8601)' }),
+  method: z.string().meta({ description: 'JSON-RPC method (a batch: its first element\'s); `GET /path` on a REST network; empty when the body did not parse' }),
+  status: z.number().int().meta({ description: 'HTTP status answered; 499 when the client went away first' }),
+  rpc_code: z.number().int().nullable().meta({ description: 'JSON-RPC error code of the answer (a batch: its first error), null when none' }),
+  latency_ms: z.number(),
+  credits: z.number().int(),
+  client_ip: z.string(),
+  cached: z.boolean().meta({ description: 'answered from the gateway\'s cache (a batch: every element)' }),
+  batch: z.number().int().nullable().meta({ description: 'elements of a batch (one row per batch), null for a single call' }),
+});
+
 export const idParam = z.object({
   id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer').meta({ description: 'numeric endpoint id (not the UUID)' }),
 });

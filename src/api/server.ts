@@ -26,6 +26,8 @@ export interface ApiServerOptions {
   /** Extra routes from other parts of the service (Address Watch, webhooks). */
   routes?: RouteDef[];
   onEndpointChanged?: (endpointId: number) => Promise<void>;
+  /** The gateway's request logs; omitted (the API alone): every log is empty. */
+  requestLog?: AppContext['requestLog'];
   log?: (line: string) => void;
   /** Serves every path outside /v1, /metrics, /health and /ready (the web cabinet). */
   pages?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -129,6 +131,7 @@ function apiParts(opts: ApiServerOptions): ApiParts {
     app: {
       store, config, onEndpointChanged: opts.onEndpointChanged ?? (async () => {}), publicUrl: () => '',
       audit: auditWriter(store, log, opts.metrics?.counter('audit_write_failures_total', 'Audit log entries that could not be written (the change itself stood)')),
+      requestLog: opts.requestLog ?? (async () => ({ calls: [], next_before: null, cursor: '' })),
     },
     keyUse: new KeyUseRecorder(store, { flushMs: opts.keyUseFlushMs, log, supervisor: opts.supervisor }),
     health: storeHealth(() => store.ping()),

@@ -11,6 +11,7 @@ import { BUILTIN_NAV, type NavItem } from './layout.js';
 import { accountRoutes } from './pages/account.js';
 import { auditRoutes } from './pages/audit.js';
 import { endpointRoutes } from './pages/endpoints.js';
+import { requestLogRoutes } from './pages/request-logs.js';
 import { keyRoutes } from './pages/keys.js';
 import { memberRoutes } from './pages/members.js';
 import { overviewRoutes } from './pages/overview.js';
@@ -52,7 +53,7 @@ export interface Shell {
 
 /** The cabinet's own pages; the features' come in as sections. */
 export const CORE_PAGES: readonly PageRoute[] = [
-  ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...accountRoutes, ...auditRoutes, ...twoFactorRoutes, ...memberRoutes,
+  ...overviewRoutes, ...keyRoutes, ...endpointRoutes, ...requestLogRoutes, ...accountRoutes, ...auditRoutes, ...twoFactorRoutes, ...memberRoutes,
 ];
 
 export function openShell(opts: CabinetOptions): Shell {

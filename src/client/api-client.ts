@@ -2,7 +2,7 @@ import type { Agent as HttpAgent } from 'node:http';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
-  Account, AuditPage, AvailableNetworks, CreateEndpointInput, Endpoint, Usage, UsageDays,
+  Account, AuditPage, AvailableNetworks, CreateEndpointInput, Endpoint, RequestLogPage, RequestLogQuery, Usage, UsageDays,
 } from './types.js';
 
 export interface ApiClientOptions {
@@ -230,6 +230,11 @@ export class ApiClient {
   }
   endpointUsage(id: number, days?: UsageDays): Promise<{ ok: true; usage: Usage }> {
     return this.request('GET', `/v1/endpoints/${id}/usage`, { query: { days } });
+  }
+
+  /** The endpoint's recent gateway calls, newest first (the answering instance's; see docs/gateway.md, "Request logs"). */
+  endpointLogs(id: number, query: RequestLogQuery = {}, opts: { signal?: AbortSignal } = {}): Promise<RequestLogPage> {
+    return this.request('GET', `/v1/endpoints/${id}/logs`, { query: { ...query }, signal: opts.signal });
   }
 
   /** Closes the kept-alive connections of the client's own agent. */

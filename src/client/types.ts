@@ -90,6 +90,37 @@ export interface AuditPage {
   retention_days: number | null;
 }
 
+/** One gateway call in an endpoint's request log (`GET /v1/endpoints/{id}/logs`). */
+export interface RequestLogEntry {
+  id: string;
+  at: string;
+  method: string;
+  status: number;
+  rpc_code: number | null;
+  latency_ms: number;
+  credits: number;
+  client_ip: string;
+  cached: boolean;
+  /** Elements of a batch (one entry per batch); null for a single call. */
+  batch: number | null;
+}
+
+export interface RequestLogPage {
+  ok: true;
+  calls: RequestLogEntry[];
+  next_before: string | null;
+  cursor: string;
+  kept_per_worker: number;
+}
+
+export interface RequestLogQuery {
+  limit?: number;
+  status?: 'all' | 'error';
+  method?: string;
+  before?: string;
+  after?: string;
+}
+
 export type CreateEndpointInput =
   | { name: string; network_environment_id: number }
   | { name: string; network_id: number; env_slug: string };

@@ -210,6 +210,8 @@ export const configSchema = z.strictObject({
     ws: wsSchema.default(WS_DEFAULTS),
     /** Share of gateway requests written to the access log (0: none, 1: all). */
     access_log_sample: z.number().min(0).max(1).default(0),
+    /** Recent HTTP calls kept per endpoint in each gateway worker's memory, for request logs (0: none kept). */
+    request_log_size: z.number().int().min(0).max(10_000).default(200),
     /** How often counted usage is written; a crash loses at most about this much (see operations.md). */
     usage_flush_ms: z.number().int().min(50).max(60_000).default(250),
     ...bodyLimits,
@@ -224,7 +226,7 @@ export const configSchema = z.strictObject({
   }).default({
     host: '127.0.0.1', port: 8545, host_prefix: 'rpc', rpc_domain: 'localhost:8545', scheme: 'http',
     trusted_proxies: [], max_body_bytes: 1024 * 1024, max_batch: 100, upstream_timeout_ms: 10_000, upstream_deadline_ms: null, unsupported_method_ttl_ms: 600_000, probe_interval_ms: 15_000,
-    registry_reload_ms: 1000, workers: availableParallelism(), ws: WS_DEFAULTS, access_log_sample: 0, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
+    registry_reload_ms: 1000, workers: availableParallelism(), ws: WS_DEFAULTS, access_log_sample: 0, request_log_size: 200, usage_flush_ms: 250, ...BODY_LIMIT_DEFAULTS,
     max_lag_blocks: 5, hedge_quantile: null, cache_max_bytes: 64 * 1024 * 1024, max_logs_response_bytes: 32 * 1024 * 1024,
   }),
   limits: z.strictObject({

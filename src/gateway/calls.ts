@@ -19,6 +19,8 @@ export interface CallAnswer {
   cached: boolean;
   /** The upstream's, when the body is the upstream's. */
   contentType?: string | undefined;
+  /** The JSON-RPC error code of an upstream's answer read here (request logs). */
+  rpcCode?: number | undefined;
 }
 
 /** Reads whose null may only mean "this node has not seen it yet". */
@@ -206,7 +208,7 @@ export class CallHandler {
       const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
       if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
     }
-    return answer(got.status, got.body, true, 1, false, got.contentType);
+    return answer(got.status, got.body, true, 1, false, got.contentType, codeOf(got.json));
   }
 
   /**
@@ -221,7 +223,7 @@ export class CallHandler {
       if (final) this.#cache!.set(plan.key, JSON.stringify(got.json.result), env.id, final.height, final.hash);
     }
     // Bitcoin Core's errors (HTTP 500) are relayed, not billed, as on the unchecked path.
-    return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
+    return answer(got.status, got.body, got.status < 300, 1, false, got.contentType, codeOf(got.json));
   }
 
   /**
@@ -297,7 +299,7 @@ export class CallHandler {
       const one = await this.#logsChunk(env, set, call, body, policy);
       if (one.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
       if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(policy, call.id))), false, 1, false);
-      return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType);
+      return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType, one.kind === 'json' ? codeOf(one.json) : undefined);
     }
     if (policy.overRange === 'refuse') return answer(200, Buffer.from(JSON.stringify(rangeTooLarge(policy, blocks, call.id))), false, 1, false);
 
@@ -437,8 +439,13 @@ function upstreamFailed(err: UpstreamError, id: unknown): ReturnType<typeof rpcE
   return rpcError(e.code, e.message, id);
 }
 
-function answer(status: number, body: Buffer, metered: boolean, units: number, cached: boolean, contentType?: string): CallAnswer {
-  return { status, body, metered, units, cached, contentType };
+function answer(status: number, body: Buffer, metered: boolean, units: number, cached: boolean, contentType?: string, rpcCode?: number): CallAnswer {
+  return { status, body, metered, units, cached, contentType, rpcCode };
+}
+
+function codeOf(json: RpcAnswer): number | undefined {
+  const code = (json.error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 function resultBody(id: unknown, resultJson: string): Buffer {

@@ -15,6 +15,7 @@ import { GatewayWorkers } from './workers/pool.js';
 import type { ProbedWire } from './workers/protocol.js';
 import type { RedisOutage } from '../limits/outage.js';
 import { Supervisor } from '../runtime/supervisor.js';
+import { mergeCalls, parseCursor, parseId, type RequestLogRead } from './request-log.js';
 
 export { priceRpc, priceRest } from '../pricing/credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -25,11 +26,21 @@ export type { UpstreamSnapshot } from './health.js';
 export { UPSTREAM_STATE_FILE, type UpstreamStateFile } from './probe.js';
 export { registerUpstreamMetrics } from './upstream-metrics.js';
 export { GatewayListenError, type GatewayWorkers } from './workers/pool.js';
+export type { RequestLogEntry, RequestLogRead } from './request-log.js';
 
 /** Usage counted by the gateway workers; `flush()` writes everything counted so far. */
 export interface GatewayMeter {
   flush(): Promise<void>;
   readonly meter: UsageMeter;
+}
+
+export interface RequestLogQuery {
+  limit: number;
+  errorsOnly?: boolean;
+  method?: string | undefined;
+  after?: string | undefined;
+  /** A previous page's `next_before`: older calls only. */
+  before?: string | undefined;
 }
 
 /** The workers' response caches seen together (tests and the probe's reorg checks). */
@@ -55,6 +66,11 @@ export interface Gateway {
   chain: Map<number, ChainView>;
   websockets: { readonly subscriptions: number };
   workers: GatewayWorkers;
+  /**
+   * An endpoint's recent calls on this instance (every worker's ring merged), newest first;
+   * `after`: a previous read's cursor, for only what came since.
+   */
+  requestLog(endpointId: number, q: RequestLogQuery): Promise<RequestLogRead>;
   /** Starts the worker threads on the port (0: any) and resolves with the port once all listen. */
   listen(port: number, host: string): Promise<number>;
   /** Stops the listeners: client WebSockets closed (1001), in-flight requests finished, usage taken. */
@@ -155,6 +171,11 @@ export async function createGateway(
       },
     },
     websockets: { get subscriptions() { return pool.subscriptions; } },
+    async requestLog(endpointId, q) {
+      const after = parseCursor(q.after);
+      const before = q.before === undefined ? undefined : parseId(q.before);
+      return mergeCalls(await pool.requestLog({ endpointId, errorsOnly: q.errorsOnly ?? false, method: q.method }, after), after, q.limit, before);
+    },
     listen: (port, host) => pool.listen(port, host),
     close,
     async stop() {

@@ -4,6 +4,7 @@ import { ERROR_BODIES, rpcError } from './errors.js';
 import { gatewayContext, type GatewayDeps } from './http/context.js';
 import { handle } from './http/handle.js';
 import { sendJson } from './http/respond.js';
+import { noteCode } from './request-log.js';
 
 export type { GatewayDeps } from './http/context.js';
 
@@ -27,6 +28,7 @@ export function createGatewayServer(deps: GatewayDeps): Server {
         return;
       }
       log(`gateway: ${req.method} request failed: ${(err as Error)?.stack ?? String(err)}`);
+      noteCode(res, -32603);
       if (!res.headersSent) sendJson(res, 500, rpcError(-32603, 'internal error'));
       else res.destroy();
     };

@@ -193,6 +193,7 @@ function createApiWithCabinet(base: Base, opts: ServiceOptions, parts: Parts, ga
     routes: features.flatMap((feature) => feature.routes),
     // Pause and allowlist changes reach the gateway before the API answers.
     onEndpointChanged: (id) => gateway.registry.refresh(id),
+    requestLog: (id, q) => gateway.requestLog(id, q),
     pages: (req, res) => cabinet!.handle(req, res),
     ready: () => parts.gatewayListening && !parts.stopping,
   });

@@ -5,10 +5,11 @@ import {
 import { badRequest, JsonBody, notFound } from '../http.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import {
-  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, statusBody, updateEndpointBody, usageSchema,
+  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, requestLogEntrySchema, requestLogQuery,
+  statusBody, updateEndpointBody, usageSchema,
 } from '../schemas.js';
 import { presentEndpoint } from '../present.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 const endpointResponse = okSchema.extend({ endpoint: endpointSchema });
 
@@ -88,6 +89,24 @@ export const endpointRoutes: RouteDef[] = [
     async handler({ account, app, params, query }) {
       const row = await ownEndpoint(app, account, params.id);
       return { ok: true, usage: await usageReport(app.store, { kind: 'endpoint', accountId: account.id, endpointId: row.id }, Number(query.days ?? 30)) };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/endpoints/{id}/logs', operationId: 'getEndpointLogs', tag: 'Endpoints',
+    summary: 'Recent gateway calls of one endpoint, newest first (this instance\'s, kept in memory: gateway.request_log_size per worker)',
+    params: idParam, query: requestLogQuery, errors: [400, 404],
+    response: okSchema.extend({
+      calls: z.array(requestLogEntrySchema),
+      next_before: z.string().nullable(),
+      cursor: z.string().meta({ description: 'pass as after to get only newer calls' }),
+      kept_per_worker: z.number().int().meta({ description: 'calls kept per endpoint in each gateway worker (0: request logs are off)' }),
+    }),
+    async handler({ account, app, params, query }) {
+      const row = await ownEndpoint(app, account, params.id);
+      const read = await app.requestLog(row.id, {
+        limit: Number(query.limit ?? 100), errorsOnly: query.status === 'error', method: query.method, before: query.before, after: query.after,
+      });
+      return { ok: true, ...read, kept_per_worker: app.config.gateway.request_log_size };
     },
   }),
   route({

@@ -98,6 +98,7 @@ ${errorBox(opts.error)}
   </form>
 </section>
 </div>
+<p><a href="/endpoints/${e.id}/logs" id="request-logs-link">Request logs</a> <span class="muted small">the most recent calls, with errors, latency and client</span></p>
 <section class="card" id="usage" aria-labelledby="usage-title">
   <div class="card-head"><h2 id="usage-title">Usage</h2>${daysPicker(`/endpoints/${e.id}`, days, 'usage')}</div>
   <p class="muted" id="usage-totals">${num(usage.total_requests)} requests · ${num(usage.total_credits)} credits in the last ${days} days</p>

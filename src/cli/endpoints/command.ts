@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { lazyActions } from '../action.js';
 import type { CliIO } from '../io.js';
 import { chartOption, daysOption, yesOption } from '../options.js';
@@ -6,7 +6,7 @@ import { chartOption, daysOption, yesOption } from '../options.js';
 /** `rpcctl endpoints ...`: JSON-RPC endpoints, their status and IP allowlists. ID = id, uuid or name. */
 export function registerEndpoints(program: Command, io: CliIO): void {
   const act = lazyActions(io, () => import('./run.js'));
-  const endpoints = program.command('endpoints').alias('ep').description('JSON-RPC endpoints: list, create, pause, usage, IP allowlists');
+  const endpoints = program.command('endpoints').alias('ep').description('JSON-RPC endpoints: list, create, pause, usage, request logs, IP allowlists');
 
   endpoints.command('list').alias('ls').description('list endpoints').action(act('list'));
   endpoints.command('get').description('show one endpoint').argument('<id>', 'id, uuid or name').action(act('get', ['ref']));
@@ -25,6 +25,15 @@ export function registerEndpoints(program: Command, io: CliIO): void {
   endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume', ['ref']));
   endpoints.command('usage').description("one endpoint's requests and credits").argument('<id>', 'id, uuid or name')
     .addOption(daysOption()).addOption(chartOption()).action(act('usage', ['ref']));
+  endpoints.command('logs').description("one endpoint's recent gateway calls, oldest first (kept in the gateway's memory)").argument('<id>', 'id, uuid or name')
+    .option('-f, --follow', 'keep polling and print new calls as they come (Ctrl-C stops)')
+    .addOption(new Option('--status <which>', 'all calls, or only errors (HTTP or JSON-RPC)').choices(['all', 'error']).default('all'))
+    .option('--method <name>', 'only calls of this JSON-RPC method')
+    .option('-n, --limit <n>', 'the most recent n calls (1 to 1000)', '50')
+    .option('--interval <seconds>', 'with --follow: seconds between polls', '1')
+    .addHelpText('after', '\nExamples:\n  rpcctl endpoints logs main --status error\n  rpcctl endpoints logs main --follow --method eth_call\n'
+      + 'Piped, each call is one tab-separated line: id, at, method, status, rpc_code, latency_ms, credits,\nclient_ip, cached, batch. --json prints one call object per line.')
+    .action(act('logs', ['ref']));
 
   const allowlist = endpoints.command('allowlist').description('show or change the client IPs allowed to call an endpoint (empty: any)')
     .argument('<id>', 'id, uuid or name').action(act('allowlistShow', ['ref']));

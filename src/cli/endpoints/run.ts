@@ -1,5 +1,9 @@
 import type { ApiClient } from '../../client/api-client.js';
-import type { CreateEndpointInput, Endpoint, UsageDays } from '../../client/types.js';
+import type { CreateEndpointInput, Endpoint, RequestLogEntry, UsageDays } from '../../client/types.js';
+import { AbortedError, ApiError, NetworkError, TimeoutError } from '../../client/errors.js';
+import { interruptOf, sleep } from '../interrupt.js';
+import { positiveInt } from '../watch/run.js';
+import { printCall } from './view.js';
 import { isValidIp } from '../../util/ip.js';
 import type { CommandImpl } from '../action.js';
 import { withApi } from '../context.js';
@@ -164,3 +168,58 @@ export const allowlistClear: CommandImpl<{ ref: string; yes?: boolean }> = (io, 
   const { endpoint } = await api.setAllowedIps(current.id, []);
   renderAllowlist(out, endpoint);
 });
+
+/** Longest Retry-After the follower honours in one wait: the API's windows are a minute. */
+const RATE_LIMIT_WAIT_CAP_MS = 65_000;
+
+export const logs: CommandImpl<{ ref: string; follow?: boolean; status: 'all' | 'error'; method?: string; limit: string; interval: string }> = (io, opts) => {
+  const limit = positiveInt('--limit', opts.limit, 1000)!;
+  const intervalMs = Number(opts.interval) * 1000;
+  if (!Number.isFinite(intervalMs) || intervalMs < 100) throw usageError(`--interval must be at least 0.1 seconds, got "${opts.interval}"`);
+  return withApi(io, opts, async ({ api, out }) => {
+    const endpoint = await resolveEndpoint(api, opts.ref);
+    const filter = { status: opts.status, method: opts.method };
+    // Newest first from the API; printed oldest first, as a log reads.
+    const show = (calls: RequestLogEntry[]) => {
+      for (let i = calls.length - 1; i >= 0; i--) printCall(out, calls[i]!);
+    };
+    const first = await api.endpointLogs(endpoint.id, { ...filter, limit });
+    show(first.calls);
+    if (first.kept_per_worker === 0) out.note('Request logs are off on this service (gateway.request_log_size is 0).');
+    if (!opts.follow) {
+      if (first.calls.length === 0 && !out.json) out.note(`No calls${opts.status === 'error' ? ' with errors' : ''} in the log of ${endpoint.name} yet.`);
+      return;
+    }
+    const interrupt = interruptOf(io);
+    const signal = interrupt.signal;
+    let cursor = first.cursor;
+    out.note(`Following ${endpoint.name}'s calls… (Ctrl-C to stop)`);
+    try {
+      while (!signal.aborted) {
+        await sleep(intervalMs, signal);
+        if (signal.aborted) break;
+        try {
+          const r = await api.endpointLogs(endpoint.id, { ...filter, limit: 1000, after: cursor }, { signal });
+          // More than a page since the last poll: the oldest of them were not shown.
+          if (r.next_before !== null) out.note(`(more calls came than one poll shows; some were left out: try a shorter --interval)`);
+          show(r.calls);
+          cursor = r.cursor;
+        } catch (err) {
+          // A restart or the account's API limit: said once per failed poll, and the next poll goes on from the same cursor.
+          if (err instanceof ApiError && err.status === 429) {
+            out.note(`${err.message} (the account's API limit); following again shortly`);
+            await sleep(Math.min(RATE_LIMIT_WAIT_CAP_MS, (err.retryAfter ?? 1) * 1000), signal);
+            continue;
+          }
+          if (!(err instanceof NetworkError || (err instanceof ApiError && err.status >= 500) || err instanceof TimeoutError)) throw err;
+          out.note(`${err.message}; retrying (Ctrl-C to stop)`);
+        }
+      }
+    } catch (err) {
+      // Ctrl-C during a request or a wait is the way out, not a failure.
+      if (!(err instanceof AbortedError)) throw err;
+    } finally {
+      interrupt.dispose();
+    }
+  });
+};

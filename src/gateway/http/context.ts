@@ -7,6 +7,7 @@ import type { Metrics } from '../../metrics/index.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import type { UpstreamDirectory } from '../upstreams/index.js';
 import type { CallHandler } from '../calls.js';
+import type { RequestLog } from '../request-log.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   storeHealth?: () => Promise<boolean>;
   /** This worker's row in the body budget all workers charge (util/body.ts). */
   bodyBudget?: { memory: SharedArrayBuffer; index: number };
+  /** This worker's request logs (request-log.ts); absent: none kept. */
+  requestLog?: RequestLog;
 }
 
 /** How many of `cost` requests an endpoint's RPS window admits now, or later (Redis). */
@@ -47,6 +50,7 @@ export interface GatewayContext {
   /** `{host_prefix}-`: the Host labels checked against the endpoint's own. */
   readonly hostPrefix: string;
   readonly budget: BodyBudget;
+  readonly requestLog: RequestLog | undefined;
 }
 
 export function gatewayContext(deps: GatewayDeps): GatewayContext {
@@ -62,6 +66,7 @@ export function gatewayContext(deps: GatewayDeps): GatewayContext {
     trusted: new IpAllowlist(g.trusted_proxies),
     hostPrefix: `${g.host_prefix}-`,
     budget: new BodyBudget(g.max_inflight_bytes_per_ip, g.max_inflight_bytes, deps.bodyBudget),
+    requestLog: deps.requestLog,
   };
 }
 

@@ -8,6 +8,7 @@ import { rpc } from './rpc.js';
 import { restCall } from './rest.js';
 import { traitsOf } from '../../chains/traits.js';
 import { send, sendJson } from './respond.js';
+import { noteCall } from '../request-log.js';
 
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': '*',
@@ -42,6 +43,7 @@ export function handle(cx: GatewayContext, req: IncomingMessage, res: ServerResp
   const ep = endpointOf(cx, req, url);
   if (!ep) return refuse(cx, req, res, 404, 'notFound');
   const ip = clientIp(req, cx.trusted);
+  if (cx.requestLog) noteCall(cx.requestLog, res, ep.id, ip);
   const closed = closedTo(ep, ip);
   if (closed) return refuse(cx, req, res, 403, closed, ip);
   const rest = url.slice(UUID_LENGTH + 1);

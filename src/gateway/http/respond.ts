@@ -3,12 +3,14 @@ import { ERROR_BODIES, RPC_ERRORS, rpcError, upstreamFailure, type RpcErrorKind 
 import { passedOn } from '../observe.js';
 import { relay as relayBody } from '../relay.js';
 import type { UpstreamError, UpstreamResponse } from '../upstreams/index.js';
+import { noteCode } from '../request-log.js';
 
 export const JSON_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
 
 /** One of the fixed error bodies (errors.ts). */
 export function send(res: ServerResponse, status: number, kind: RpcErrorKind): void {
   const body = ERROR_BODIES[kind];
+  noteCode(res, RPC_ERRORS[kind].code);
   res.writeHead(status, { ...JSON_HEADERS, 'content-length': body.length });
   res.end(body);
 }
@@ -19,6 +21,7 @@ export function send(res: ServerResponse, status: number, kind: RpcErrorKind): v
  */
 export function sendUpstreamError(res: ServerResponse, err: UpstreamError, id: unknown = null): void {
   const { status, kind } = upstreamFailure(err);
+  noteCode(res, RPC_ERRORS[kind].code);
   if (kind === 'methodNotFound' && id !== null) return sendJson(res, status, rpcError(RPC_ERRORS[kind].code, RPC_ERRORS[kind].message, id));
   send(res, status, kind);
 }
@@ -27,6 +30,7 @@ export function sendUpstreamError(res: ServerResponse, err: UpstreamError, id: u
 export function sendBatchUpstreamError(res: ServerResponse, err: UpstreamError, ids: readonly unknown[], ours: readonly unknown[]): void {
   const { status, kind } = upstreamFailure(err);
   const { code, message } = RPC_ERRORS[kind];
+  noteCode(res, code);
   sendJson(res, status, [...ids.map((id) => rpcError(code, message, id)), ...ours]);
 }
 
@@ -48,5 +52,6 @@ export function sendAnswer(res: ServerResponse, answer: { status: number; conten
 
 export function relay(res: ServerResponse, upstream: UpstreamResponse): void {
   passedOn.add(res);
+  noteCode(res, upstream.rpcCode);
   relayBody(res, upstream);
 }

@@ -6,6 +6,7 @@ import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
 import { relay, send } from './respond.js';
+import { loggedMethod, noteOf } from '../request-log.js';
 
 /** A call to a REST-style network (any method under `/{uuid}/...`): priced by method and path. */
 export async function restCall(cx: GatewayContext, req: IncomingMessage, res: ServerResponse, ep: EndpointState, pathAndQuery: string, ip: string): Promise<void> {
@@ -19,6 +20,8 @@ export async function restCall(cx: GatewayContext, req: IncomingMessage, res: Se
     req.resume();
     return send(res, 400, 'invalidPath');
   }
+  const note = noteOf(res);
+  if (note) note.method = loggedMethod(`${method} ${target.path}`);
   let body: Buffer | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
     body = await readCapped(cx, req, res, ip);
@@ -35,6 +38,7 @@ export async function restCall(cx: GatewayContext, req: IncomingMessage, res: Se
   if (upstream.status >= 200 && upstream.status < 300) {
     const price = priceRest(ep.env!.network, method, target.path);
     cx.meter.record(ep.id, ep.accountId, price.method, price.credits);
+    if (note) note.credits = price.credits;
   }
   relay(res, upstream);
 }

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clientIp } from '../../util/ip.js';
-import type { RpcErrorKind } from '../errors.js';
 import { refusalBody } from '../refusals.js';
 import type { EndpointState } from '../registry.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { send, sendText } from './respond.js';
+import { RPC_ERRORS, type RpcErrorKind } from '../errors.js';
+import { noteCode } from '../request-log.js';
 
 export const UUID_LENGTH = 36;
 /** Refused requests' bodies are read only up to this size, to echo their ids. */
@@ -39,6 +40,7 @@ export function hostMatches(prefix: string, host: string | undefined, ep: Endpoi
  * call-sized length is read (within the same caps) for them; a larger or chunked one is not.
  */
 export async function refuse(cx: GatewayContext, req: IncomingMessage, res: ServerResponse, status: number, kind: RpcErrorKind, ip = clientIp(req, cx.trusted)): Promise<void> {
+  noteCode(res, RPC_ERRORS[kind].code);
   if (!(Number(req.headers['content-length'] ?? 0) <= REFUSAL_READ_BYTES) || req.headers['transfer-encoding'] !== undefined) {
     req.resume();
     return send(res, status, kind);

@@ -12,6 +12,7 @@ import { traitsOf } from '../../chains/traits.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
+import { loggedMethod, noteCode, noteOf } from '../request-log.js';
 import { relay, send, sendAnswer, sendBatchUpstreamError, sendJson, sendUpstreamError } from './respond.js';
 
 type Batch = Extract<ParsedRpc, { kind: 'batch' }>;
@@ -32,11 +33,14 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   const parsed = parseRpc(body);
   if (parsed.kind === 'parse-error') return send(res, 400, 'parse');
   if (parsed.kind === 'invalid') {
+    noteCode(res, -32600);
     return parsed.id === null ? send(res, 400, 'invalidRequest') : sendJson(res, 400, rpcError(-32600, 'invalid request', parsed.id));
   }
   if (parsed.kind === 'batch') return batch(cx, res, ep, parsed, body);
   const env = ep.env!;
   const calls = cx.calls;
+  const note = noteOf(res);
+  if (note) note.method = loggedMethod(parsed.call.method);
   // The spec's exact body, `id` null, for a single call over the window. A call the cache
   // answers takes its place in the window like any other.
   let one = cx.takeRps(ep, 1);
@@ -47,12 +51,20 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
     method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500, rpcMethod: parsed.call.method,
   }, routeHints(parsed.call), undefined, asId(parsed.call.id));
   if (!upstream) return;
-  if (upstream.status >= 200 && upstream.status < 300) bill(cx.meter, ep, env.network, parsed.call.method, calls?.units(env, parsed.call) ?? 1);
+  if (upstream.status >= 200 && upstream.status < 300) {
+    const credits = bill(cx.meter, ep, env.network, parsed.call.method, calls?.units(env, parsed.call) ?? 1);
+    if (note) note.credits = credits;
+  }
   return relay(res, upstream);
 }
 
 /** A batch within `max_batch`: screened, cut to the RPS window, answered in part by the cache, the rest forwarded. */
 async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState, parsed: Batch, body: Buffer): Promise<void> {
+  const note = noteOf(res);
+  if (note) {
+    note.batch = parsed.valid.length + parsed.rejected.length;
+    note.method = loggedMethod(parsed.calls[0]?.method ?? '');
+  }
   if (parsed.valid.length + parsed.rejected.length > cx.g.max_batch) return send(res, 400, 'batchTooLarge');
   const env = ep.env!;
   const calls = cx.calls;
@@ -61,6 +73,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
   calls?.screenBatch(env, parsed);
   // Nothing left to send: 400 when an element was malformed, else (our own refusals, as a
   // single call gets them) 200 with the errors, which clients read as JSON-RPC errors.
+  noteCode(res, parsed.rejected[0]?.error.code);
   if (parsed.valid.length === 0) return sendJson(res, malformed > 0 ? 400 : 200, parsed.rejected);
   // A batch takes what is left of the window (cached elements included: they are calls like
   // any other); the elements over it are answered in place, each with its own id.
@@ -68,6 +81,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
   if (typeof admitted !== 'number') admitted = await admitted;
   const overWindow = parsed.calls.slice(admitted).map((c) => rpcError(RPC_ERRORS.rps.code, RPC_ERRORS.rps.message, asId(c.id)));
   const ours = overWindow.length === 0 ? parsed.rejected : [...parsed.rejected, ...overWindow];
+  if (overWindow.length > 0) noteCode(res, RPC_ERRORS.rps.code);
   if (admitted === 0) return sendJson(res, 429, ours);
   const inWindow: Batch = admitted === parsed.calls.length && ours === parsed.rejected ? parsed
     : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
@@ -78,7 +92,9 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
   }, { needsHead: true, methods: inWindow.calls.map((c) => c.method) }, (err) => batchFailed(res, err, inWindow));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) {
-    for (const call of inWindow.calls) bill(cx.meter, ep, env.network, call.method, calls?.units(env, call) ?? 1);
+    let credits = 0;
+    for (const call of inWindow.calls) credits += bill(cx.meter, ep, env.network, call.method, calls?.units(env, call) ?? 1);
+    if (note) note.credits = credits;
   }
   if (ours.length > 0) return mergeBatch(res, upstream, ours);
   relay(res, upstream);
@@ -97,7 +113,14 @@ async function answerCall(cx: GatewayContext, res: ServerResponse, ep: EndpointS
   }
   if (!answer) return false;
   // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
-  if (answer.metered) bill(cx.meter, ep, env.network, call.method, answer.units);
+  const credits = answer.metered ? bill(cx.meter, ep, env.network, call.method, answer.units) : 0;
+  const note = noteOf(res);
+  if (note) {
+    note.credits = credits;
+    note.cached = answer.cached;
+    // Our own refusals (small, off the hot path) are read for their code; upstream answers carry it.
+    noteCode(res, answer.rpcCode ?? (answer.metered ? undefined : codeIn(answer.body)));
+  }
   sendAnswer(res, answer);
   return true;
 }
@@ -117,7 +140,13 @@ async function answerBatch(cx: GatewayContext, res: ServerResponse, ep: Endpoint
     return true;
   }
   if (!answer) return false;
-  for (const call of answer.meteredCalls) bill(cx.meter, ep, env.network, call.method, handler.units(env, call));
+  let credits = 0;
+  for (const call of answer.meteredCalls) credits += bill(cx.meter, ep, env.network, call.method, handler.units(env, call));
+  const note = noteOf(res);
+  if (note) {
+    note.credits = credits;
+    note.cached = answer.hits === parsed.calls.length;
+  }
   sendAnswer(res, answer);
   return true;
 }
@@ -142,4 +171,16 @@ async function mergeBatch(res: ServerResponse, upstream: UpstreamResponse, rejec
     return;
   }
   sendJson(res, upstream.status, merged);
+}
+
+/** The first JSON-RPC error code in a small answer of ours (a single call's or a batch's). */
+function codeIn(body: Buffer): number | undefined {
+  if (body.length > 4096) return undefined;
+  try {
+    const v = JSON.parse(body.toString('utf8')) as unknown;
+    const err = (Array.isArray(v) ? v.find((e) => (e as { error?: unknown })?.error) : v) as { error?: { code?: unknown } } | undefined;
+    return typeof err?.error?.code === 'number' ? err.error.code : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -47,6 +47,7 @@ export class UpstreamCallHandler implements UpstreamResponse, Dispatcher.Dispatc
   status = 0;
   contentType: string | undefined;
   contentLength: number | undefined;
+  rpcCode: number | undefined = undefined;
   readonly upstream: Upstream;
   readonly #req: UpstreamRequest;
   readonly #signal: AbortSignal | undefined;
@@ -156,7 +157,7 @@ export class UpstreamCallHandler implements UpstreamResponse, Dispatcher.Dispatc
 
   /** The whole answer of a call being judged: handed on, or refused as the node's failure. */
   #judged(ms: number, body: Buffer): void {
-    const verdict = this.#judge!.judge(body);
+    const verdict = this.#judge!.judge(body, this);
     if (verdict === undefined) return this.#accept(ms);
     this.#resolve = undefined;
     const up = this.upstream;

@@ -28,6 +28,8 @@ export interface UpstreamResponse {
   body: UpstreamBody;
   /** The upstream that answered. */
   upstream: Upstream;
+  /** The first JSON-RPC error code in a judged answer (one small enough to be judged, rpc-errors.ts), for the request log. */
+  readonly rpcCode: number | undefined;
   /**
    * The relay's way around the stream: calls back once with the whole body when it is at most
    * `BUFFERED_BYTES`, with the error that cut it, or with neither when it turned out larger

@@ -37,6 +37,9 @@ export const DEFAULT_ERROR_RULES: readonly ErrorRule[] = [
 
 interface CompiledRule { code: number | undefined; message: RegExp | undefined; class: ErrorClass }
 
+/** Where `judge` leaves the first JSON-RPC error code it read (request logs), without a parse of its own. */
+export interface SeenCode { rpcCode: number | undefined }
+
 /** What a judged answer was: undefined when it is passed on as it is. */
 export type Verdict = { class: 'upstream' | 'method'; detail: string } | undefined;
 
@@ -90,8 +93,9 @@ export class ErrorClassifier {
    * An upstream's JSON-RPC answer (a single call's or a batch's). Costs one byte search when the
    * answer holds no `"error"`; only then is it parsed. A batch is the node's failure when any of
    * its elements is; `method` is learnt from single calls only (a batch answers the rest).
+   * `seen` gets the first error's code, whoever's fault it is.
    */
-  judge(body: Buffer): Verdict {
+  judge(body: Buffer, seen?: SeenCode): Verdict {
     if (!mayHoldError(body)) return undefined;
     let value: unknown;
     try {
@@ -101,19 +105,20 @@ export class ErrorClassifier {
     }
     if (Array.isArray(value)) {
       for (const el of value) {
-        const v = this.#one(el);
+        const v = this.#one(el, seen);
         if (v?.class === 'upstream') return v;
       }
       return undefined;
     }
-    return this.#one(value);
+    return this.#one(value, seen);
   }
 
-  #one(answer: unknown): Verdict {
+  #one(answer: unknown, seen: SeenCode | undefined): Verdict {
     if (typeof answer !== 'object' || answer === null) return undefined;
     const err = (answer as { error?: unknown }).error;
     if (typeof err !== 'object' || err === null) return undefined;
     const { code, message } = err as { code?: unknown; message?: unknown };
+    if (seen && seen.rpcCode === undefined && typeof code === 'number') seen.rpcCode = code;
     const c = this.classify(code, message);
     return c === 'caller' ? undefined : { class: c, detail: `JSON-RPC ${String(code)} ${typeof message === 'string' ? message.slice(0, 200) : ''}`.trimEnd() };
   }

@@ -8,6 +8,7 @@ import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointWire } from '../registry.js';
 import { claimFreePort, claimPort, type PortClaim } from './port-claim.js';
 import type { FromWorker, ProbedWire, ToWorker, UsageWire, WorkerStart } from './protocol.js';
+import type { CallQuery, CallWire } from '../request-log.js';
 import { RpcctlError } from '../../util/errors.js';
 
 /** A worker that could not listen (the port is taken...). */
@@ -190,12 +191,12 @@ export class GatewayWorkers {
   }
 
   /** Sends `make(seq)` to every worker and resolves with their answers (undefined from one that died). */
-  #askAll<T>(make: (seq: number) => ToWorker): Promise<Array<T | undefined>> {
+  #askAll<T>(make: (seq: number, index: number) => ToWorker): Promise<Array<T | undefined>> {
     return Promise.all(this.#slots.map((slot) => new Promise<T | undefined>((resolve) => {
       if (slot.exited) return resolve(undefined);
       const seq = ++this.#seq;
       slot.pending.set(seq, resolve as (v: unknown) => void);
-      this.#post(slot, make(seq));
+      this.#post(slot, make(seq, slot.index));
     })));
   }
 
@@ -242,6 +243,11 @@ export class GatewayWorkers {
   /** Each worker's entry for `key`. */
   async cacheGet(key: string): Promise<Array<string | undefined>> {
     return this.#askAll<string | undefined>((seq) => ({ t: 'cache-get', seq, key }));
+  }
+
+  /** Each worker's part of an endpoint's request log, in worker order (undefined: none kept, or the worker died); `after[i]` is worker i's cursor. */
+  async requestLog(query: Omit<CallQuery, 'after'>, after: number[]): Promise<Array<{ seq: number; calls: CallWire[] } | undefined>> {
+    return this.#askAll((seq, index) => ({ t: 'request-log', seq, query: { ...query, after: after[index] ?? 0 } }));
   }
 
   /** Client WebSocket subscriptions over all workers, as last reported. */

@@ -3,6 +3,7 @@ import type { Network, Plan } from '../../store/index.js';
 import type { ChainView, CacheStats } from '../cache.js';
 import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointPack, EndpointWire } from '../registry.js';
+import type { CallQuery } from '../request-log.js';
 
 /** What a gateway worker starts from (its `workerData`). */
 export interface WorkerStart {
@@ -44,6 +45,8 @@ export type ToWorker =
   | { t: 'cache-drop'; seq: number; envId: number; height: number }
   | { t: 'cache-anchors'; seq: number; envId: number }
   | { t: 'cache-get'; seq: number; key: string }
+  /** One endpoint's request log; answered with this worker's `{ seq, calls: CallWire[] }`. */
+  | { t: 'request-log'; seq: number; query: CallQuery }
   | CacheSet
   | UpstreamFailed
   | UpstreamClosed

@@ -14,6 +14,7 @@ import { RedisCacheTier } from '../cache-redis.js';
 import { CallHandler } from '../calls.js';
 import { logsPolicies } from '../logs.js';
 import { IntegrityChecks } from '../integrity.js';
+import { RequestLog } from '../request-log.js';
 import { createGatewayServer } from '../server.js';
 import { Metrics } from '../../metrics/index.js';
 import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK, type GatewayMetrics } from '../metrics.js';
@@ -99,6 +100,8 @@ interface WorkerParts {
   metrics: Metrics;
   cache: ReplicatedCache | undefined;
   limits: RedisLimits | undefined;
+  /** This worker's request logs; undefined with `gateway.request_log_size` 0. */
+  requestLog: RequestLog | undefined;
   server: Server;
   websockets: WebSocketGateway;
   /** Sends the state to the main thread when it changed. */
@@ -128,7 +131,8 @@ async function main(): Promise<void> {
   const redis: RedisParts = start.redis ? await openRedis(start.redis, registry, windows, metrics) : { limits: undefined, sharedRps: undefined, sharedCache: undefined };
   // The memory the operator gave the cache is the machine's, split between the workers.
   const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), redis.sharedCache) : undefined;
-  const parts = startServers({ catalog, registry, upstreams, chain, meter, metrics, cache, limits: redis.limits }, gm, windows, redis.sharedRps);
+  const requestLog = g.request_log_size > 0 ? new RequestLog(g.request_log_size) : undefined;
+  const parts = startServers({ catalog, registry, upstreams, chain, meter, metrics, cache, limits: redis.limits, requestLog }, gm, windows, redis.sharedRps);
   port.on('message', (m: ToWorker) => onMessage(parts, m));
   const server = parts.server;
   server.once('error', (err: NodeJS.ErrnoException) => post({ t: 'failed', code: err.code, message: err.message }));
@@ -189,7 +193,7 @@ function startServers(
 ): WorkerParts {
   const { config } = start;
   const g = config.gateway;
-  const { registry, meter, upstreams, metrics, cache, chain } = base;
+  const { registry, meter, upstreams, metrics, cache, chain, requestLog } = base;
   const socketPlaces = {
     acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
     release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
@@ -201,7 +205,7 @@ function startServers(
   const localRps = (ep: { slot: number; rpsLimit: number }, cost: number) => windows.take(ep.slot, ep.rpsLimit, cost);
   const server = createGatewayServer({
     config, registry, meter, upstreams, calls, log, metrics, sharedRps, localRps, storeHealth: storeHealthFromMain,
-    bodyBudget: { memory: start.bodyBudget, index: start.index },
+    bodyBudget: { memory: start.bodyBudget, index: start.index }, requestLog,
   });
   if (metrics.enabled) observeRequests(server, registry, gm);
   const accessLog = start.accessLog ? workerLogger() : undefined;
@@ -262,6 +266,8 @@ function onMessage(w: WorkerParts, m: ToWorker): void {
       return;
     case 'cache-get':
       return reply(m.seq, w.cache?.get(m.key));
+    case 'request-log':
+      return reply(m.seq, w.requestLog ? { seq: w.requestLog.seq, calls: w.requestLog.read(m.query) } : undefined);
     case 'instances':
       if (w.limits) w.limits.liveInstances = m.live;
       return;
