@@ -173,6 +173,12 @@ describe('at 390 px', () => {
       ]],
       [`/payments/${paymentId}`, [['Cancel', (p) => p.getByText('Cancel this order…')]]],
       ['/payments/settings', [['Save settings', (p) => p.getByRole('button', { name: 'Save settings' })]]],
+      // The team pages (issue 26): members, two-factor, the audit log, an endpoint's request log.
+      ['/members', [['Invite', (p) => p.getByRole('button', { name: 'Invite' })]]],
+      ['/account/two-factor', [['Turn on', (p) => p.getByRole('button', { name: 'Turn on' })]]],
+      // Its rows have no actions (the table scrolls sideways inside its own region); its filters do.
+      ['/account/audit', [['filters', (p) => p.getByRole('navigation', { name: 'Filter by kind of change' }).getByRole('link').first()]]],
+      [`/endpoints/${endpointId}/logs`, [['Show', (p) => p.getByRole('button', { name: 'Show' })]]],
     ];
     for (const [path, actions] of pages) {
       await page.goto(`${t.baseUrl}${path}`);
@@ -202,7 +208,7 @@ describe('at 390 px', () => {
   it('the stacked rows and the phone header keep axe-core at 0 violations', async () => {
     const { page } = await signedIn({ viewport: PHONE, bypassCSP: true });
     const found: string[] = [];
-    for (const path of ['/', '/keys', '/endpoints', '/watch', '/webhook', '/payments']) {
+    for (const path of ['/', '/keys', '/endpoints', '/watch', '/webhook', '/payments', '/members', '/account/two-factor', '/account/audit']) {
       await page.goto(`${t.baseUrl}${path}`);
       // A delivery with its attempts (the list refreshes itself while it is pending).
       if (path === '/webhook') await page.locator('li.delivery table.attempts').first().waitFor();
