@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultNetworks } from '../src/config/defaults.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import type { Address, Hex } from 'viem';
+import { startAnvil, type Anvil } from './helpers/anvil.js';
 
 // Every shell line of the README, in order, as a newcomer pastes it after `npm link`: run by
 // bash, with this checkout's `rpcctl` first on PATH (test/global-setup.ts). Only what cannot be
 // verbatim on a shared machine differs: HOME, data and config dirs are fresh temp dirs, the
 // service's ports come from a config file in the data dir (the commands find it there), 4242
-// becomes a free port, and Ethereum mainnet is a fake EVM node on loopback (no public network
+// becomes a free port, and Ethereum mainnet is anvil on loopback (no public network
 // here; Tron's upstream is a closed port: its orders need only the key).
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -77,11 +78,11 @@ async function freePort(): Promise<number> {
 interface Background { command: string; child: ResultPromise; out: { stdout: string; stderr: string } }
 
 const background: Background[] = [];
-let chain: FakeEvmChain | undefined;
+let anvil: Anvil | undefined;
 
 afterAll(async () => {
   for (const b of background.reverse()) if (b.child.exitCode === null) b.child.kill('SIGKILL');
-  await chain?.close();
+  await anvil?.stop();
 });
 
 async function until(ok: () => boolean, what: string, dump: () => string, ms = 20_000): Promise<void> {
@@ -100,7 +101,7 @@ describe('the README, verbatim', () => {
   });
 
   it('runs line by line from a fresh data dir and config dir, every step succeeding', async () => {
-    chain = await startFakeEvmChain();
+    anvil = await startAnvil();
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-tour-data-'));
     const configDir = mkdtempSync(join(tmpdir(), 'rpcctl-tour-cfg-'));
     const home = mkdtempSync(join(tmpdir(), 'rpcctl-tour-home-'));
@@ -111,7 +112,7 @@ describe('the README, verbatim', () => {
       gateway: { port: gatewayPort },
       // The built-in Ethereum (its tokens) and Tron, on nodes of this machine.
       networks: defaultNetworks.filter((n) => n.slug === 'eth' || n.slug === 'tron').map((n) => ({
-        ...n, environments: n.environments.map((e) => ({ ...e, upstreams: [n.slug === 'eth' && e.slug === 'mainnet' ? chain!.url : `http://127.0.0.1:${closed}`] })),
+        ...n, environments: n.environments.map((e) => ({ ...e, upstreams: [n.slug === 'eth' && e.slug === 'mainnet' ? anvil!.url : `http://127.0.0.1:${closed}`] })),
       })),
     }));
     const env = { HOME: home, RPCCTL_DATA_DIR: dataDir, RPCCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
@@ -142,7 +143,9 @@ describe('the README, verbatim', () => {
     expect(out('rpcctl init --local').stderr).toContain('Saved profile "local"');
     expect(out('rpcctl account').stdout).toMatch(/^endpoints\t0 of 25$/m); // before the tour creates one
     expect(out('rpcctl endpoints list').stdout).toMatch(/\tmain\teth-mainnet\tactive\t/);
-    expect(out('rpcctl rpc main').stdout.trim()).toBe('0x9');
+    // Nothing mined since the tour asked: the node's own head.
+    const head = await anvil.public.getBlockNumber();
+    expect(out('rpcctl rpc main').stdout.trim()).toBe(`0x${head.toString(16)}`);
     expect(out('rpcctl endpoints logs main').stdout).toMatch(/\teth_blockNumber\t200\t\t[\d.]+\t\d+\t127\.0\.0\.1\tfalse\t$/m);
     expect(out('rpcctl api GET').stdout.trim()).toBe('pro');
     expect(out('rpcctl auth status').stdout).toMatch(/status\tworking/);
@@ -155,8 +158,10 @@ describe('the README, verbatim', () => {
     const follow = out('rpcctl events --follow');
     const dump = () => `listen: ${JSON.stringify(listen)}\nfollow: ${JSON.stringify(follow)}\nserve: ${JSON.stringify(out('rpcctl serve'))}`;
     await until(() => /\tpayment\teth\t/.test(listen.stdout), 'the test delivery at the listener', dump);
-    const { txs } = chain.mine([{ from: '0x1111111111111111111111111111111111111111', to: '0x52908400098527886E0F7030069857D2E4169EE7', wei: 10n ** 18n }]);
-    await until(() => listen.stdout.includes(txs[0]!.hash) && follow.stdout.includes(txs[0]!.hash), 'the payment at the listener and in the feed', dump);
+    const hash: Hex = await anvil.wallet.sendTransaction({
+      account: anvil.accounts[0] as Address, chain: null, to: '0x52908400098527886E0F7030069857D2E4169EE7', value: 10n ** 18n,
+    });
+    await until(() => listen.stdout.includes(hash) && follow.stdout.includes(hash), 'the payment at the listener and in the feed', dump);
     expect(listen.stderr).not.toContain('rejected');
 
     for (const b of [...background].reverse()) {
