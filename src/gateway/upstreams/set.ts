@@ -6,6 +6,7 @@ import { hedged } from './hedge.js';
 import type { MethodRules } from './methods.js';
 import { ErrorClassifier, type ErrorRule, type Verdict } from './rpc-errors.js';
 import { Upstream } from './upstream.js';
+import { upstreamLabel } from '../../metrics/index.js';
 
 export interface UpstreamSetOptions {
   timeoutMs: number;
@@ -148,7 +149,7 @@ export class UpstreamSet {
   /**
    * The cause of a failed client call, for the operator: clients get only -32010 (the upstream's
    * URL often holds a provider key), so without this line nobody can tell why. At most one line
-   * per upstream per FAILURE_LOG_MS, saying how many were left out.
+   * per upstream per FAILURE_LOG_MS in this set (one per gateway worker), saying how many were left out.
    */
   #logFailure(up: Upstream, err: unknown): void {
     const now = Date.now();
@@ -159,7 +160,7 @@ export class UpstreamSet {
     const more = up.failuresUnlogged > 0 ? ` (and ${up.failuresUnlogged} more since the last line)` : '';
     up.failureLoggedAt = now;
     up.failuresUnlogged = 0;
-    this.#log(`gateway: upstream ${up.label} failed a client call: ${failureCause(err, up)}${more}`);
+    this.#log(`gateway: upstream ${upstreamLabel(up.url)} failed a client call: ${failureCause(err, up)}${more}`);
   }
 
   /** Whose fault a JSON-RPC answer's error is, by this network's table (rpc-errors.ts); undefined: no node-side error. */
@@ -183,10 +184,10 @@ export class UpstreamSet {
 
 const FAILURE_LOG_MS = 10_000;
 
-/** The innermost error's message, without the upstream's raw URL (the label is its redacted form). */
+/** The innermost error's message, the upstream's URL in it cut to scheme://host:port (its path and query may hold a key). */
 function failureCause(err: unknown, up: Upstream): string {
   let e: unknown = err;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
   const message = e instanceof Error ? e.message : String(e);
-  return message.split(up.url).join(up.label).replace(/\s+/g, ' ').slice(0, 300);
+  return message.split(up.url).join(upstreamLabel(up.url)).replace(/\s+/g, ' ').slice(0, 300);
 }
