@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { cabinetForms, cookieNamed, csrfOf, type FormResponse } from './helpers/cabinet-forms.js';
 import { cli } from './helpers/cli.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
@@ -26,23 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-type Res = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
-
-async function get(path: string, cookie = ''): Promise<Res> {
-  const res = await request(t.baseUrl + path, { headers: cookie ? { cookie } : {} });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-}
-
-async function post(path: string, form: Record<string, string>, cookie = ''): Promise<Res> {
-  const res = await request(t.baseUrl + path, {
-    method: 'POST', body: new URLSearchParams(form).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
-  });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-}
-
-const cookieNamed = (res: Res, name: string) => ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${name}=`))?.split(';')[0];
-const csrfOf = (text: string) => /name="_csrf" value="([^"]+)"/.exec(text)![1]!;
+const { get, post } = cabinetForms(() => t.baseUrl);
 const json = (v: unknown) => JSON.stringify(v);
 
 async function signIn(email: string, password = PASSWORD): Promise<{ cookie: string; csrf: string }> {
@@ -169,7 +153,7 @@ describe('roles', () => {
     network = `${n.slug}:${n.environment_kinds[0]}`;
   });
 
-  const refused = (res: Res) => {
+  const refused = (res: FormResponse) => {
     expect(res.status).toBe(403);
     expect(res.text).toContain('Not allowed for your role');
   };

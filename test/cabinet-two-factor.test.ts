@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { cabinetForms, cookieNamed, cookiesOf, csrfOf } from './helpers/cabinet-forms.js';
 import { cli } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { setLogin, createLoginLink } from '../src/cabinet/index.js';
@@ -17,24 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-type Res = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
-
-async function get(path: string, cookie = ''): Promise<Res> {
-  const res = await request(t.baseUrl + path, { headers: cookie ? { cookie } : {} });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-}
-
-async function post(path: string, form: Record<string, string>, cookie = ''): Promise<Res> {
-  const res = await request(t.baseUrl + path, {
-    method: 'POST', body: new URLSearchParams(form).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
-  });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-}
-
-const cookiesOf = (res: Res) => ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-const cookieNamed = (res: Res, name: string) => cookiesOf(res).find((c) => c.startsWith(`${name}=`))?.split(';')[0];
-const csrfOf = (text: string) => /name="_csrf" value="([^"]+)"/.exec(text)![1]!;
+const { get, post } = cabinetForms(() => t.baseUrl);
 
 async function login(email: string): Promise<number> {
   const m = await t.merchant({ plan: 'pro' });
