@@ -116,7 +116,9 @@ describe('invitations', () => {
     const owner = await signIn('dup-owner@example.com');
     const res = await post('/members/invite', { _csrf: owner.csrf, email: 'inv-owner@example.com', role: 'viewer' }, owner.cookie);
     expect(res.status).toBe(400);
-    expect(res.text).toContain('already signs in');
+    expect(res.text).toContain('already signs in to an account of this service');
+    // Never which account: an owner must not map e-mails to other tenants.
+    expect(res.text).not.toMatch(/already signs in to account/);
     expect((await post('/members/invite', { _csrf: owner.csrf, email: 'x@example.com', role: 'admin' }, owner.cookie)).status).toBe(400);
   });
 
@@ -177,8 +179,10 @@ describe('roles', () => {
     refused(await post('/account/two-factor/policy', { _csrf: csrf, require: '1' }, cookie));
     const owners = await listMembers(t.store, m.userId);
     refused(await post(`/members/${owners[0]!.id}/role`, { _csrf: csrf, role: 'viewer' }, cookie));
-    // Their own login is theirs: a wrong current password is a 400, not a 403.
+    // Their own login is theirs: a wrong current password is a 400, not a 403; so is turning off
+    // their own second factor with a wrong proof (it was a 403 before the review).
     expect((await post('/account/password', { _csrf: csrf, current: 'wrong password!', password: PASSWORD, confirm: PASSWORD }, cookie)).status).toBe(400);
+    expect((await post('/account/two-factor/disable', { _csrf: csrf, proof: 'wrong password!' }, cookie)).status).toBe(400);
     expect((await get('/endpoints', cookie)).text).not.toContain('>v<');
   });
 

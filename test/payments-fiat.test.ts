@@ -177,6 +177,20 @@ describe('fiat prices from an HTTP source', () => {
     expect(ok.body.payment.rate).toBe('2400');
   });
 
+  it('a source time ahead of ours is not fresh: milliseconds read as seconds (year ~55000), or out of Date\'s range, are refused, not a 500', async () => {
+    rates.prices = { ETH: { CHF: 2300 } };
+    try {
+      for (const [i, ts] of [Date.now(), 1e300].entries()) {
+        rates.ts = ts;
+        const r = await create(mh, { order_id: `future-${i}`, price_amount: '10', price_currency: 'CHF' });
+        expect(r.status, json(r.body)).toBe(400);
+        expect(r.body.error).toBe('Rate unavailable for ETH/CHF.');
+      }
+    } finally {
+      rates.ts = undefined;
+    }
+  });
+
   it('the source down, or without the pair, refuses creation', async () => {
     rates.prices = { ETH: { JPY: 450000 } };
     rates.down = true;

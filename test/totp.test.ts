@@ -59,6 +59,9 @@ describe('matching', () => {
     expect(matchTotp(secret, `${code}0`, now)).toBeUndefined();
     expect(matchTotp(secret, code.slice(1), now)).toBeUndefined();
     expect(matchTotp(secret, '', now)).toBeUndefined();
+    // Bytes, not characters, are compared: a non-ASCII code is no code (it threw before).
+    expect(matchTotp(secret, `${code.slice(0, 5)}é`, now)).toBeUndefined();
+    expect(matchTotp(secret, '１２３４５６', now)).toBeUndefined();
     expect(matchTotp(randomBytes(20), code, now)).toBeUndefined();
   });
 

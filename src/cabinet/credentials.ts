@@ -69,7 +69,8 @@ export async function loginOf(store: Store, accountId: number): Promise<{ email:
 
 async function emailFree(store: Store, email: string): Promise<void> {
   const taken = await store.db.selectFrom('cabinet_members').select('account_id').where('email', '=', email).executeTakeFirst();
-  if (taken) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to account ${taken.account_id}`);
+  // Never which account: any owner could otherwise map e-mails to other tenants by inviting them.
+  if (taken) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to an account of this service`);
 }
 
 /**
@@ -111,10 +112,16 @@ export async function addInvitedMember(store: Store, accountId: number, emailInp
   const email = normalizeEmail(emailInput);
   await emailFree(store, email);
   const now = new Date().toISOString();
-  const row = await store.db.insertInto('cabinet_members').values({
-    account_id: accountId, email, password_hash: null, role, created_at: now, joined_at: null, updated_at: now,
-  }).returning('id').executeTakeFirstOrThrow();
-  return row.id;
+  try {
+    const row = await store.db.insertInto('cabinet_members').values({
+      account_id: accountId, email, password_hash: null, role, created_at: now, joined_at: null, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    return row.id;
+  } catch (err) {
+    // Two invitations of one e-mail at once: the unique index decides, and the loser hears why.
+    await emailFree(store, email);
+    throw err;
+  }
 }
 
 /** The member of an e-mail and password, or undefined; the same work whether the e-mail exists or not. */

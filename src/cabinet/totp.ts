@@ -30,17 +30,21 @@ export function totp(secret: Uint8Array, nowMs: number, digits = TOTP_DIGITS): s
   return hotp(secret, totpStep(nowMs), digits);
 }
 
+const DIGITS = new RegExp(`^\\d{${TOTP_DIGITS}}$`);
+
 /**
  * The step whose code `code` is, within the window around `nowMs`, or undefined. Every step of
  * the window is computed and compared in constant time, so the time taken says nothing about
  * which digits or which step matched.
  */
 export function matchTotp(secret: Uint8Array, code: string, nowMs: number): number | undefined {
-  const given = Buffer.from(code.padEnd(TOTP_DIGITS, ' ').slice(0, TOTP_DIGITS));
+  // Only digits reach the comparison: it compares bytes, and a non-ASCII character is several.
+  if (!DIGITS.test(code)) return undefined;
+  const given = Buffer.from(code);
   const now = totpStep(nowMs);
   let matched: number | undefined;
   for (let step = now - TOTP_WINDOW; step <= now + TOTP_WINDOW; step++) {
-    const same = timingSafeEqual(Buffer.from(hotp(secret, step)), given) && code.length === TOTP_DIGITS;
+    const same = timingSafeEqual(Buffer.from(hotp(secret, step)), given);
     if (same && matched === undefined) matched = step;
   }
   return matched;

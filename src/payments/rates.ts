@@ -99,7 +99,10 @@ export class HttpRates implements RateSource {
   }
 
   #fresh(r: LockedRate): boolean {
-    return Date.now() - Date.parse(r.at) <= this.#ttlMs;
+    const age = Date.now() - Date.parse(r.at);
+    // A time ahead of ours is no fresher: a source in milliseconds read as seconds would
+    // otherwise be fresh for ever, and a stale price never refused.
+    return age <= this.#ttlMs && age >= -FUTURE_SKEW_MS;
   }
 
   async #fetch(asset: string, currency: string): Promise<LockedRate> {
@@ -199,8 +202,12 @@ function toRate(v: unknown): string | undefined {
 /** Unix seconds (number or digits) or an ISO 8601 string, as ISO 8601. */
 function toTime(v: unknown): string | undefined {
   const ms = typeof v === 'number' ? v * 1000 : typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : typeof v === 'string' ? Date.parse(v) : NaN;
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined;
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
+
+/** How far ahead of this clock a source's time may be (clocks differ a little). */
+const FUTURE_SKEW_MS = 60_000;
 
 /** The provider `payments.rates` names. */
 export function rateSourceFor(db: Kysely<Database>, config: RatesConfig, env: NodeJS.ProcessEnv, log: (line: string) => void): RateSource {

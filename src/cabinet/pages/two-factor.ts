@@ -132,7 +132,8 @@ export const twoFactorRoutes: PageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/account/two-factor/disable', audit: 'page',
+    // Every member's own login: any role.
+    method: 'POST', path: '/account/two-factor/disable', audit: 'page', role: 'viewer',
     async handler(ctx) {
       if (await throttled(ctx)) return;
       const state = await twoFactorState(ctx.core.store, ctx.session);
