@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { BrowserContext, Page } from 'playwright-core';
 import { join } from 'node:path';
-import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser } from './helpers/browser.js';
+import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
@@ -46,10 +46,7 @@ beforeAll(async () => {
   ctx = await browser.context();
   page = await ctx.newPage();
   openPages.push(page);
-  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) pageProblems.push(`console: ${msg.text()}`);
-  });
+  watchPageProblems(page, pageProblems);
 });
 
 afterAll(async () => {

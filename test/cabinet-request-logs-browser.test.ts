@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
-import { launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { launchBrowser, screenshotAll, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { startTestService, type TestService } from './helpers/service.js';
@@ -42,10 +42,7 @@ beforeAll(async () => {
   userId = JSON.parse(made.stdout).user_id;
   browser = await launchBrowser();
   page = await (await browser.context()).newPage();
-  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) pageProblems.push(`console: ${msg.text()}`);
-  });
+  watchPageProblems(page, pageProblems);
 }, 60_000);
 
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { join } from 'node:path';
-import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser } from './helpers/browser.js';
+import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { signedCall, startTestService, type TestService } from './helpers/service.js';
@@ -60,10 +60,7 @@ async function signedIn(opts: { viewport?: { width: number; height: number }; by
   const ctx = await browser.context(opts);
   const page = await ctx.newPage();
   openPages.push(page);
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
-  });
+  watchPageProblems(page, problems);
   await page.goto(`${t.baseUrl}/login`);
   await page.getByLabel('E-mail').fill(EMAIL);
   await page.getByLabel('Password').fill(PASSWORD);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
-import { launchBrowser, screenshotAll, type TestBrowser } from './helpers/browser.js';
+import { launchBrowser, screenshotAll, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { secretFromBase32, totp } from '../src/cabinet/totp.js';
@@ -33,10 +33,7 @@ beforeAll(async () => {
   userId = JSON.parse(made.stdout).user_id;
   browser = await launchBrowser();
   page = await (await browser.context()).newPage();
-  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) pageProblems.push(`console: ${msg.text()}`);
-  });
+  watchPageProblems(page, pageProblems);
 });
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { parseEther, type Address } from 'viem';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setLogin } from '../src/cabinet/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
-import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser } from './helpers/browser.js';
+import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 // The checkout page in a real Chromium against a real service on anvil (issue 24): its look at
@@ -101,10 +101,7 @@ async function newPage(opts: { width?: number; height?: number; javaScript?: boo
   const page = await ctx.newPage();
   openPages.push(page);
   if (!opts.bypassCSP) {
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
+    watchPageProblems(page, problems);
   }
   return page;
 }

@@ -72,3 +72,11 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   const result = await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })`) as { violations: AxeViolation[] };
   return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) }));
 }
+
+/** Script errors and CSP refusals of `page`, pushed onto `problems` (a suite asserts it empty at the end). */
+export function watchPageProblems(page: Page, problems: string[]): void {
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) problems.push(`console: ${msg.text()}`);
+  });
+}
