@@ -3,8 +3,12 @@
 // in front of the same fast local upstream, in alternating rounds, with the serve process's CPU
 // time per request (user + system, from /proc: steadier than throughput on a shared machine).
 // BENCH_COMPARE=/path/to/other/checkout (built with npm run build) adds that version's gateway to
-// every round, for a CPU-per-request ratio between the two. Then a soak run to watch memory.
+// every round, for a CPU-per-request ratio between the two. BENCH_TRACING=0.01 adds this
+// checkout's gateway with tracing on at that sampling ratio (exporting to a sink in this process)
+// to every round, for the ratio traced/untraced (BENCH_AA=1: that third gateway untraced too, an
+// A/A run that shows how far two identical processes differ here). Then a soak run to watch memory.
 import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, load, median, startFixture } from './load.js';
@@ -16,6 +20,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 
 const compare = process.env.BENCH_COMPARE;
+const tracingRatio = process.env.BENCH_TRACING === undefined ? undefined : Number(process.env.BENCH_TRACING);
 
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
@@ -60,14 +65,69 @@ async function requestLogCostUs() {
   return median(costs);
 }
 
+/**
+ * The tracing work per call in isolation at `ratio` (the call's span with the client's
+ * traceparent read, endpoint and method noted, one upstream attempt with its traceparent
+ * written, both ended), in CPU µs: against the same bare response without it. Spans go to `sinkUrl`.
+ */
+async function tracingCostUs(ratio, sinkUrl) {
+  const { startTracing } = await import('../dist/telemetry/index.js');
+  const { traced, traceEndpoint, traceMethod, traceAttempt } = await import('../dist/gateway/trace.js');
+  const tracing = await startTracing({ url: `${sinkUrl}/v1/traces`, headers: {}, serviceName: 'bench', samplingRatio: ratio, timeoutMs: 10_000 }, () => {}, 'bench');
+  const ep = { id: 1, env: { slug: 'mainnet', network: { slug: 'eth' } } };
+  const n = 200_000;
+  const call = (withTracing) => {
+    const res = new EventEmitter();
+    res.statusCode = 200;
+    res.writableFinished = true;
+    const req = { method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } };
+    const work = () => {
+      traceEndpoint(ep);
+      traceMethod('eth_getBalance');
+      const done = traceAttempt(tracing, 'http://127.0.0.1:8545', 'eth_getBalance', { 'content-type': 'application/json' });
+      done(200);
+    };
+    if (withTracing) traced(tracing, req, res, work);
+    res.emit('close');
+  };
+  // CPU time of this thread (steadier than the clock on a shared machine).
+  const timed = (withTracing) => {
+    const t0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) call(withTracing);
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / n;
+  };
+  timed(true);
+  timed(false);
+  const costs = [];
+  for (let r = 0; r < 5; r++) costs.push(timed(true) - timed(false));
+  await tracing.shutdown();
+  return median(costs);
+}
+
 const upstream = await startFixture('upstream.js');
 const proxy = await startFixture('min-proxy.js', [upstream.url]);
 const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x52908400098527886E0F7030069857D2E4169EE7","latest"]}';
 const headers = () => ({ 'content-type': 'application/json' });
 
-/** A serve process (this checkout's, or `root`'s) with one endpoint, and a load function that measures its CPU per request. */
-async function gatewayOf(root) {
+/** An OTLP/HTTP receiver that takes every export and counts the spans' bytes (tracing mode). */
+async function startSpanSink() {
+  const sink = { bytes: 0, exports: 0 };
+  const server = createServer((req, res) => {
+    req.on('data', (c) => { sink.bytes += c.length; });
+    req.on('end', () => { sink.exports++; res.writeHead(200, { 'content-type': 'application/json' }).end('{}'); });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { stats: sink, url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+/**
+ * A serve process (this checkout's, or `root`'s) with one endpoint, and a load function that
+ * measures its CPU per request; `telemetry`: its config's telemetry section.
+ */
+async function gatewayOf(root, telemetry) {
   const serve = await startServe({
+    ...(telemetry ? { telemetry } : {}),
     api: { host: '127.0.0.1', port: 0 },
     gateway: { host: '127.0.0.1', port: 0, probe_interval_ms: 3_600_000 },
     limits: { api_rps_per_ip: 1_000_000, api_rpm_per_account: 1_000_000 },
@@ -94,6 +154,8 @@ async function gatewayOf(root) {
 
 const main = await gatewayOf(undefined);
 const other = compare ? await gatewayOf(compare) : undefined;
+const sink = tracingRatio === undefined ? undefined : await startSpanSink();
+const traced = sink ? await gatewayOf(undefined, process.env.BENCH_AA ? undefined : { sampling_ratio: tracingRatio, otlp: { endpoint: sink.url } }) : undefined;
 const serve = main.serve;
 try {
   const viaGateway = main.run;
@@ -103,21 +165,24 @@ try {
   await viaProxy(1);
   await viaGateway(1);
   if (other) await other.run(1);
+  if (traced) await traced.run(1);
   const ref = [];
   const gw = [];
   const cmp = [];
+  const trc = [];
+  const runs = { main: (s) => viaGateway(s), other: (s) => other.run(s), traced: (s) => traced.run(s) };
+  const lists = { main: gw, other: cmp, traced: trc };
+  const present = ['main', ...(other ? ['other'] : []), ...(traced ? ['traced'] : [])];
   for (let r = 0; r < rounds; r++) {
     const p = await viaProxy(seconds);
-    // Which gateway goes first alternates, so neither always runs on a machine just warmed by the other.
-    const order = other && r % 2 === 1 ? ['other', 'main'] : ['main', 'other'];
-    for (const which of order) {
-      if (which === 'main') gw.push(await viaGateway(seconds));
-      else if (other) cmp.push(await other.run(seconds));
-    }
+    // Which gateway goes first rotates, so none always runs on a machine just warmed by another.
+    const order = present.map((_, i) => present[(i + r) % present.length]);
+    for (const which of order) lists[which].push(await runs[which](seconds));
     ref.push(p);
     console.log(`round ${r + 1}: minimal proxy ${fmt(p)}`);
     console.log(`         gateway       ${show(gw.at(-1))}`);
     if (other) console.log(`         compared      ${show(cmp.at(-1))}  (${compare})`);
+    if (traced) console.log(`         traced        ${show(trc.at(-1))}  (sampling ${tracingRatio})`);
   }
   const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)), errors: 0, unexpected: 0 });
   const p = summary(ref);
@@ -134,9 +199,21 @@ try {
     console.log(`  CPU per request this/compared, medians: ${(g.cpuUs / c.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} %`);
     console.log(`  throughput this/compared: ${(g.rps / c.rps * 100).toFixed(1)} %`);
   }
+  if (traced) {
+    const t = summary(trc);
+    const paired = trc.map((r, i) => r.cpuUs / gw[i].cpuUs);
+    console.log(`  traced gateway (sampling ${tracingRatio})  ${show(t)}`);
+    console.log(`  CPU per request traced/untraced, medians: ${(t.cpuUs / g.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} %`);
+    console.log(`  throughput traced/untraced: ${(t.rps / g.rps * 100).toFixed(1)} %; p99 traced/untraced: ${(t.p99 / g.p99).toFixed(2)}x`);
+    console.log(`  exported so far: ${sink.stats.exports} requests, ${(sink.stats.bytes / 1024).toFixed(0)} KiB`);
+    for (const ratio of [tracingRatio, 1]) {
+      const us = await tracingCostUs(ratio, sink.url);
+      console.log(`  tracing work per call in isolation at sampling ${ratio}: ${us.toFixed(2)} us, ${(us / g.cpuUs * 100).toFixed(2)} % of the untraced gateway's CPU per request`);
+    }
+  }
   const logCost = await requestLogCostUs();
   console.log(`  request log work per request in isolation: ${logCost.toFixed(2)} us, ${(logCost / g.cpuUs * 100).toFixed(2)} % of the gateway's CPU per request`);
-  if ([...ref, ...gw, ...cmp].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
+  if ([...ref, ...gw, ...cmp, ...trc].some((r) => r.errors || r.unexpected)) console.log('  WARNING: some requests failed; see rounds above');
 
   if (soakSeconds > 0) {
     const pid = serve.child.pid;
@@ -154,6 +231,8 @@ try {
 } finally {
   await serve.stop();
   await other?.serve.stop();
+  await traced?.serve.stop();
+  await sink?.close();
   upstream.process.kill();
   proxy.process.kill();
 }

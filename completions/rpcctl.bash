@@ -2,7 +2,7 @@
 
 __rpcctl_subs() {
   case "$1" in
-    '') echo 'init auth profile account usage networks endpoints ep watch events webhook payments rpc api serve admin completion' ;;
+    '') echo 'init auth profile account usage networks endpoints ep watch events webhook payments payouts rpc api serve admin completion' ;;
     'init') echo '' ;;
     'auth') echo 'status' ;;
     'auth status') echo '' ;;
@@ -65,18 +65,29 @@ __rpcctl_subs() {
     'webhook deliveries') echo '' ;;
     'webhook redeliver') echo '' ;;
     'webhook listen') echo '' ;;
-    'payments') echo 'create get list ls cancel watch settings' ;;
+    'payments') echo 'create get list ls cancel refund watch settings' ;;
     'payments create') echo '' ;;
     'payments get') echo '' ;;
     'payments list') echo '' ;;
     'payments ls') echo '' ;;
     'payments cancel') echo '' ;;
+    'payments refund') echo '' ;;
     'payments watch') echo '' ;;
     'payments settings') echo '' ;;
+    'payouts') echo 'list ls show get create approve cancel psbt submit' ;;
+    'payouts list') echo '' ;;
+    'payouts ls') echo '' ;;
+    'payouts show') echo '' ;;
+    'payouts get') echo '' ;;
+    'payouts create') echo '' ;;
+    'payouts approve') echo '' ;;
+    'payouts cancel') echo '' ;;
+    'payouts psbt') echo '' ;;
+    'payouts submit') echo '' ;;
     'rpc') echo '' ;;
     'api') echo '' ;;
     'serve') echo '' ;;
-    'admin') echo 'accounts login-link members keys webhook-secret plans upstreams networks aml rates' ;;
+    'admin') echo 'accounts login-link members keys webhook-secret plans upstreams reload networks aml backup migrate rates' ;;
     'admin accounts') echo 'create list ls get set-plan set-password reset-2fa' ;;
     'admin accounts create') echo '' ;;
     'admin accounts list') echo '' ;;
@@ -100,11 +111,14 @@ __rpcctl_subs() {
     'admin plans list') echo '' ;;
     'admin plans ls') echo '' ;;
     'admin upstreams') echo '' ;;
+    'admin reload') echo '' ;;
     'admin networks') echo 'list ls' ;;
     'admin networks list') echo '' ;;
     'admin networks ls') echo '' ;;
     'admin aml') echo 'load' ;;
     'admin aml load') echo '' ;;
+    'admin backup') echo '' ;;
+    'admin migrate') echo '' ;;
     'admin rates') echo 'set list ls' ;;
     'admin rates set') echo '' ;;
     'admin rates list') echo '' ;;
@@ -183,11 +197,22 @@ __rpcctl_valopts() {
     'payments list') echo '--status --network --order-id --limit -n --jq -q --profile -p --base-url --timeout' ;;
     'payments ls') echo '--status --network --order-id --limit -n --jq -q --profile -p --base-url --timeout' ;;
     'payments cancel') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payments refund') echo '--amount --currency --rate --address --reference --jq -q --profile -p --base-url --timeout' ;;
     'payments watch') echo '--interval --jq -q --profile -p --base-url --timeout' ;;
-    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --display-name --redirect-url --jq -q --profile -p --base-url --timeout' ;;
+    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --wallet-solana --aml-fail-at --tolerance-bps --display-name --redirect-url --jq -q --profile -p --base-url --timeout' ;;
+    'payouts') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payouts list') echo '--status --limit -n --jq -q --profile -p --base-url --timeout' ;;
+    'payouts ls') echo '--status --limit -n --jq -q --profile -p --base-url --timeout' ;;
+    'payouts show') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payouts get') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payouts create') echo '--file -f --jq -q --profile -p --base-url --timeout' ;;
+    'payouts approve') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payouts cancel') echo '--jq -q --profile -p --base-url --timeout' ;;
+    'payouts psbt') echo '--fee-rate --output -o --jq -q --profile -p --base-url --timeout' ;;
+    'payouts submit') echo '--jq -q --profile -p --base-url --timeout' ;;
     'rpc') echo '--jq -q --profile -p --base-url --timeout' ;;
     'api') echo '--data -d --input --jq -q --profile -p --base-url --timeout' ;;
-    'serve') echo '--config --data-dir --host --port --gateway-port --database --redis --log-format --log-level --jq -q --profile -p --base-url --timeout' ;;
+    'serve') echo '--config --data-dir --host --port --gateway-port --database --redis --upstream --log-format --log-level --jq -q --profile -p --base-url --timeout' ;;
     'admin') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin accounts create') echo '--plan --name --email --config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
@@ -212,11 +237,14 @@ __rpcctl_valopts() {
     'admin plans list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin plans ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin upstreams') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin reload') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin networks ls') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin aml') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin aml load') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin backup') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
+    'admin migrate') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin rates') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin rates set') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
     'admin rates list') echo '--config --data-dir --database --redis --jq -q --profile -p --base-url --timeout' ;;
@@ -246,7 +274,7 @@ __rpcctl_opts() {
     'endpoints list') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints ls') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints get') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'endpoints create') echo '--name --network --env --environment-id --allow-duplicate --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'endpoints create') echo '--name --network --env --environment-id --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints rename') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints pause') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'endpoints resume') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -262,7 +290,7 @@ __rpcctl_opts() {
     'ep list') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep ls') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep get') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'ep create') echo '--name --network --env --environment-id --allow-duplicate --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'ep create') echo '--name --network --env --environment-id --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep rename') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep pause') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'ep resume') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -295,11 +323,22 @@ __rpcctl_opts() {
     'payments list') echo '--status --network --order-id --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments ls') echo '--status --network --order-id --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments cancel') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payments refund') echo '--amount --currency --rate --address --reference --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'payments watch') echo '--interval --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --aml-fail-at --tolerance-bps --accept-late --no-accept-late --display-name --redirect-url --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payments settings') echo '--xpub --xpub-utxo --xpub-tron --wallet-solana --aml-fail-at --tolerance-bps --accept-late --no-accept-late --display-name --redirect-url --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts list') echo '--status --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts ls') echo '--status --limit -n --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts show') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts get') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts create') echo '--file -f --yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts approve') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts cancel') echo '--yes -y --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts psbt') echo '--fee-rate --output -o --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'payouts submit') echo '--no-broadcast --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'rpc') echo '--version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'api') echo '--data -d --input --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
-    'serve') echo '--config --data-dir --host --port --gateway-port --dev --database --redis --log-format --log-level --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'serve') echo '--config --data-dir --host --port --gateway-port --dev --database --redis --upstream --log-format --log-level --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin accounts create') echo '--plan --name --email --no-password --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -324,11 +363,14 @@ __rpcctl_opts() {
     'admin plans list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin plans ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin upstreams') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin reload') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin networks ls') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin aml') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin aml load') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin backup') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
+    'admin migrate') echo '--check --config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin rates') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin rates set') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
     'admin rates list') echo '--config --data-dir --database --redis --version -v --json --jq -q --no-color --profile -p --base-url --timeout --help -h' ;;
@@ -370,11 +412,22 @@ __rpcctl_dynamic() {
     'ep allowlist clear|') rpcctl __complete endpoints 2>/dev/null ;;
     'watch remove|') rpcctl __complete watches 2>/dev/null ;;
     'watch rm|') rpcctl __complete watches 2>/dev/null ;;
+    'payments get|') rpcctl __complete payments 2>/dev/null ;;
+    'payments cancel|') rpcctl __complete payments 2>/dev/null ;;
+    'payments refund|') rpcctl __complete payments 2>/dev/null ;;
+    'payments watch|') rpcctl __complete payments 2>/dev/null ;;
+    'payouts show|') rpcctl __complete payouts 2>/dev/null ;;
+    'payouts get|') rpcctl __complete payouts 2>/dev/null ;;
+    'payouts approve|') rpcctl __complete payouts 2>/dev/null ;;
+    'payouts cancel|') rpcctl __complete payouts 2>/dev/null ;;
+    'payouts psbt|') rpcctl __complete payouts 2>/dev/null ;;
+    'payouts submit|') rpcctl __complete payouts 2>/dev/null ;;
     'rpc|') rpcctl __complete endpoints 2>/dev/null ;;
   esac
 }
 __rpcctl_choices() {
   case "$1" in
+    'account audit|--action') echo 'account.create account.plan account.policy endpoint.allowlist endpoint.create endpoint.pause endpoint.rename endpoint.resume key.allowlist key.create key.revoke login.link login.password login.sign_out_others member.invitation_renew member.invite member.leave member.remove member.reset member.role payment.cancel payment.create payments.settings payout.approve payout.cancel payout.create payout.transaction refund.create two_factor.disable two_factor.enable two_factor.recovery_codes two_factor.reset watch.add watch.remove webhook.redeliver webhook.secret_rotate webhook.set webhook.test' ;;
     'usage|--days') echo '7 30 90' ;;
     'endpoints usage|--days') echo '7 30 90' ;;
     'endpoints logs|--status') echo 'all error' ;;
@@ -385,7 +438,10 @@ __rpcctl_choices() {
     'webhook deliveries|--status') echo 'pending delivered failed cancelled' ;;
     'payments list|--status') echo 'pending seen aml_check paid failed underpaid expired' ;;
     'payments ls|--status') echo 'pending seen aml_check paid failed underpaid expired' ;;
+    'payments refund|--rate') echo 'locked current' ;;
     'payments settings|--aml-fail-at') echo 'medium high severe' ;;
+    'payouts list|--status') echo 'awaiting_approval awaiting_address awaiting_payment sent completed canceled' ;;
+    'payouts ls|--status') echo 'awaiting_approval awaiting_address awaiting_payment sent completed canceled' ;;
     'completion|') echo 'bash zsh fish' ;;
   esac
 }

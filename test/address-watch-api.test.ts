@@ -254,7 +254,7 @@ describe('deliveries', () => {
           expect(wait).toBeGreaterThan(expected * 0.8 - 2000);
           expect(wait).toBeLessThan(expected * 1.2 + 100);
           await t.store.db.updateTable('webhook_deliveries').set({ next_attempt_at: Date.now() }).where('webhook_id', '=', id).execute();
-          t.service.addressWatch.worker.kick();
+          t.service.webhooks.kick();
         }
       }
       const got = rx.received.filter((x) => x.headers['x-webhook-id'] === id);
@@ -280,7 +280,7 @@ describe('deliveries', () => {
       credits: 30, bill_method: 'webhook:payment', is_test: 0, status: 'pending', attempts: 0, next_attempt_at: Date.now() - 1000,
       lease_owner: 'a-dead-worker', lease_until: Date.now() - 1, last_status_code: null, last_error: null, created_at: new Date().toISOString(), delivered_at: null,
     }).execute();
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     await rx.waitFor(forWebhook('evt_crashed_1'));
     await waitForList(m, (l) => l[0]?.status === 'delivered');
     const usage = (await m.call('GET', '/v1/account/usage?days=7')).body.usage;
@@ -298,7 +298,7 @@ describe('deliveries', () => {
     rx.respond = (rec) => (rec.headers['x-webhook-id'] === 'evt_last_try' ? 500 : prev(rec));
     try {
       await t.store.db.insertInto('webhook_deliveries').values(row('evt_last_try', 8)).execute();
-      t.service.addressWatch.worker.kick();
+      t.service.webhooks.kick();
       const [last] = await waitForList(m, (l) => l[0]?.status === 'failed');
       expect(last).toMatchObject({ webhook_id: 'evt_last_try', attempt_count: 9, last_status_code: 500, next_retry_at: null });
       expect(rx.received.find((r) => r.headers['x-webhook-id'] === 'evt_last_try')!.headers['x-webhook-attempt']).toBe('9');
@@ -307,7 +307,7 @@ describe('deliveries', () => {
     }
     await m.call('PUT', '/v1/address-watch/webhook', json({ url: rx.url, enabled: false }));
     await t.store.db.insertInto('webhook_deliveries').values(row('evt_while_disabled', 0)).execute();
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     const [d] = await waitForList(m, (l) => l[0]?.status === 'cancelled');
     expect(d).toMatchObject({ webhook_id: 'evt_while_disabled', last_error: 'webhook disabled' });
     expect(rx.received.some((r) => r.headers['x-webhook-id'] === 'evt_while_disabled')).toBe(false);
@@ -323,7 +323,7 @@ describe('deliveries', () => {
       await m.call('PUT', '/v1/address-watch/webhook', json({ url: slow.url, enabled: true }));
       const id = (await m.call('POST', '/v1/address-watch/webhook/test', json({ type: 'payment', network: 'eth' }))).body.webhook_id;
       await slow.waitFor((all) => all.length === 1);
-      await own.service.addressWatch.stop();
+      await own.service.webhooks.stop();
       const row = await own.store.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow();
       expect(row).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 200, lease_owner: null });
     } finally {

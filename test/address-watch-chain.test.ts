@@ -277,7 +277,7 @@ describe('Address Watch against a real chain (anvil)', () => {
     for (let i = 0; i < 3; i++) hashes.push(await anvil.wallet.sendTransaction({ account: owner, to: A, value: BigInt(i + 1), chain: null }));
     await anvil.public.waitForTransactionReceipt({ hash: hashes[2]!, pollingInterval: 50 });
     const { AddressWatch } = await import('../src/watch/service.js');
-    const again = new AddressWatch({ store: t.store, config: t.service.config, log: () => {} });
+    const again = new AddressWatch({ store: t.store, config: t.service.config, log: () => {}, webhooks: t.service.webhooks });
     await again.start();
     try {
       await rx.waitFor((all) => mine(all).length >= before + 3, 15_000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import type { Merchant, TestService } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 /**
  * A real UTXO node: Litecoin Core in regtest (Debian ships it; not bitcoind). It speaks
@@ -9,12 +10,11 @@ import type { Merchant, TestService } from './helpers/service.js';
  * `prevout`), so payouts are resolved through `getrawtransaction` (-txindex), and
  * `invalidateblock` makes a real reorg.
  */
-if (!haveLitecoind) console.warn(`address-watch-litecoind: skipped: ${LITECOIND_MISSING}`);
 
 const json = (o: unknown) => JSON.stringify(o);
 type Ev = Record<string, any>;
 
-describe.skipIf(!haveLitecoind)('a real UTXO node (litecoind -regtest)', () => {
+describeUnless(!haveLitecoind && LITECOIND_MISSING, 'a real UTXO node (litecoind -regtest)', () => {
   let node: Litecoind;
   let t: TestService;
   let rx: Receiver;

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../src/store/index.js';
 import type { Hit } from '../src/chains/family.js';
+import { hitEvents, removedEvents } from '../src/watch/events.js';
 import { recordBlock, rewindTo, setCursor } from '../src/watch/record.js';
+import { migrationDb } from './helpers/migration-db.js';
+import { testDatabaseUrl } from './helpers/shared-stores.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -192,7 +195,7 @@ describe('deliveries of events orphaned by a reorg', () => {
   /** Earlier tests' deliveries go out first: their billing must not land mid-test. */
   async function drain(): Promise<void> {
     rx.respond = () => 200;
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     await until('the outbox to drain', async () => (await t.store.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').execute()).length === 0);
   }
 
@@ -205,7 +208,7 @@ describe('deliveries of events orphaned by a reorg', () => {
     const held = new Promise<number>((resolve) => { answer = resolve; });
     rx.respond = (r) => (JSON.parse(r.body).tx_hash === hit.txHash ? held : 200);
     await record(h, [hit]);
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     await rx.waitFor(() => sentTimes(hit.txHash) === 1);
     return { h, txHash: hit.txHash, answer };
   }
@@ -221,7 +224,7 @@ describe('deliveries of events orphaned by a reorg', () => {
       expect(await delivery(txHash)).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)' });
       expect(await attempts(id)).toEqual([status]);
       // Nothing due any more: a kick sends nothing, and nothing was billed.
-      t.service.addressWatch.worker.kick();
+      t.service.webhooks.kick();
       await new Promise((r) => setTimeout(r, 200));
       expect(sentTimes(txHash)).toBe(1);
       expect(await credits()).toBe(before);
@@ -244,7 +247,7 @@ describe('deliveries of events orphaned by a reorg', () => {
       release();
     }
     const before = await credits();
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     await until('the delivery to be settled', async () => (await delivery(hit.txHash)).status !== 'pending');
     expect(await delivery(hit.txHash)).toMatchObject({ status: 'cancelled', last_error: 'the block left the chain (reorg)' });
     expect(await attempts(id)).toEqual([]);
@@ -352,4 +355,85 @@ describe('scanner lease (one scanning instance per environment)', () => {
     await t.store.db.deleteFrom('scanner_cursors').where('network_environment_id', '=', sep.id).execute();
     await t.store.db.deleteFrom('scanner_blocks').where('network_environment_id', '=', sep.id).execute();
   });
+});
+
+describe('a hit\'s fields in columns of their own (what payments, refunds and payouts query)', () => {
+  it('a recorded hit writes them; hitEvents finds hits by watch, address, direction, type and token, without the removed ones', async () => {
+    const h = await freshHeight();
+    const since = new Date(Date.now() - 1000).toISOString();
+    const token = `0x${'7a'.repeat(20)}`;
+    const incoming = payment(watchId, '1000000000000000000000000');
+    const outgoing: Hit = { ...payment(watchId, '42'), type: 'payout', direction: 'out', from: ADDR, to: `0x${'cd'.repeat(20)}`, token, logIndex: 3 };
+    expect(await record(h, [incoming, outgoing])).toMatchObject({ recorded: true, events: 2 });
+    const mine = async (f: Parameters<typeof hitEvents>[1]) => (await hitEvents(t.store.db, { since, ...f }).orderBy('id').execute())
+      .filter((e) => [incoming.txHash, outgoing.txHash].includes(e.tx_hash)).map((e) => e.tx_hash);
+
+    const [inRow, outRow] = await hitEvents(t.store.db, { watchId, since }).where('tx_hash', 'in', [incoming.txHash, outgoing.txHash]).orderBy('id').execute();
+    expect(inRow).toMatchObject({
+      watch_id: watchId, network_environment_id: env.id, type: 'payment', block_height: h, tx_hash: incoming.txHash, direction: 'in',
+      address: ADDR, from_address: incoming.from, to_address: ADDR, token: null, amount: '1000000000000000000000000', log_index: null,
+    });
+    expect(outRow).toMatchObject({ type: 'payout', direction: 'out', from_address: ADDR, to_address: outgoing.to, token, amount: '42', log_index: 3 });
+    expect(await mine({ direction: 'out' })).toEqual([outgoing.txHash]);
+    expect(await mine({ types: ['payment'] })).toEqual([incoming.txHash]);
+    expect(await mine({ token })).toEqual([outgoing.txHash]);
+    expect(await mine({ token: null })).toEqual([incoming.txHash]);
+    expect(await mine({ address: ADDR, envId: env.id })).toEqual([incoming.txHash, outgoing.txHash]);
+    expect(await mine({ address: `0x${'00'.repeat(20)}` })).toEqual([]);
+    expect(await mine({ watchId: 'w_other' })).toEqual([]);
+
+    // A reorg takes the block off: its hits leave hitEvents and are among removedEvents.
+    await rewindTo(t.store, env.id, h);
+    expect(await mine({})).toEqual([]);
+    const removed = (await removedEvents(t.store.db).execute()).map((r) => r.id);
+    expect(removed).toEqual(expect.arrayContaining([inRow!.id, outRow!.id]));
+  });
+});
+
+describe('migration 0032: the hit columns', () => {
+  const kinds = testDatabaseUrl ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+  for (const kind of kinds) {
+    it(`fills them from the body of the events stored before, and of those a previous-release instance records after (${kind})`, async () => {
+      const { db, migrator, cleanup } = await migrationDb(kind);
+      try {
+        expect((await migrator.migrateTo('0031_member_email_joined_unique')).error).toBeUndefined();
+        const now = new Date().toISOString();
+        // The previous release's insert (record.ts insertEvent as 6d15075 ran it): the body alone.
+        const previousRelease = (id: number, type: string, body: object) => db.insertInto('watch_events').values({
+          id, account_id: 1, watch_id: type === 'block' ? null : 'w_1', network_environment_id: 1, network: 'eth', type,
+          block_height: 10, block_hash: '0xb', body: JSON.stringify(body), removed: 0, created_at: now,
+        }).execute();
+        const hit = (tx: string, more: object) => ({
+          watch_id: 'w_1', network: 'eth', address: '0xWatched', tx_hash: tx, block_height: 10, block_hash: '0xb', ...more,
+        });
+        await previousRelease(1, 'payment', hit('0x1', { type: 'payment', direction: 'in', from: '0xFrom', to: '0xWatched', token: null, amount: '123456789012345678901234567890', log_index: null }));
+        await previousRelease(2, 'payout', hit('0x2', { type: 'payout', direction: 'out', from: '0xWatched', to: '0xTo', token: '0xToken', amount: '7', log_index: 4 }));
+        await previousRelease(3, 'block', { type: 'block', network: 'eth', block_height: 10, block_hash: '0xb', tx_count: 0, transactions: [] });
+
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
+        await previousRelease(4, 'payment', hit('0x4', { type: 'payment', direction: 'in', from: null, to: '0xWatched', token: '0xToken', amount: '5', log_index: 0 }));
+        await previousRelease(5, 'block', { type: 'block', network: 'eth', block_height: 11, block_hash: '0xc', tx_count: 0, transactions: [] });
+        // This release writes the columns itself: the trigger leaves them as written.
+        await db.insertInto('watch_events').values({
+          id: 6, account_id: 1, watch_id: 'w_1', network_environment_id: 1, network: 'eth', type: 'payment', block_height: 12, block_hash: '0xd',
+          body: JSON.stringify(hit('0xbody', { type: 'payment', direction: 'in', from: null, to: '0xWatched', token: null, amount: '1', log_index: null })),
+          removed: 0, created_at: now, tx_hash: '0x6', direction: 'in', address: '0xWatched', from_address: null, to_address: '0xWatched',
+          token: null, amount: '6', log_index: 1,
+        }).execute();
+
+        const rows = await db.selectFrom('watch_events')
+          .select(['id', 'tx_hash', 'direction', 'address', 'from_address', 'to_address', 'token', 'amount', 'log_index']).orderBy('id').execute();
+        expect(rows.map((r) => ({ ...r, id: Number(r.id), log_index: r.log_index === null ? null : Number(r.log_index) }))).toEqual([
+          { id: 1, tx_hash: '0x1', direction: 'in', address: '0xWatched', from_address: '0xFrom', to_address: '0xWatched', token: null, amount: '123456789012345678901234567890', log_index: null },
+          { id: 2, tx_hash: '0x2', direction: 'out', address: '0xWatched', from_address: '0xWatched', to_address: '0xTo', token: '0xToken', amount: '7', log_index: 4 },
+          { id: 3, tx_hash: null, direction: null, address: null, from_address: null, to_address: null, token: null, amount: null, log_index: null },
+          { id: 4, tx_hash: '0x4', direction: 'in', address: '0xWatched', from_address: null, to_address: '0xWatched', token: '0xToken', amount: '5', log_index: 0 },
+          { id: 5, tx_hash: null, direction: null, address: null, from_address: null, to_address: null, token: null, amount: null, log_index: null },
+          { id: 6, tx_hash: '0x6', direction: 'in', address: '0xWatched', from_address: null, to_address: '0xWatched', token: null, amount: '6', log_index: 1 },
+        ]);
+      } finally {
+        await cleanup();
+      }
+    });
+  }
 });

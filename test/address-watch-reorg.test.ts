@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { randomBytes } from 'node:crypto';
 import { KEPT_BLOCKS } from '../src/watch/record.js';
 
@@ -15,7 +15,7 @@ let m: Merchant;
 let A: Address;
 let owner: Address;
 /** A chain the test reorganises at will, re-mining a transaction under the same hash. */
-let fake: FakeEvmChain;
+let fake: FakeEvm;
 let fakeTip = 9;
 let fakeWatch: string;
 const F = '0x00000000000000000000000000000000000000f1';
@@ -161,6 +161,23 @@ describe('a transaction re-mined after a reorg (fake node)', () => {
     expect(deliveries.map((d) => Number(d.event_id)).sort((x, y) => x - y)).toEqual(rows.map((e) => e.id));
     await rx.waitFor((all) => all.some((r) => JSON.parse(r.body).block_hash === c.hash));
     expect(rx.received.filter((r) => JSON.parse(r.body).block_hash === c.hash)).toHaveLength(1);
+  });
+
+  it('a block replaced at the same height is noticed without a block above it (the head\'s hash is compared on every tick)', async () => {
+    await atTip();
+    const tx = `0x${randomBytes(32).toString('hex')}`;
+    const a = mineFake([{ hash: tx }]);
+    await atTip();
+    await until('the payment recorded', async () => (await events(tx)).length === 1);
+    // invalidateblock + generateblock: the same height, another block, and nothing above it.
+    orphanFake(a.height);
+    const b = mineFake();
+    expect(b.height).toBe(a.height);
+    await until('the replaced block\'s event removed', async () => (await events(tx))[0]?.removed === 1);
+    await atTip();
+    const { hash } = (await t.store.db.selectFrom('scanner_blocks').select('hash')
+      .where('network_environment_id', '=', t.store.catalog.environmentBySlug('fake')!.id).where('height', '=', b.height).executeTakeFirstOrThrow());
+    expect(hash).toBe(b.hash);
   });
 
   it(`a reorg deeper than the ${KEPT_BLOCKS} kept block hashes: the orphaned event is removed and the payment re-mined below them is found`, async () => {

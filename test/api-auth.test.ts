@@ -114,12 +114,15 @@ describe('Public API authentication', () => {
     const wrong = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, { ...headersFor({ method: 'POST', path: '/v1/endpoints', body, secret: 'nope' }), 'content-type': 'application/json' });
     expect(wrong).toMatchObject({ status: 401, body: { ok: false, error: 'Invalid signature.' } });
     expect(wrong.headers['x-rpcctl-reason']).toBe('bad_signature');
-    // Signed afresh (the next second's timestamp), the same request is taken: only one endpoint was made by the replay attempts.
+    // Signed afresh (the next second's timestamp), the same request is taken: past authentication,
+    // it meets the name the first one made (names are unique within an account), so the replay
+    // attempts made no endpoint.
     const ts = now() + 1;
     const fresh = await rawCall(t.baseUrl, 'POST', '/v1/endpoints', body, { ...headersFor({ method: 'POST', path: '/v1/endpoints', body, ts }), 'content-type': 'application/json' });
-    expect(fresh.status).toBe(200);
+    expect(fresh.status).toBe(409);
+    expect(fresh.headers['x-rpcctl-reason']).toBeUndefined();
     const names = ((await m.call('GET', '/v1/endpoints')).body.endpoints as Array<{ name: string }>).filter((e) => e.name === 'replay-me');
-    expect(names).toHaveLength(2);
+    expect(names).toHaveLength(1);
   });
 
   it('every other authentication failure names its reason too', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { testDatabaseUrl } from './helpers/shared-stores.js';
+import { migrationDb } from './helpers/migration-db.js';
 
 let t: TestService;
 
@@ -153,6 +155,34 @@ describe('endpoints', () => {
     expect(await m.call('GET', '/v1/endpoints/abc')).toMatchObject({ status: 400, body: { error: 'id: must be a positive integer' } });
   });
 
+  it('names are unique within an account: 409 on create and on rename, one winner of a race; other accounts and default names are not affected', async () => {
+    const m = await t.merchant({ plan: 'pro' });
+    const first = (await create(m, { name: 'main', network_environment_id: 1 })).body.endpoint;
+    const again = await create(m, { name: 'main', network_environment_id: 3 });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ ok: false, error: `name: an endpoint named "main" exists already (id ${first.id}); names are unique within an account: choose another, or rename that one` });
+    // Trimmed as the schema trims: " main " is "main".
+    expect((await create(m, { name: ' main ', network_environment_id: 1 })).status).toBe(409);
+    const other = (await create(m, { name: 'other', network_environment_id: 1 })).body.endpoint;
+    const renamed = await m.call('PATCH', `/v1/endpoints/${other.id}`, JSON.stringify({ name: 'main' }));
+    expect(renamed.status).toBe(409);
+    expect(renamed.body.error).toMatch(/^name: an endpoint named "main" exists already/);
+    // Renaming an endpoint to its own name is no clash.
+    expect((await m.call('PATCH', `/v1/endpoints/${first.id}`, JSON.stringify({ name: 'main' }))).status).toBe(200);
+    expect((await m.call('GET', '/v1/endpoints')).body.endpoints.map((e: { name: string }) => e.name).sort()).toEqual(['main', 'other']);
+    // Another account may use the name; a name left out is made free (eth-mainnet, eth-mainnet-2).
+    expect((await create(await t.merchant({ plan: 'pro' }), { name: 'main', network_environment_id: 1 })).status).toBe(200);
+    const d1 = await create(m, { network_slug: 'eth', env_slug: 'mainnet' });
+    const d2 = await create(m, { network_slug: 'eth', env_slug: 'mainnet' });
+    expect([d1.body.endpoint.name, d2.body.endpoint.name]).toEqual(['eth-mainnet', 'eth-mainnet-2']);
+    // Four creates of one name at once: one endpoint.
+    const racer = await t.merchant({ plan: 'pro' });
+    // Bodies that differ in white space only: one signed request sent twice would be a replay (401).
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => create(racer, `${JSON.stringify({ name: 'race', network_environment_id: 1 })}${' '.repeat(i)}`)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    expect((await racer.call('GET', '/v1/endpoints')).body.endpoints).toHaveLength(1);
+  });
+
   it('pauses and resumes', async () => {
     const m = await t.merchant({ plan: 'pro' });
     const e = (await create(m, { name: 's', network_environment_id: 1 })).body.endpoint;
@@ -193,4 +223,39 @@ describe('endpoints', () => {
     expect((await m.call('PATCH', path, JSON.stringify({ allowed_ips: fifty }))).body.endpoint.allowed_ips).toHaveLength(50);
     expect((await m.call('PATCH', path, '{"allowed_ips":[]}')).body.endpoint.allowed_ips).toEqual([]);
   });
+});
+
+describe('migration 0030 (endpoint names unique)', () => {
+  const kinds = testDatabaseUrl ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+  for (const kind of kinds) {
+    it(`keeps the oldest endpoint's name, renames later duplicates NAME-2, NAME-3 with an audit entry, then refuses duplicates (${kind})`, async () => {
+      const { db, migrator, cleanup } = await migrationDb(kind);
+      try {
+        expect((await migrator.migrateTo('0028_audit_log')).error).toBeUndefined();
+        const now = new Date().toISOString();
+        await db.insertInto('plans').values({ id: 1, slug: 'p', name: 'P', included_credits: 1, rps_limit: 1, endpoints_limit: 9 }).execute();
+        await db.insertInto('networks').values({ id: 1, uuid: 'n1', slug: 'eth', name: 'Ethereum', family: 'evm', sort: 1, credits: '{}' }).execute();
+        await db.insertInto('network_environments').values({ id: 1, network_id: 1, slug: 'mainnet', upstreams: '[]' }).execute();
+        for (const id of [1, 2]) await db.insertInto('accounts').values({ id, name: null, plan_id: 1, webhook_secret: 'x', created_at: now }).execute();
+        const endpoint = (id: number, account: number, name: string) => ({
+          id, uuid: `00000000-0000-4000-8000-00000000000${id}`, account_id: account, name, status: 'active', network_environment_id: 1,
+          allowed_ips: '[]', created_at: now, updated_at: now, version: null, block_height: null,
+        });
+        // Account 1: three "main" (one "main-2" taken already); account 2 has its own "main".
+        await db.insertInto('endpoints').values([endpoint(1, 1, 'main'), endpoint(2, 1, 'main'), endpoint(3, 1, 'main-2'), endpoint(4, 1, 'main'), endpoint(5, 2, 'main')]).execute();
+
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
+        const names = (await db.selectFrom('endpoints').select(['id', 'name']).orderBy('id').execute()).map((r) => [Number(r.id), r.name]);
+        expect(names).toEqual([[1, 'main'], [2, 'main-3'], [3, 'main-2'], [4, 'main-4'], [5, 'main']]);
+        const audit = await db.selectFrom('audit_log').select(['account_id', 'action', 'target_id', 'actor_label', 'changes']).orderBy('id').execute();
+        expect(audit.map((a) => [Number(a.account_id), a.action, a.target_id, a.actor_label, JSON.parse(a.changes).was])).toEqual([
+          [1, 'endpoint.rename', '2', 'migration 0030', 'main'], [1, 'endpoint.rename', '4', 'migration 0030', 'main'],
+        ]);
+        await expect(db.insertInto('endpoints').values(endpoint(6, 1, 'main')).execute()).rejects.toThrow();
+        await db.insertInto('endpoints').values(endpoint(7, 2, 'main-2')).execute();
+      } finally {
+        await cleanup();
+      }
+    });
+  }
 });

@@ -102,6 +102,32 @@ describe('changes through the API', () => {
   });
 });
 
+describe('a change that did not happen is not recorded', () => {
+  it('pausing a paused endpoint, resuming an active one, its own name, the same allowlist, cancelling a cancelled order', async () => {
+    const n = await t.merchant({ plan: 'pro' });
+    const entries = async () => (await n.call('GET', '/v1/account/audit')).body.entries as Array<{ action: string }>;
+    const e = (await n.call('POST', '/v1/endpoints', JSON.stringify({ network_slug: 'eth', env_slug: 'mainnet', name: 'noop' }))).body.endpoint;
+    const pause = (space = '') => n.call('PATCH', `/v1/endpoints/${e.id}/status`, `{"status":"paused"}${space}`);
+    expect((await pause()).body.endpoint.status).toBe('paused');
+    // A no-op is answered as the change would be (200, the endpoint), only not recorded.
+    expect((await pause(' ')).body).toMatchObject({ ok: true, endpoint: { status: 'paused' } });
+    expect((await n.call('PATCH', `/v1/endpoints/${e.id}/status`, '{"status":"active"}')).status).toBe(200);
+    expect((await n.call('PATCH', `/v1/endpoints/${e.id}/status`, '{"status":"active"} ')).status).toBe(200);
+    expect((await n.call('PATCH', `/v1/endpoints/${e.id}`, '{"name":"noop"}')).status).toBe(200);
+    expect((await n.call('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '{"allowed_ips":["192.0.2.1"]}')).status).toBe(200);
+    expect((await n.call('PATCH', `/v1/endpoints/${e.id}/allowed-ips`, '{"allowed_ips":["192.0.2.1","192.0.2.1"]}')).status).toBe(200);
+    expect((await n.call('PUT', '/v1/payments/settings', JSON.stringify({ xpubs: { evm: XPUB } }))).status).toBe(200);
+    const order = await n.call('POST', '/v1/payments', JSON.stringify({ order_id: 'noop-1', network_slug: 'eth', amount: '1' }));
+    expect(order.status, JSON.stringify(order.body)).toBe(200);
+    const id = order.body.payment.payment_id;
+    expect((await n.call('POST', `/v1/payments/${id}/cancel`, '')).body.payment).toMatchObject({ status: 'failed', reason: 'canceled' });
+    expect((await n.call('POST', `/v1/payments/${id}/cancel`, ' ')).status).toBe(200);
+    expect((await entries()).map((x) => x.action).reverse()).toEqual([
+      'endpoint.create', 'endpoint.pause', 'endpoint.resume', 'endpoint.allowlist', 'payments.settings', 'payment.create', 'payment.cancel',
+    ]);
+  });
+});
+
 describe('changes in the cabinet', () => {
   it('are recorded as the login, from the client address: its own writes and the API routes it runs', async () => {
     const { cookie, csrf } = await signIn();
@@ -112,6 +138,10 @@ describe('changes in the cabinet', () => {
     expect(prefix).not.toBe(m.apiKey.slice(0, 8));
     expect((await post(`/keys/${prefix}/revoke`, { _csrf: csrf }, { cookie, ...CLIENT })).status).toBe(303);
     expect((await post('/endpoints', { _csrf: csrf, network: 'eth:mainnet', name: 'from the cabinet' }, { cookie, ...CLIENT })).status).toBe(303);
+    // A name in use is refused in the cabinet as by the API (names are unique within an account), and not recorded.
+    const twice = await post('/endpoints', { _csrf: csrf, network: 'eth:mainnet', name: 'from the cabinet' }, { cookie, ...CLIENT });
+    expect(twice.status).toBe(409);
+    expect(twice.text).toContain('an endpoint named &quot;from the cabinet&quot; exists already');
 
     const { entries } = await audit();
     const byLogin = entries.filter((e) => e.actor.kind === 'login');

@@ -6,13 +6,13 @@ import { Metrics } from '../src/metrics/index.js';
 import { NodeProbe, PROBE_TASK } from '../src/gateway/probe.js';
 import { UpstreamDirectory } from '../src/gateway/upstreams/index.js';
 import { Supervisor } from '../src/runtime/supervisor.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 /** Every background task of a running service, by its name under the supervisor. */
 const TASKS = [
   'probe', 'registry-check', 'usage-flush', 'key-use-flush', 'retention', 'watch-reconcile', 'deliveries',
-  'payments-tick', 'payments-aml', 'payments-sightings', 'scanner:fake-local',
+  'payments-tick', 'payments-aml', 'payments-sightings', 'payments-references', 'scanner:fake-local',
 ];
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
@@ -28,7 +28,7 @@ async function valueOf(metrics: Metrics, name: string, task: string): Promise<nu
   return m?.values.find((v) => v.labels.task === task)?.value ?? 0;
 }
 
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 const lines: Array<{ level: string; task?: string; msg: string }> = [];
 const unhandled: unknown[] = [];
@@ -46,6 +46,8 @@ beforeAll(async () => {
   t = await startTestService({
     networks: [{ slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url], confirmations: 2 }] }],
     plans: [{ id: 1, slug: 'pro', name: 'Pro', included_credits: 1_000_000, rps_limit: 1000, endpoints_limit: 5, webhook_address_slots: 10 }],
+    // The reference lookup runs at its own pace, not on kicks: a short one, so its retry is soon.
+    payments: { reference_sweep_ms: 200 },
   }, { logger: createLogger({ format: 'json', level: 'info', stream: sink }) });
   // A watched address starts the environment's scanner; an endpoint gives the probe something to probe.
   const m = await t.merchant({ plan: 'pro' });

@@ -6,15 +6,15 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { join } from 'node:path';
 import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedCall, startTestService, type TestService } from './helpers/service.js';
-import { transition } from '../src/payments/orders.js';
+import { transition } from '../src/payments/transition.js';
 
 // The cabinet in a real Chromium against a real service: every flow of issue 13.
 
 let t: TestService;
-let eth: FakeUpstream;
+let eth: FakeEvm;
 let receiver: Receiver;
 let browser: TestBrowser;
 let ctx: BrowserContext;
@@ -27,7 +27,7 @@ const pageProblems: string[] = [];
 const PASSWORD = 'correct horse battery staple';
 
 beforeAll(async () => {
-  eth = await new FakeUpstream().start();
+  eth = await new FakeEvm().start();
   receiver = await startReceiver();
   t = await startTestService({
     networks: [

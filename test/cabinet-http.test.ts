@@ -7,6 +7,7 @@ import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
 import { createLoginLink, consumeLoginLink, html, raw, setLogin, checkLogin } from '../src/cabinet/index.js';
 import { verifyPassword, hashPassword } from '../src/cabinet/credentials.js';
 import { primaryOwner } from '../src/store/index.js';
+import { itUnless } from './helpers/skips.js';
 
 // The cabinet over plain HTTP: headers, assets, sign-in limits, escaping, admin commands,
 // and the API additions it brought (redeliver, key last-use, response excerpts).
@@ -14,7 +15,6 @@ import { primaryOwner } from '../src/store/index.js';
 const sharedRedis = await testRedis();
 afterAll(() => sharedRedis.stop());
 const redisUp = sharedRedis.url !== undefined;
-if (!redisUp) console.warn(`cabinet-http: the shared sign-in limit test is skipped: ${sharedRedis.why}`);
 
 let t: TestService;
 let m: Merchant;
@@ -122,6 +122,59 @@ describe('headers and assets', () => {
   });
 });
 
+const unescapeHtml = (text: string) => text.replace(/&(quot|#39|lt|gt|amp);/g, (_, e: string) => ({ quot: '"', '#39': "'", lt: '<', gt: '>', amp: '&' })[e]!);
+
+describe('per-family examples', () => {
+  // The "Try it" curl and the request log's method placeholder come from the endpoint's family
+  // (its `example` trait): an EVM call shown on a Solana endpoint would not work there.
+  const cases: Array<[network: string, env: string, curl: RegExp, placeholder: string]> = [
+    ['eth', 'mainnet', /"method":"eth_blockNumber"/, 'e.g. eth_blockNumber'],
+    ['solana', 'devnet', /"method":"getSlot","params":\[\{"commitment":"confirmed"\}\]/, 'e.g. getSlot'],
+    ['bitcoin', 'mainnet', /"method":"getblockcount"/, 'e.g. getblockcount'],
+    ['stellar', 'mainnet', /^curl -s 'http[^ ']*\/[0-9a-f-]{36}\/ledgers\?order=desc&limit=1'$/, 'e.g. GET /ledgers'],
+    ['tron', 'mainnet', /^curl -s -X POST 'http[^ ']*\/[0-9a-f-]{36}\/wallet\/getnowblock'$/, 'e.g. POST /wallet/getnowblock'],
+  ];
+  // One sign-in for all: sign-ins are rate limited per e-mail.
+  let cookie: string;
+  let csrf: string;
+  beforeAll(async () => { ({ cookie, csrf } = await session()); });
+  it.each(cases)('a %s endpoint shows its own family\'s call', async (network, env, curl, placeholder) => {
+    const created = await m.call('POST', '/v1/endpoints', JSON.stringify({ name: `try-${network}`, network_slug: network, env_slug: env }));
+    expect(created.status).toBe(200);
+    const endpoint = created.body.endpoint as { id: number };
+    const page = (await get(`/endpoints/${endpoint.id}`, { cookie })).text;
+    const tryIt = unescapeHtml(/<summary>Try it<\/summary><pre><code>([\s\S]*?)<\/code>/.exec(page)![1]!);
+    expect(tryIt).toMatch(curl);
+    if (network !== 'eth') expect(tryIt).not.toContain('eth_');
+    const logs = (await get(`/endpoints/${endpoint.id}/logs`, { cookie })).text;
+    expect(/name="method"[^>]*placeholder="([^"]*)"/.exec(logs)![1]).toBe(placeholder);
+  });
+
+  it('Address Watch offers the Solana networks and takes a Solana public key as given', async () => {
+    const page = (await get('/watch', { cookie })).text;
+    expect(page).toContain('<option value="solana">Solana mainnet</option>');
+    expect(page).toContain('<option value="solana-devnet">Solana devnet</option>');
+    expect(page).toMatch(/name="address"[^>]*placeholder="[^"]*Solana public key"/);
+    const key = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+    expect((await post('/watch/addresses', { _csrf: csrf, network_slug: 'solana-devnet', address: key }, { cookie })).status).toBe(303);
+    expect((await get('/watch', { cookie })).text).toMatch(new RegExp(`<code class="address">${key}</code></td><td data-label="Network">solana-devnet</td>`));
+  });
+
+  it('the payment settings take the Solana wallet; an address of another family is refused naming wallets.solana, as typed', async () => {
+    const form = { _csrf: csrf, aml_fail_at: 'high', underpaid_tolerance_bps: '0' };
+    const evm = `0x${'ab'.repeat(20)}`;
+    const bad = await post('/payments/settings', { ...form, wallet_solana: evm }, { cookie });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('wallets.solana: must be a Solana address (32 to 44 base58 characters)');
+    expect(bad.text).toMatch(new RegExp(`name="wallet_solana" value="${evm}"`));
+    expect((await m.call('GET', '/v1/payments/settings')).body.wallets).toEqual({});
+    const key = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+    expect((await post('/payments/settings', { ...form, wallet_solana: ` ${key} ` }, { cookie })).status).toBe(303);
+    expect((await m.call('GET', '/v1/payments/settings')).body.wallets).toEqual({ solana: key });
+    expect((await get('/payments/settings', { cookie })).text).toMatch(new RegExp(`Wallet \\(Solana\\)[\\s\\S]*?name="wallet_solana" value="${key}"`));
+  });
+});
+
 /** Sign-in windows are whole minutes of the clock: a test's attempts must not straddle two. */
 async function startOfMinuteIfLate(needMs: number): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
@@ -141,7 +194,7 @@ describe('sign-in', () => {
     expect(right.text).toContain('Too many sign-in attempts');
   });
 
-  it.skipIf(!redisUp)('two instances on one Redis count the same e-mail\'s attempts together', async () => {
+  itUnless(!redisUp && sharedRedis.why, 'two instances on one Redis count the same e-mail\'s attempts together', async () => {
     const redis = { url: sharedRedis.url!, key_prefix: freshRedisPrefix() };
     const [a, b] = await Promise.all([0, 1].map(() => startTestService({ redis }, { cabinet: { signIn: { perIpPerMinute: 1000, perEmailPerMinute: 4 } } })));
     try {
@@ -284,7 +337,7 @@ describe('API additions', () => {
     const merchant = await t.merchant({ plan: 'pro' });
     await merchant.call('PUT', '/v1/address-watch/webhook', JSON.stringify({ url: receiver.url, enabled: true }));
     await enqueueDelivery(t.store.db, { accountId: merchant.userId, eventId: null, webhookId: `wh_${merchant.userId}`, type: 'payment', network: 'eth', body: '{}', credits: 30, isTest: false });
-    t.service.addressWatch.worker.kick();
+    t.service.webhooks.kick();
     const credits = async () => (await merchant.call('GET', '/v1/account')).body.usage.credits_used as number;
     await expect.poll(credits).toBe(30);
     const id = (await merchant.call('GET', '/v1/address-watch/deliveries')).body.deliveries[0].delivery_id;
@@ -305,12 +358,19 @@ describe('API additions', () => {
 
 describe('admin commands', () => {
   it('on a terminal, accounts create --email asks for the password twice; two different ones change nothing', async () => {
-    const typed = (first: string, second: string) => scriptedPrompter([{ match: /^Cabinet password$/, answer: first }, { match: /^Cabinet password \(again\)$/, answer: second }]);
+    const ASK = /^Cabinet password \(at least 10 characters\)$/;
+    const typed = (first: string, second: string) => scriptedPrompter([{ match: ASK, answer: first }, { match: /^Cabinet password \(again\)$/, answer: second }]);
+    // The rule is in the question, and a short password is refused as it is typed, not after it was typed twice.
+    const short = scriptedPrompter([{ match: ASK, answer: 'short' }]);
+    const refused = await cli(['admin', 'accounts', 'create', '--email', 'twice@example.com', '--data-dir', t.dataDir], { tty: true, prompter: short });
+    expect(refused.stderr).toContain('rejected: the password must have at least 10 characters');
+    expect(short.asked).toHaveLength(1);
+
     const differ = typed(PASSWORD, `${PASSWORD}x`);
     const bad = await cli(['admin', 'accounts', 'create', '--email', 'twice@example.com', '--data-dir', t.dataDir], { tty: true, prompter: differ });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('error: the two passwords differ; nothing was changed\n');
-    expect(differ.asked).toEqual(['Cabinet password', 'Cabinet password (again)']);
+    expect(differ.asked).toEqual(['Cabinet password (at least 10 characters)', 'Cabinet password (again)']);
 
     // The same email is still free (a duplicate is refused): the refused run wrote nothing.
     const same = typed(PASSWORD, PASSWORD);

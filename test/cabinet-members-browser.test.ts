@@ -6,7 +6,8 @@ import { startTestService, type TestService } from './helpers/service.js';
 
 // Members in a real Chromium: an owner invites from the Members page, the invitee accepts in a
 // second browser (its own cookies) and sees the cabinet as their role allows; the owner changes
-// the role and the member's next change is refused. axe-core on each Members page state.
+// the role and the member's next change is refused; an e-mail that signs in elsewhere is invited
+// like any other and told to sign in when joining. axe-core on each Members page state.
 // One service, two browser contexts, steps in order.
 
 let t: TestService;
@@ -116,6 +117,35 @@ describe('members and roles in the browser', () => {
     await member.getByText('You are a viewer').waitFor();
     await member.locator('#role-notice').getByText('read-only access').waitFor();
     await noViolations(member, 'Members page as a viewer');
+  });
+
+  it('an invitation of an e-mail that signs in elsewhere is listed as invited; joining with it says to sign in instead', async () => {
+    const ELSEWHERE = 'members-elsewhere@example.com';
+    const made = await cli(['admin', 'accounts', 'create', '--email', ELSEWHERE, '--data-dir', t.dataDir, '--json'], { stdin: `${PASSWORD}\n` });
+    expect(made.code, made.stderr).toBe(0);
+    await owner.goto(`${base}/members`);
+    await owner.getByLabel('E-mail').fill(ELSEWHERE);
+    await owner.getByRole('button', { name: 'Invite' }).click();
+    await owner.getByRole('heading', { name: `Invitation for ${ELSEWHERE}` }).waitFor();
+    const url = (await owner.locator('#invite-link').textContent())!.trim();
+    await owner.reload();
+    await owner.locator(`tr[data-member="${ELSEWHERE}"]`).getByText('invited').waitFor();
+
+    const invitee = await (await browser.context({ bypassCSP: true })).newPage();
+    invitee.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
+    await invitee.goto(url);
+    await invitee.getByRole('heading', { name: 'Choose a password' }).waitFor();
+    await invitee.getByLabel(/^Password \(at least/).fill('another long password');
+    await invitee.getByLabel('Password again').fill('another long password');
+    await invitee.getByRole('button', { name: 'Set password and sign in' }).click();
+    await invitee.getByRole('heading', { name: 'You have a login already' }).waitFor();
+    await invitee.getByText(`${ELSEWHERE} already signs in to an account of this service`).waitFor();
+    await noViolations(invitee, 'join page of an e-mail that has a login');
+    await invitee.getByRole('link', { name: 'Sign in' }).click();
+    await invitee.getByLabel('E-mail').fill(ELSEWHERE);
+    await invitee.getByLabel('Password').fill(PASSWORD);
+    await invitee.getByRole('button', { name: 'Sign in' }).click();
+    await invitee.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(pageProblems).toEqual([]);
   });
 });

@@ -1,18 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kysely, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cabinetForms, cookieNamed, csrfOf, type FormResponse } from './helpers/cabinet-forms.js';
 import { cli } from './helpers/cli.js';
 import { signedCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
-import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
+import { testDatabaseUrl } from './helpers/shared-stores.js';
+import { migrationDb } from './helpers/migration-db.js';
 import { setLogin } from '../src/cabinet/index.js';
 import { newTotpSecret, secretFromBase32, secretToBase32, totp } from '../src/cabinet/totp.js';
-import { createApiKey, listMembers, memberByEmail, primaryOwner, type Role } from '../src/store/index.js';
-import { migrationProvider } from '../src/store/migrations.js';
-import { openSqlite } from '../src/store/sqlite-dialect.js';
-import { openPostgres, PostgresSchemaPlugin } from '../src/store/dialect.js';
+import { createApiKey, listAudit, listMembers, memberByEmail, primaryOwner, type Role } from '../src/store/index.js';
 
 // Members and roles over plain HTTP: the invitation link, each role's allowed and refused
 // actions in the cabinet and through the API (a key acts with its maker's role), the last-owner
@@ -96,7 +90,7 @@ describe('invitations', () => {
     // A lost invitation: the owner makes a new link and the old one stops working.
     const pending = await post('/members/invite', { _csrf: owner.csrf, email: 'inv-late@example.com', role: 'viewer' }, owner.cookie);
     const lost = new URL(/id="invite-link"[^>]*>([^<]+)</.exec(pending.text)![1]!).pathname;
-    const lateId = (await memberByEmail(t.store, 'inv-late@example.com'))!.id;
+    const lateId = (await memberByEmail(t.store, 'inv-late@example.com', m.userId))!.id;
     const again = await post(`/members/${lateId}/invitation`, { _csrf: owner.csrf }, owner.cookie);
     expect(again.status).toBe(200);
     const fresh = new URL(/id="invite-link"[^>]*>([^<]+)</.exec(again.text)![1]!).pathname;
@@ -110,16 +104,146 @@ describe('invitations', () => {
     expect(JSON.stringify(await t.store.db.selectFrom('cabinet_login_links').selectAll().execute())).not.toContain(path.slice(6));
   });
 
-  it('an e-mail that already signs in anywhere cannot be invited again', async () => {
+  it('inviting an e-mail that signs in elsewhere and a free one: the same answer, the same /members listing, the same audit entry, a new link alike', async () => {
     const m = await t.merchant();
     await setLogin(t.store, m.userId, { email: 'dup-owner@example.com', password: PASSWORD });
     const owner = await signIn('dup-owner@example.com');
-    const res = await post('/members/invite', { _csrf: owner.csrf, email: 'inv-owner@example.com', role: 'viewer' }, owner.cookie);
-    expect(res.status).toBe(400);
-    expect(res.text).toContain('already signs in to an account of this service');
-    // Never which account: an owner must not map e-mails to other tenants.
-    expect(res.text).not.toMatch(/already signs in to account/);
+    const other = await t.merchant();
+    await setLogin(t.store, other.userId, { email: 'elsewhere@example.com', password: PASSWORD });
+    const taken = await post('/members/invite', { _csrf: owner.csrf, email: 'elsewhere@example.com', role: 'viewer' }, owner.cookie);
+    const free = await post('/members/invite', { _csrf: owner.csrf, email: 'nowhere@example.com', role: 'viewer' }, owner.cookie);
+    // The same page but for the address, the link's token, its expiry time and the rows' ids;
+    // the free invitation's page lists the first one too, so the address is cut from its row.
+    const same = (page: FormResponse, email: string) => page.text.replaceAll(email, 'EMAIL')
+      .replace(/\/join\/[A-Za-z0-9_-]{43}/g, '/join/TOKEN').replace(/<time[^>]*>[^<]*<\/time>/g, 'TIME').replace(/\/members\/\d+\//g, '/members/ID/')
+      .replace(/name="_csrf" value="[^"]+"/g, '');
+    expect(taken.status).toBe(200);
+    expect(free.status).toBe(200);
+    const rowOf = (text: string, email: string) => new RegExp(`<tr data-member="${email.replace(/\./g, '\\.')}">[\\s\\S]*?</tr>`).exec(text)?.[0];
+    expect(same(taken, 'elsewhere@example.com')).toBe(same({ ...free, text: free.text.replace(rowOf(free.text, 'elsewhere@example.com')!, '') }, 'nowhere@example.com'));
+    expect(taken.text).not.toMatch(/already signs in|another account/);
+    // A reload lists both alike, as invited.
+    const list = (await get('/members', owner.cookie)).text;
+    const rowTaken = rowOf(list, 'elsewhere@example.com');
+    const rowFree = rowOf(list, 'nowhere@example.com');
+    expect(rowTaken).toContain('invited');
+    const norm = (row: string | undefined, email: string) => row?.replaceAll(email, 'EMAIL').replace(/\/members\/\d+\//g, '/members/ID/').replace(/name="_csrf" value="[^"]+"/g, '');
+    expect(norm(rowTaken, 'elsewhere@example.com')).toBe(norm(rowFree, 'nowhere@example.com'));
+    // The same audit entry for each.
+    const entries = (await listAudit(t.store, { accountId: m.userId, limit: 10, action: 'member.invite' })).entries.reverse();
+    expect(entries.map((e) => [e.action, e.target.type, e.changes, e.actor.label])).toEqual([
+      ['member.invite', 'member', { email: 'elsewhere@example.com', role: 'viewer' }, 'dup-owner@example.com'],
+      ['member.invite', 'member', { email: 'nowhere@example.com', role: 'viewer' }, 'dup-owner@example.com'],
+    ]);
+    // Both links open the same form; a new link works for both alike.
+    const linkOf = (page: FormResponse) => new URL(/id="invite-link"[^>]*>([^<]+)</.exec(page.text)![1]!).pathname;
+    expect((await get(linkOf(taken))).status).toBe(200);
+    expect((await get(linkOf(free))).status).toBe(200);
+    for (const email of ['elsewhere@example.com', 'nowhere@example.com']) {
+      const id = (await memberByEmail(t.store, email, m.userId))!.id;
+      expect((await post(`/members/${id}/invitation`, { _csrf: owner.csrf }, owner.cookie)).status).toBe(200);
+    }
+    // The other login is untouched: it signs in to its own account.
+    expect((await memberByEmail(t.store, 'elsewhere@example.com'))!.accountId).toBe(other.userId);
+    const elsewhere = await signIn('elsewhere@example.com');
+    expect((await get('/members', elsewhere.cookie)).text).toContain(`Who signs in to account ${other.userId}.`);
+    // One of the account's own members or invitations is told so (the owner sees them in the list anyway).
+    for (const email of ['dup-owner@example.com', 'nowhere@example.com']) {
+      const own = await post('/members/invite', { _csrf: owner.csrf, email, role: 'viewer' }, owner.cookie);
+      expect(own.status).toBe(409);
+      expect(own.text).toContain('is a member of this account already');
+    }
     expect((await post('/members/invite', { _csrf: owner.csrf, email: 'x@example.com', role: 'admin' }, owner.cookie)).status).toBe(400);
+  });
+
+  it('two invitations of one e-mail to one account at once: one is stored, the other gets the refusal an own member gets', async () => {
+    const m = await t.merchant();
+    await setLogin(t.store, m.userId, { email: 'race-owner@example.com', password: PASSWORD });
+    const owner = await signIn('race-owner@example.com');
+    const answers = await Promise.all([1, 2].map(() => post('/members/invite', { _csrf: owner.csrf, email: 'race@example.com', role: 'viewer' }, owner.cookie)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(answers.find((a) => a.status === 409)!.text).toContain('race@example.com is a member of this account already');
+    expect((await listMembers(t.store, m.userId)).filter((x) => x.email === 'race@example.com')).toHaveLength(1);
+  });
+
+  it('joining with an e-mail that signs in elsewhere tells the invitee to sign in with their login; the invitation waits, and joins once that login is gone', async () => {
+    const m = await t.merchant();
+    await setLogin(t.store, m.userId, { email: 'j-owner@example.com', password: PASSWORD });
+    const owner = await signIn('j-owner@example.com');
+    const other = await t.merchant();
+    await setLogin(t.store, other.userId, { email: 'j-taken@example.com', password: PASSWORD });
+    const page = await post('/members/invite', { _csrf: owner.csrf, email: 'j-taken@example.com', role: 'developer' }, owner.cookie);
+    const path = new URL(/id="invite-link"[^>]*>([^<]+)</.exec(page.text)![1]!).pathname;
+    // Opening the link shows the form a free e-mail's link shows.
+    const form = await get(path);
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('value="j-taken@example.com"');
+    expect(form.text).not.toMatch(/already signs in|login already/);
+    // Choosing a password: the invitee is told, and nothing changes.
+    const NEW = 'the invitee new password';
+    const refused = await post(path, { password: NEW, confirm: NEW });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('j-taken@example.com already signs in to an account of this service');
+    expect(refused.text).toContain('href="/login"');
+    expect(cookieNamed(refused, 'rpcctl_session')).toBeUndefined();
+    expect((await memberByEmail(t.store, 'j-taken@example.com', m.userId))).toMatchObject({ joinedAt: null, hasPassword: false });
+    expect((await post('/login', { email: 'j-taken@example.com', password: NEW })).status).toBe(401);
+    const theirs = await signIn('j-taken@example.com');
+    expect((await get('/members', theirs.cookie)).text).toContain(`Who signs in to account ${other.userId}.`);
+    // The owner's list still says invited; the link still opens.
+    expect((await get('/members', owner.cookie)).text).toMatch(/j-taken@example\.com[\s\S]*?invited/);
+    expect((await get(path)).status).toBe(200);
+    // Once that login signs in with another address, the same link joins this account.
+    await setLogin(t.store, other.userId, { email: 'j-moved@example.com' });
+    const joined = await post(path, { password: NEW, confirm: NEW });
+    expect(joined.status).toBe(303);
+    const now = await signIn('j-taken@example.com', NEW);
+    expect((await get('/members', now.cookie)).text).toContain(`Who signs in to account ${m.userId}.`);
+  });
+
+  it('two accounts invite one free e-mail: both are listed; the first to join gets the login, the other is told on joining', async () => {
+    const owners = [];
+    for (const n of [1, 2]) {
+      const m = await t.merchant();
+      await setLogin(t.store, m.userId, { email: `multi-owner${n}@example.com`, password: PASSWORD });
+      owners.push({ m, s: await signIn(`multi-owner${n}@example.com`) });
+    }
+    const links = [];
+    for (const o of owners) {
+      const page = await post('/members/invite', { _csrf: o.s.csrf, email: 'multi@example.com', role: 'viewer' }, o.s.cookie);
+      expect(page.status).toBe(200);
+      links.push(new URL(/id="invite-link"[^>]*>([^<]+)</.exec(page.text)![1]!).pathname);
+      expect((await get('/members', o.s.cookie)).text).toMatch(/multi@example\.com[\s\S]*?invited/);
+    }
+    expect((await post('/login', { email: 'multi@example.com', password: PASSWORD })).status).toBe(401);
+    expect((await post(links[1]!, { password: PASSWORD, confirm: PASSWORD })).status).toBe(303);
+    expect((await post(links[0]!, { password: PASSWORD, confirm: PASSWORD })).status).toBe(409);
+    expect((await memberByEmail(t.store, 'multi@example.com'))!.accountId).toBe(owners[1]!.m.userId);
+  });
+
+  it('an e-mail with control characters is refused in the cabinet and by admin; one stored before is shown escaped by admin members list', async () => {
+    const m = await t.merchant();
+    await setLogin(t.store, m.userId, { email: 'ctl-owner@example.com', password: PASSWORD });
+    const owner = await signIn('ctl-owner@example.com');
+    for (const email of ['a\u001b[31m@example.com', 'a\u0000b@example.com', 'a\r\nb@example.com', 'a@example.com\u001b]0;pwned\u0007']) {
+      const res = await post('/members/invite', { _csrf: owner.csrf, email, role: 'viewer' }, owner.cookie);
+      expect(res.status, JSON.stringify(email)).toBe(400);
+      expect(res.text).toContain('an e-mail address has no control characters');
+      const made = await cli(['admin', 'accounts', 'create', '--email', email, '--no-password', '--data-dir', t.dataDir]);
+      expect(made.code).toBe(2);
+      expect(made.stderr).toBe('error: an e-mail address has no control characters\n');
+    }
+    expect((await listMembers(t.store, m.userId)).map((x) => x.email)).toEqual(['ctl-owner@example.com']);
+    // A row from before the rule (written straight to the store): the operator's terminal shows it escaped.
+    const now = new Date().toISOString();
+    await t.store.db.insertInto('cabinet_members').values({ account_id: m.userId, email: 'old\u001b[2J\r\nfake@example.com', password_hash: null, role: 'viewer', created_at: now, joined_at: null, updated_at: now }).execute();
+    for (const tty of [true, false]) {
+      const list = await cli(['admin', 'members', 'list', '--account', String(m.userId), '--data-dir', t.dataDir], { tty, columns: 200, env: { NO_COLOR: '1' } });
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).not.toMatch(/[\u001b\r]/);
+      expect(list.stdout).toContain('old\\x1b[2J\\r\\nfake@example.com');
+      expect(list.stdout.trimEnd().split('\n')).toHaveLength(tty ? 3 : 2);
+    }
   });
 
   it('with two-factor required, the invitee must set it up before anything else', async () => {
@@ -247,8 +371,19 @@ describe('roles', () => {
     expect((await post(`/members/${devId}/role`, { _csrf: owner.csrf, role: 'developer' }, owner.cookie)).status).toBe(303);
     expect((await asDev('POST', '/v1/endpoints', json({ name: 'x' }))).status).toBe(400);
 
+    // What the cabinet keeps of the member, in each of its tables (a second factor's codes and challenge written here).
+    await t.store.db.insertInto('cabinet_recovery_codes').values({ account_id: m.userId, member_id: devId, code_hash: 'gone-with-them', used_at: null }).execute();
+    await t.store.db.insertInto('cabinet_sign_in_challenges').values({ token_hash: 'gone-with-them', account_id: m.userId, member_id: devId, next: '/', expires_at: Date.now() + 60_000 }).execute();
+    const kept = async () => Promise.all([
+      t.store.db.selectFrom('cabinet_sessions').select('member_id').where('member_id', '=', devId).execute(),
+      t.store.db.selectFrom('cabinet_login_links').select('member_id').where('member_id', '=', devId).execute(),
+      t.store.db.selectFrom('cabinet_recovery_codes').select('member_id').where('member_id', '=', devId).execute(),
+      t.store.db.selectFrom('cabinet_sign_in_challenges').select('member_id').where('member_id', '=', devId).execute(),
+    ]).then((tables) => tables.map((rows) => rows.length > 0));
+    expect(await kept()).toEqual([true, true, true, true]);
     const removed = await post(`/members/${devId}/remove`, { _csrf: owner.csrf }, owner.cookie);
     expect(removed.status).toBe(303);
+    expect(await kept()).toEqual([false, false, false, false]);
     expect((await asDev('GET', '/v1/endpoints')).status).toBe(401);
     // Their session ended with them.
     expect((await get('/endpoints', dev.cookie)).headers.location).toMatch(/^\/login/);
@@ -354,20 +489,8 @@ describe('migration 0027', () => {
   const kinds = testDatabaseUrl ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
   for (const kind of kinds) {
     it(`makes each account's login its first owner and moves sessions, links and recovery codes to it (${kind})`, async () => {
-      let db: Kysely<any>;
-      let cleanup: () => Promise<void>;
-      if (kind === 'sqlite') {
-        const dir = mkdtempSync(join(tmpdir(), 'rpcctl-members-mig-'));
-        db = new Kysely({ dialect: openSqlite(join(dir, 'rpcctl.db')).dialect });
-        cleanup = async () => { await db.destroy(); rmSync(dir, { recursive: true, force: true }); };
-      } else {
-        const schema = await freshSchema();
-        db = new Kysely({ dialect: openPostgres(schema.url).dialect, plugins: [new PostgresSchemaPlugin()] });
-        cleanup = async () => { await db.destroy(); await schema.drop(); };
-      }
+      const { db, migrator, cleanup } = await migrationDb(kind);
       try {
-        const migrationTableSchema = kind === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s : undefined;
-        const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema });
         expect((await migrator.migrateTo('0026_cabinet_totp')).error).toBeUndefined();
         const now = new Date().toISOString();
         await db.insertInto('plans').values({ id: 1, slug: 'p', name: 'P', included_credits: 1, rps_limit: 1, endpoints_limit: 1 }).execute();
@@ -393,6 +516,46 @@ describe('migration 0027', () => {
         expect(Number((await db.selectFrom('cabinet_recovery_codes').select('member_id').executeTakeFirstOrThrow()).member_id)).toBe(id);
         expect(await db.selectFrom('cabinet_login_links').select(['member_id', 'purpose']).executeTakeFirstOrThrow()).toMatchObject({ purpose: 'sign-in' });
         expect((await db.selectFrom('api_keys').select('created_by_member').executeTakeFirstOrThrow()).created_by_member).toBeNull();
+      } finally {
+        await cleanup();
+      }
+    });
+  }
+});
+
+describe('migration 0031', () => {
+  const kinds = testDatabaseUrl ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+  for (const kind of kinds) {
+    it(`keeps every member and makes an e-mail unique among joined members only, and once per account (${kind})`, async () => {
+      const { db, migrator, cleanup } = await migrationDb(kind);
+      try {
+        expect((await migrator.migrateTo('0030_endpoint_names_unique')).error).toBeUndefined();
+        const now = new Date().toISOString();
+        await db.insertInto('plans').values({ id: 1, slug: 'p', name: 'P', included_credits: 1, rps_limit: 1, endpoints_limit: 1 }).execute();
+        for (const id of [1, 2, 3]) {
+          await db.insertInto('accounts').values({ id, name: null, plan_id: 1, webhook_secret: 'x', created_at: now }).execute();
+        }
+        const row = (account_id: number, email: string, joined: boolean) => ({
+          account_id, email, password_hash: joined ? 'scrypt$h' : null, role: 'owner', created_at: now, joined_at: joined ? now : null, updated_at: now, totp_secret: joined ? 'v1.sealed' : null,
+        });
+        await db.insertInto('cabinet_members').values([row(1, 'a@example.com', true), row(1, 'b@example.com', false)]).execute();
+        // Before: an invitation took its e-mail from the whole service.
+        await expect(db.insertInto('cabinet_members').values(row(2, 'b@example.com', false)).execute()).rejects.toThrow();
+        const before = await db.selectFrom('cabinet_members').selectAll().orderBy('id').execute();
+
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
+        expect(await db.selectFrom('cabinet_members').selectAll().orderBy('id').execute()).toEqual(before);
+        // Invitations of an e-mail that signs in or is invited elsewhere are stored.
+        await db.insertInto('cabinet_members').values([row(2, 'a@example.com', false), row(2, 'b@example.com', false), row(3, 'b@example.com', false)]).execute();
+        // A second login of one e-mail is refused, so is a second row of one e-mail in one account.
+        await expect(db.insertInto('cabinet_members').values(row(3, 'a@example.com', true)).execute()).rejects.toThrow();
+        await expect(db.updateTable('cabinet_members').set({ joined_at: now }).where('account_id', '=', 2).where('email', '=', 'a@example.com').execute()).rejects.toThrow();
+        await expect(db.insertInto('cabinet_members').values(row(1, 'b@example.com', false)).execute()).rejects.toThrow();
+        // A joined one among invitations is fine, and new ids continue after the kept ones.
+        await db.updateTable('cabinet_members').set({ joined_at: now }).where('account_id', '=', 3).where('email', '=', 'b@example.com').execute();
+        const ids = (await db.selectFrom('cabinet_members').select('id').orderBy('id').execute()).map((r) => Number(r.id));
+        expect(new Set(ids).size).toBe(5);
+        expect(Math.min(...ids.slice(2))).toBeGreaterThan(Math.max(...before.map((r) => Number(r.id))));
       } finally {
         await cleanup();
       }

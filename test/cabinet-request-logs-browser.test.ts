@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { request } from 'undici';
 import { launchBrowser, screenshotAll, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { listEndpointRows } from '../src/store/endpoints.js';
 
@@ -13,7 +13,7 @@ import { listEndpointRows } from '../src/store/endpoints.js';
 // their fields, the errors and method filters, paging, a phone-sized screen, axe-core on each state.
 
 let t: TestService;
-let eth: FakeUpstream;
+let eth: FakeEvm;
 let browser: TestBrowser;
 let page: Page;
 let base: string;
@@ -24,7 +24,7 @@ const EMAIL = 'logs@example.com';
 const PASSWORD = 'correct horse battery staple';
 
 beforeAll(async () => {
-  eth = await new FakeUpstream().start();
+  eth = await new FakeEvm().start();
   eth.respond = (s, res) => {
     const body = JSON.parse(s.body) as { id?: unknown; method?: string };
     if (Array.isArray(body) || body.method !== 'eth_call') return false;
@@ -112,7 +112,8 @@ describe('request logs in the cabinet', () => {
     expect(blockNumber[4]).toMatch(/^[\d.]+ ms$/);
     // To the millisecond (the date only for another day's calls).
     expect(blockNumber[0]).toMatch(/^(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\.\d{3}$/);
-    expect([revert[1], revert[2], revert[3], revert[5]]).toEqual(['eth_call', '200', '3', '20']);
+    // A JSON-RPC error failed the call, whatever the HTTP status: never a green 200.
+    expect([revert[1], revert[2], revert[3], revert[5]]).toEqual(['eth_call', '200 error', '3', '20']);
     await noViolations('request logs with calls');
     expect(pageProblems).toEqual([]);
   });

@@ -4,7 +4,7 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { join } from 'node:path';
 import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { signedCall, startTestService, type TestService } from './helpers/service.js';
 
 // The fixes of issue 26's review ("to fix on the way"), in a real Chromium against a real
@@ -12,8 +12,8 @@ import { signedCall, startTestService, type TestService } from './helpers/servic
 // Blocks box of the webhook form costs before it is saved.
 
 let t: TestService;
-let eth: FakeUpstream;
-let polygon: FakeUpstream;
+let eth: FakeEvm;
+let polygon: FakeEvm;
 let browser: TestBrowser;
 let userId: number;
 const openPages: Page[] = [];
@@ -23,8 +23,8 @@ const PASSWORD = 'correct horse battery staple';
 const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  eth = await new FakeUpstream().start();
-  polygon = await new FakeUpstream().start();
+  eth = await new FakeEvm().start();
+  polygon = await new FakeEvm().start();
   t = await startTestService({
     networks: [
       { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }],
@@ -170,6 +170,7 @@ describe('at 390 px', () => {
       ]],
       [`/payments/${paymentId}`, [['Cancel', (p) => p.getByText('Cancel this order…')]]],
       ['/payments/settings', [['Save settings', (p) => p.getByRole('button', { name: 'Save settings' })]]],
+      ['/payouts', [['Create payout', (p) => p.getByRole('button', { name: 'Create payout' })]]],
       // The team pages (issue 26): members, two-factor, the audit log, an endpoint's request log.
       ['/members', [['Invite', (p) => p.getByRole('button', { name: 'Invite' })]]],
       ['/account/two-factor', [['Turn on', (p) => p.getByRole('button', { name: 'Turn on' })]]],
@@ -189,7 +190,7 @@ describe('at 390 px', () => {
       for (const [what, find] of actions) await expectOnScreen(page, `${path} ${what}`, find(page));
     }
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents())
-      .toEqual(['Overview', 'API keys', 'Endpoints', 'Address Watch', 'Webhooks', 'Payments']);
+      .toEqual(['Overview', 'API keys', 'Endpoints', 'Address Watch', 'Webhooks', 'Payments', 'Payouts']);
 
     // The way to the Account page, by tapping it.
     await page.goto(`${t.baseUrl}/`);
@@ -205,7 +206,7 @@ describe('at 390 px', () => {
   it('the stacked rows and the phone header keep axe-core at 0 violations', async () => {
     const { page } = await signedIn({ viewport: PHONE, bypassCSP: true });
     const found: string[] = [];
-    for (const path of ['/', '/keys', '/endpoints', '/watch', '/webhook', '/payments', '/members', '/account/two-factor', '/account/audit']) {
+    for (const path of ['/', '/keys', '/endpoints', '/watch', '/webhook', '/payments', '/payouts', '/members', '/account/two-factor', '/account/audit']) {
       await page.goto(`${t.baseUrl}${path}`);
       // A delivery with its attempts (the list refreshes itself while it is pending).
       if (path === '/webhook') await page.locator('li.delivery table.attempts').first().waitFor();

@@ -13,7 +13,7 @@ import { allTraits, traitsOf } from '../src/chains/traits.js';
  */
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
-const NAME = `'(?:evm|stellar|utxo|tron)'`;
+const NAME = `'(?:evm|stellar|utxo|tron|solana)'`;
 const CMP = '[!=]==?';
 /** Expressions that choose behaviour by a family's name. */
 const BRANCHES: Array<[what: string, pattern: RegExp]> = [
@@ -23,14 +23,41 @@ const BRANCHES: Array<[what: string, pattern: RegExp]> = [
   ['comparison of a family field', new RegExp(`\\.family\\s*${CMP}|${CMP}\\s*[\\w.?!]*\\.family\\b`)],
   ['switch on a family field', /\bswitch\s*\([^)]*\.family\s*\)/],
   // `({ evm: 'ethereum', stellar: 'stellar' })[s.family]`: a lookup table keyed by family names.
-  ['table keyed by family names', /\b(?:evm|stellar|utxo|tron)\s*:[^:\n]*\b(?:evm|stellar|utxo|tron)\s*:[^\n]*\]?\s*\[[\w.?!]*family\]|\)\[[\w.?!]*\.family\]/],
+  ['table keyed by family names', /\b(?:evm|stellar|utxo|tron|solana)\s*:[^:\n]*\b(?:evm|stellar|utxo|tron|solana)\s*:[^\n]*\]?\s*\[[\w.?!]*family\]|\)\[[\w.?!]*\.family\]/],
   // `NATIVE[env.network.family]`: a constant table (written elsewhere) read by family.
   ['constant table read by family', /\b[A-Z][A-Z0-9_]*\[[\w.?!]*\bfamily\]/],
 ];
 
+/**
+ * EVM method names (as string literals in code, comments aside) belong to src/chains/evm/: the
+ * gateway, pricing and every other family read them through the traits (src/chains/gateway.ts).
+ * The namespaces are the EVM nodes' (geth, erigon, parity/openethereum). Allowed elsewhere: only
+ * examples written for people, which choose nothing: the CLI's help texts and hints (static text,
+ * printed without a network at hand; the cabinet asks the family's `example` trait instead).
+ */
+const EVM_METHOD = /\b(?:eth|net|web3|debug|trace|txpool|erigon|parity)_[a-zA-Z]/;
+const EVM_NAMES_ALLOWED = new Set([
+  'cli/program.ts', 'cli/rpc/command.ts', 'cli/endpoints/command.ts', 'cli/endpoints/run.ts', 'cli/init/local.ts', 'cli/init/run.ts',
+]);
+/** Comments and string literals, in order: only the literals are checked. */
+const TOKENS = /\/\/[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g;
+
+function evmMethodNames(files: Array<{ path: string; text: string }>): string[] {
+  const found: string[] = [];
+  for (const { path, text } of files) {
+    if (path.startsWith('chains/evm/') || EVM_NAMES_ALLOWED.has(path)) continue;
+    for (const m of text.matchAll(TOKENS)) {
+      const token = m[0];
+      if (token.startsWith('//') || token.startsWith('/*') || !EVM_METHOD.test(token)) continue;
+      found.push(`${path}:${text.slice(0, m.index).split('\n').length}: ${token.slice(0, 120)}`);
+    }
+  }
+  return found;
+}
+
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
   );
 }
 
@@ -110,5 +137,28 @@ describe('chain families', () => {
     const heavy = [...reached].map((f) => relative(src, f)).filter((f) => /\/(?:index|chain|derive|match|rpc|xpub)\.ts$/.test(f));
     expect(heavy).toEqual([]);
     expect([...packages].filter((p) => /^(?:undici|@scure\/bip32|@scure\/btc-signer|@noble\/curves)/.test(p))).toEqual([]);
+  });
+
+  it('no code outside src/chains/evm/ names an EVM method', () => {
+    expect(evmMethodNames(tsFiles(src).map((file) => ({ path: relative(src, file), text: readFileSync(file, 'utf8') })))).toEqual([]);
+  });
+
+  it('the EVM method check sees the names it is there for', () => {
+    const caught = [
+      "if (call.method === 'eth_getLogs') return x;",
+      'const body = \'{"jsonrpc":"2.0","method":"eth_blockNumber","params":[]}\';',
+      'const m = "debug_traceTransaction";',
+      'throw new Error(`${x} eth_subscribe needs a type`);',
+      "const NS = new Set(['web3_clientVersion', 'net_version', 'trace_block', 'txpool_status']);",
+    ];
+    for (const line of caught) expect(evmMethodNames([{ path: 'gateway/x.ts', text: line }]), line).not.toEqual([]);
+    const fine = [
+      '/** `eth_getLogs` ranges wider than this are refused. */',
+      '// eth_subscribe is the only subscription call',
+      "const id = span.trace_id; const sql = 'select network_id from x';",
+      "if (call.method === query.method) return x;",
+    ];
+    for (const line of fine) expect(evmMethodNames([{ path: 'gateway/x.ts', text: line }]), line).toEqual([]);
+    expect(evmMethodNames([{ path: 'chains/evm/gateway.ts', text: "const m = 'eth_call';" }])).toEqual([]);
   });
 });

@@ -9,8 +9,10 @@ import { parseEther, type Address } from 'viem';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setLogin } from '../src/cabinet/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
-import { axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
+import { axeAll, axeViolations, launchBrowser, screenshotAll, TEST_OUTPUT, type TestBrowser, watchPageProblems } from './helpers/browser.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
+import { type FakeSolanaNode, USDC_MINT, startFakeSolana } from './helpers/fake-solana.js';
+import { parseURL, type TransferRequestURL } from '@solana/pay';
 
 // The checkout page in a real Chromium against a real service on anvil (issue 24): its look at
 // phone and desktop widths, the QR a wallet scans, the status as anvil pays, the countdown and
@@ -24,6 +26,9 @@ const CHAIN_ID = 31337;
 const PASSWORD = 'correct horse battery staple';
 const json = (o: unknown) => JSON.stringify(o);
 let anvil: Anvil;
+let solana: FakeSolanaNode;
+/** The merchant's Solana wallet: Solana Pay orders are paid to it, told apart by reference. */
+const SOLANA_WALLET = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 let t: TestService;
 let m: Merchant;
 let browser: TestBrowser;
@@ -35,19 +40,22 @@ const openPages: Page[] = [];
 const problems: string[] = [];
 
 beforeAll(async () => {
-  anvil = await startAnvil();
+  [anvil, solana] = await Promise.all([startAnvil(), startFakeSolana()]);
   payer = anvil.accounts[1]!;
   // The merchant's shop, where a paid customer is sent back to.
   shop = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><h1>Thanks</h1>'));
   await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
   shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
   t = await startTestService({
-    networks: [{ slug: 'anvil', name: 'Anvil', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 2 }] }],
+    networks: [
+      { slug: 'anvil', name: 'Anvil', family: 'evm', environments: [{ slug: 'local', upstreams: [anvil.url], confirmations: 2 }] },
+      { slug: 'solana', name: 'Solana', family: 'solana', tokens: [{ symbol: 'USDC', address: USDC_MINT, decimals: 6 }], environments: [{ slug: 'mainnet', upstreams: [solana.url], confirmations: 1 }] },
+    ],
     // As under `serve --dev`: the shop is plain http on loopback.
-    payments: { tick_ms: 50, checkout: { allow_any_redirect: true } },
+    payments: { tick_ms: 50, checkout: { allow_any_redirect: true }, rates: { provider: 'static', static: { 'ETH/EUR': '3000' } } },
   }, { watch: { pollMs: 100 } });
   m = await t.merchant({ plan: 'pro' });
-  const put = await m.call('PUT', '/v1/payments/settings', json({ xpubs: { evm: XPUB }, display_name: 'Corner Shop', redirect_url: `${shopUrl}/thanks` }));
+  const put = await m.call('PUT', '/v1/payments/settings', json({ xpubs: { evm: XPUB }, wallets: { solana: SOLANA_WALLET }, display_name: 'Corner Shop', redirect_url: `${shopUrl}/thanks` }));
   expect(put.status, json(put.body)).toBe(200);
   browser = await launchBrowser();
 }, 60_000);
@@ -56,6 +64,7 @@ afterAll(async () => {
   await browser?.close();
   await t?.stop();
   await anvil?.stop();
+  await solana?.stop();
   await new Promise((r) => shop?.close(r));
 });
 
@@ -110,6 +119,30 @@ async function newPage(opts: { width?: number; height?: number; javaScript?: boo
 async function scanQr(page: Page, file?: string): Promise<string | undefined> {
   const png = PNG.sync.read(await page.locator('#qr svg').screenshot(file ? { path: file } : {}));
   return jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height)?.data;
+}
+
+const LANGS = ['en', 'de', 'es', 'fr', 'pt', 'ru', 'zh', 'tr'];
+
+/**
+ * On how many lines the number in the h1 lies, as laid out: a Range over its characters,
+ * whatever elements hold them, and the distinct tops of its line boxes.
+ */
+async function numberLines(page: Page): Promise<{ number: string; lines: number }> {
+  return page.evaluate(`(() => {
+    const h1 = document.querySelector('h1');
+    const walker = document.createTreeWalker(h1, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    let text = '';
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) { nodes.push({ node: n, start: text.length }); text += n.data; }
+    const m = /\\d[\\d.,]*\\d/.exec(text);
+    const at = (i) => { const f = nodes.filter((x) => x.start <= i).pop(); return [f.node, i - f.start]; };
+    const range = document.createRange();
+    range.setStart(...at(m.index));
+    range.setEnd(...at(m.index + m[0].length - 1));
+    range.setEnd(range.endContainer, range.endOffset + 1);
+    const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    return { number: m[0], lines: tops.size };
+  })()`);
 }
 
 describe('checkout page in Chromium', () => {
@@ -242,5 +275,107 @@ describe('checkout page in Chromium', () => {
     expect((await m.call('GET', '/v1/payments/settings')).body).toMatchObject({ display_name: 'Corner Shop & Café', redirect_url: 'https://shop.example/thanks' });
     expect(problems).toEqual([]);
     await page.context().close();
+  });
+
+  it('a Solana USDC order: the QR scans to the Solana Pay transfer request, and "Open in wallet" is the same URI', async () => {
+    const r = await m.call('POST', '/v1/payments', json({ network_slug: 'solana', order_id: 'sol-1', asset: USDC_MINT, amount: '12.5' }));
+    expect(r.status, json(r.body)).toBe(200);
+    const p = r.body.payment as Record<string, any>;
+    expect(p.address).toBe(SOLANA_WALLET);
+    const page = await newPage();
+    await page.goto(p.checkout_url);
+    expect(await page.locator('#address').textContent()).toBe(SOLANA_WALLET);
+    const uri = await scanQr(page);
+    // The label is the merchant's display name as the settings have it now (the cabinet test renames the shop).
+    const label = (await m.call('GET', '/v1/payments/settings')).body.display_name as string;
+    expect(uri).toBe(`solana:${SOLANA_WALLET}?amount=12.5&spl-token=${USDC_MINT}&reference=${p.reference}&label=${encodeURIComponent(label)}&message=Order%20sol-1`);
+    expect(await page.getByRole('link', { name: 'Open in wallet' }).getAttribute('href')).toBe(uri);
+    // What a Solana Pay wallet reads from it.
+    const fields = parseURL(uri!) as TransferRequestURL;
+    expect([fields.recipient, fields.amount, fields.splToken, fields.reference, fields.label]).toEqual([SOLANA_WALLET, 12.5, USDC_MINT, [p.reference], label]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a fiat-priced order: the price beside an amount rounded up; "Open in wallet" is the QR\'s URI, and paying it is paid, not overpaid', async () => {
+    const p = await create({ order_id: 'fiat-1', price_amount: '19.99', price_currency: 'EUR' });
+    expect(p.amount).toBe('0.006663333333333334');
+    const page = await newPage();
+    await page.goto(p.checkout_url);
+    expect(await page.locator('h1').textContent()).toBe('0.006664 ETH');
+    expect(await page.locator('#price').textContent()).toBe('Price: €19.99');
+    expect(await page.locator('#amount').textContent()).toBe('0.006664');
+    expect(await page.content()).not.toContain('0.006663333333333334');
+    const uri = await scanQr(page);
+    expect(uri).toBe(`ethereum:${p.address}@${CHAIN_ID}?value=6664000000000000`);
+    const wallet = page.getByRole('link', { name: 'Open in wallet' });
+    expect(await wallet.getAttribute('href')).toBe(uri);
+    // The customer's wallet sends what the link asks for.
+    const value = BigInt(new URL(uri!).searchParams.get('value')!);
+    const hash = await anvil.wallet.sendTransaction({ account: payer, to: p.address as Address, value, chain: null });
+    await anvil.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    await confirm();
+    await waitForStatus(p.payment_id, 'paid');
+    const paid = (await m.call('GET', `/v1/payments/${p.payment_id}`)).body.payment;
+    expect(paid).toMatchObject({ status: 'paid', amount: '0.006663333333333334', amount_received: '0.006664', overpaid: false });
+    await page.locator('#state', { hasText: /^Paid$/ }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('every language at 390 px: 0 axe violations (all rules, CSP enforced), no sideways scroll, the amount on one line', async () => {
+    const p = await create({ order_id: 'langs-1', price_amount: '19.99', price_currency: 'EUR' });
+    const found: string[] = [];
+    const page = await newPage({ width: 390, height: 844 });
+    for (const lang of LANGS) {
+      await page.goto(`${p.checkout_url}?lang=${lang}`);
+      await page.locator(`html[lang^="${lang}"]`).waitFor();
+      // The copy buttons (the script's) are shown, in the page's language.
+      await page.locator('button.copy:not([hidden])').first().waitFor();
+      for (const v of await axeAll(page)) found.push(`${lang}: ${v}`);
+      expect(await page.evaluate('document.documentElement.scrollWidth'), lang).toBeLessThanOrEqual(390);
+      expect(await numberLines(page), lang).toEqual({ number: '0.006664', lines: 1 });
+      expect(await page.locator('#open-wallet').getAttribute('href'), lang).toBe(await page.locator('#qr').getAttribute('data-uri'));
+    }
+    // The expired page too (a way back to the shop, no QR).
+    const gone = await create({ order_id: 'langs-expired', amount: '0.1', expires_in: 10 });
+    for (const lang of ['en', 'ru']) {
+      await page.goto(`${gone.checkout_url}?lang=${lang}`);
+      await page.locator('#state.bad').waitFor({ timeout: 25_000 });
+      for (const v of await axeAll(page)) found.push(`expired ${lang}: ${v}`);
+      // The merchant's redirect_url as set now (the cabinet test changes it), with the order id.
+      const back = new URL((await m.call('GET', '/v1/payments/settings')).body.redirect_url as string);
+      back.searchParams.set('order_id', 'langs-expired');
+      expect(await page.locator('#back').getAttribute('href')).toBe(back.toString());
+    }
+    expect(found).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the amount heading never breaks inside the number on a 390 px screen (0.012345678901234567 ETH)', async () => {
+    const p = await create({ order_id: 'long-1', amount: '0.012345678901234567' });
+    for (const width of [390, 360]) {
+      const page = await newPage({ width });
+      await page.goto(p.checkout_url);
+      expect(await numberLines(page), `${width} px`).toEqual({ number: '0.012345678901234567', lines: 1 });
+      expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
+      await page.context().close();
+    }
+  });
+
+  it('the language from the browser\'s Accept-Language, and the switch works without JavaScript', async () => {
+    const p = await create({ order_id: 'switch-1', amount: '0.2' });
+    const ctx = await browser.browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false, locale: 'fr-FR' });
+    const page = await ctx.newPage();
+    openPages.push(page);
+    await page.goto(p.checkout_url);
+    expect(await page.locator('#state').textContent()).toBe('En attente du paiement');
+    await page.getByRole('navigation', { name: 'Langue' }).getByRole('link', { name: 'Deutsch' }).click();
+    await page.locator('html[lang="de"]').waitFor();
+    expect(await page.locator('#state').textContent()).toBe('Zahlung ausstehend');
+    expect(await page.getByRole('link', { name: 'In Wallet öffnen' }).getAttribute('href')).toBe(await scanQr(page));
+    expect(await page.getByRole('navigation', { name: 'Sprache' }).getByRole('link', { name: 'Deutsch' }).getAttribute('aria-current')).toBe('true');
+    await ctx.close();
   });
 });

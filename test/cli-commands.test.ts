@@ -72,7 +72,8 @@ describe('endpoints', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/network "nope" is not available on your plan \(available: .*eth/);
     const badEnv = await as(['endpoints', 'create', '--name', 'x', '--network', 'eth', '--env', 'moon']);
-    expect(badEnv.stderr).toContain('no environment "moon"');
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain('env_slug: "moon" is not an environment of eth (one of: mainnet');
   });
 
   it('list: table on a TTY (bold, not red, headers), rows when piped, array with --json', async () => {
@@ -114,7 +115,7 @@ describe('endpoints', () => {
     const added = await as(['endpoints', 'allowlist', 'add', String(id), '10.0.0.3', '10.0.0.1']);
     expect(added.stdout).toBe('10.0.0.1\n10.0.0.2\n10.0.0.3\n');
     // The test service is this machine's: its own calls are now refused, and the CLI says so.
-    expect(added.stderr).toContain(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${id} (second) are now refused (HTTP 403). Add it with: rpcctl endpoints allowlist add second 127.0.0.1`);
+    expect(added.stderr).toContain(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${id} (second) are now refused (HTTP 403). Add it with: rpcctl endpoints allowlist add ${id} 127.0.0.1`);
     const withLoopback = await as(['endpoints', 'allowlist', 'add', String(id), '127.0.0.1']);
     expect(withLoopback.stderr).not.toContain('Warning');
     expect((await as(['endpoints', 'allowlist', 'remove', String(id), '127.0.0.1'])).stderr).toContain('Warning: this machine');

@@ -52,6 +52,9 @@ describe('rpcctl completion', () => {
       expect(complete(script, 'rpcctl admin keys list --da')).toEqual(['--data-dir', '--database']);
       expect(complete(script, 'rpcctl usage --days ')).toEqual(['7', '30', '90']);
       expect(complete(script, 'rpcctl completion ')).toEqual(['bash', 'zsh', 'fish']);
+      // The audit log's actions, with no call to the service.
+      expect(complete(script, 'rpcctl account audit --action endpoint.p')).toEqual(['endpoint.pause']);
+      expect(complete(script, 'rpcctl account audit --action two_factor.')).toEqual(['two_factor.disable', 'two_factor.enable', 'two_factor.recovery_codes', 'two_factor.reset']);
     });
   });
 
@@ -106,6 +109,16 @@ describe('dynamic completion: values only the service knows', () => {
   it('watch ids for watch rm', async () => {
     const add = await cli(['watch', 'add', '--network', 'eth', '0x52908400098527886E0F7030069857D2E4169EE7'], { env });
     expect(await completeWith('rpcctl watch rm ')).toEqual([add.stdout.trim()]);
+  });
+
+  it('payment ids for payments get, watch and cancel', async () => {
+    const xpub = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+    expect((await cli(['payments', 'settings', '--xpub', xpub], { env })).code).toBe(0);
+    const made = await cli(['payments', 'create', '--order-id', 'c-1', '--network', 'eth', '--amount', '1'], { env });
+    expect(made.code, made.stderr).toBe(0);
+    const id = made.stdout.trim();
+    for (const sub of ['get', 'watch', 'cancel']) expect(await completeWith(`rpcctl payments ${sub} `)).toEqual([id]);
+    expect(await completeWith('rpcctl payments get pay_')).toEqual([id]);
   });
 
   it('silent when the service cannot answer: no values, nothing on stderr', async () => {

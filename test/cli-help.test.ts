@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildProgram, GROUPS } from '../src/cli/program.js';
 import { Command } from 'commander';
 import { cli, tempConfigDir } from './helpers/cli.js';
+import type { NetworkFamily } from '../src/chains/family.js';
 
 /** Every command a user can type, as its words. */
 async function commandPaths(): Promise<string[][]> {
@@ -24,7 +25,7 @@ describe('help', () => {
     for (const path of await commandPaths()) {
       const r = await cli([...path, '--help']);
       expect(r.code, path.join(' ')).toBe(0);
-      if (!/Examples?:\n {2}rpcctl /.test(r.stdout)) missing.push(path.join(' '));
+      if (!/Examples:\n {2}rpcctl /.test(r.stdout)) missing.push(path.join(' '));
       expect(r.stdout, path.join(' ')).toMatch(/Global Options:[\s\S]*--json[\s\S]*--jq <expression>[\s\S]*--profile <name>[\s\S]*--timeout <seconds>/);
     }
     expect(missing, 'commands without examples (see src/cli/examples.ts)').toEqual([]);
@@ -42,7 +43,7 @@ describe('help', () => {
     }
     // The whole tree is the groups together, in help order.
     const all = (await buildProgram(io)).commands.map((c) => c.name());
-    expect(all.filter((n) => n !== '__complete')).toEqual(['init', 'auth', 'profile', 'account', 'usage', 'networks', 'endpoints', 'watch', 'events', 'webhook', 'payments', 'rpc', 'api', 'serve', 'admin', 'completion']);
+    expect(all.filter((n) => n !== '__complete')).toEqual(['init', 'auth', 'profile', 'account', 'usage', 'networks', 'endpoints', 'watch', 'events', 'webhook', 'payments', 'payouts', 'rpc', 'api', 'serve', 'admin', 'completion']);
   });
 
   it('a command line with global options before the command finds its group; a typo still gets a suggestion', async () => {
@@ -64,7 +65,7 @@ describe('help', () => {
       expect(headings).toEqual(['Options:', 'Core commands:', 'Payments commands:', "Service commands (run on the service's machine):", 'Additional commands:', 'Examples:', 'Learn more:']);
       const section = (h: string) => r.stdout.split(`${h}\n`)[1]!.split('\n\n')[0]!.split('\n').filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(/[ |]/)[0]);
       expect(section('Core commands:')).toEqual(['init', 'auth', 'account', 'usage', 'networks', 'endpoints', 'watch', 'events', 'webhook', 'rpc']);
-      expect(section('Payments commands:')).toEqual(['payments']);
+      expect(section('Payments commands:')).toEqual(['payments', 'payouts']);
       expect(section("Service commands (run on the service's machine):")).toEqual(['serve', 'admin']);
       expect(section('Additional commands:')).toEqual(['profile', 'api', 'completion', 'help']);
       expect(r.stdout).toMatch(/Examples:\n {2}rpcctl serve --dev[\s\S]* {2}rpcctl rpc main eth_blockNumber\n/);
@@ -97,6 +98,19 @@ describe('help', () => {
     const opt = await cli(['webhook', 'test', '--network', 'eth'], { env });
     expect(opt.code).toBe(2);
     expect(opt.stderr).toBe("error: required option '--type <type>' not specified\nUsage: rpcctl webhook test [options]\n(more: rpcctl webhook test --help)\n");
+  });
+
+  it('watch add names the address form of every family; rpc and events show a Solana call', async () => {
+    // Keyed by family: a new family fails to typecheck here until its address form is in the help.
+    const forms = {
+      evm: /EVM 0x address/, stellar: /Stellar account id \(G\.\.\.\)/, utxo: /Bitcoin-style address/,
+      tron: /Tron address \(T\.\.\.\)/, solana: /Solana public key \(base58\)/,
+    } satisfies Record<NetworkFamily, RegExp>;
+    const add = (await cli(['watch', 'add', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const [family, form] of Object.entries(forms)) expect(add, family).toMatch(form);
+    expect(add).toMatch(/rpcctl watch add --network solana [1-9A-HJ-NP-Za-km-z]{32,44}/);
+    expect((await cli(['rpc', '--help'])).stdout.replace(/\s+/g, ' ')).toMatch(/getSlot \(Solana\)[\s\S]*rpcctl rpc sol getSlot '\[\{"commitment": "finalized"\}\]'/);
+    expect((await cli(['events', '--help'])).stdout).toContain('rpcctl events --network solana --type payment');
   });
 
   it('required options are marked', async () => {

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cli, cliStarted, tempConfigDir } from './helpers/cli.js';
 import { parseConfig } from '../src/config/index.js';
 import { insertEndpointChecked, Store } from '../src/store/index.js';
+import { itUnless } from './helpers/skips.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const rpcctl = (args: string[], env: Record<string, string> = {}) =>
@@ -50,6 +51,18 @@ describe('rpcctl serve flags', () => {
     expect((await rpcctl(['serve', '--data-dir', dataDir, '--port', 'http'])).exitCode).toBe(2);
   });
 
+  it('--upstream: NETWORK-ENV=URL with an http(s) URL, for a network environment the config has', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-upstream-'));
+    for (const bad of ['eth-mainnet', 'eth-mainnet=ftp://127.0.0.1/', '=http://127.0.0.1:8546']) {
+      const r = await rpcctl(['serve', '--data-dir', dataDir, '--port', '0', '--gateway-port', '0', '--upstream', bad]);
+      expect(r.exitCode, bad).toBe(2);
+      expectEndsWithOneLine(r.stderr, `error: --upstream must be NETWORK-ENV=URL with an http(s) URL, e.g. eth-mainnet=http://127.0.0.1:8546; got "${bad}"`);
+    }
+    const unknown = await rpcctl(['serve', '--data-dir', dataDir, '--port', '0', '--gateway-port', '0', '--upstream', 'eth-moon=http://127.0.0.1:8546']);
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toMatch(/error: --upstream eth-moon=\.\.\.: no network environment "eth-moon" \(one of: eth-mainnet, eth-sepolia/);
+  });
+
   it('--gateway-port: the printed endpoint URL form follows the real gateway port; no accounts: init --local is offered', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-gwport-'));
     const gatewayPort = await holdPort();
@@ -74,9 +87,9 @@ describe('Node version', () => {
   const version = systemNode ? execFileSync(systemNode, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim() : undefined;
   const [major, minor] = (version ?? '99.0').split('.').map(Number) as [number, number];
   const old = major < 22 || (major === 22 && minor < 22);
-  if (!old) console.log(`skipped: no Node older than 22.22 on this machine (system node: ${version ?? 'none'})`);
+  const noOld = !old && `no Node older than 22.22 on this machine (system node: ${version ?? 'none'})`;
 
-  it.skipIf(!old)('an old Node gets one line saying which Node is needed, not a node:sqlite error', () => {
+  itUnless(noOld, 'an old Node gets one line saying which Node is needed, not a node:sqlite error', () => {
     const lonely = join(mkdtempSync(join(tmpdir(), 'rpcctl-oldnode-')), 'rpcctl.js');
     copyFileSync(bin, lonely); // no pinned Node beside it, as in a global install
     let stderr = '';
@@ -91,17 +104,23 @@ describe('Node version', () => {
     expect(stderr).not.toContain('sqlite');
   });
 
-  // The README says an old Node is handled in a clone; npm must not warn otherwise on every step.
+  // The README says an old Node is handled in a clone; npm warns of no package but the ones the
+  // README names, whose own engines ask for Node 22 (the repo's scripts run on the pinned Node 24).
+  /** The packages README.md names as wanting Node 22: OpenTelemetry's SDK (traces) and the Kubernetes schemas the deploy tests validate against. */
+  const NODE_22_PACKAGES = /^(@opentelemetry\/|kubernetes-models$|@kubernetes-models\/)/;
   const npmCli = systemNode ? join(dirname(realpathSync(systemNode)), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js') : '';
-  it.skipIf(!old || !existsSync(npmCli))('npm on the old Node installs the clone without an engine warning', () => {
+  itUnless(noOld || (!existsSync(npmCli) && 'the system Node has no npm'), 'npm on the old Node installs the clone without an engine warning', () => {
     const r = spawnSync(systemNode!, [npmCli, 'install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
       cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', env: { ...process.env, PATH: dirname(systemNode!) },
     });
     expect(r.status, r.stderr).toBe(0);
-    expect(`${r.stdout}${r.stderr}`).not.toContain('EBADENGINE');
+    const out = `${r.stdout}${r.stderr}`;
+    const warned = [...out.matchAll(/EBADENGINE\s+package: '(@?[^@']+)@/g)].map((m) => m[1]!);
+    expect(warned.filter((p) => !NODE_22_PACKAGES.test(p))).toEqual([]);
+    expect(out.match(/Unsupported engine/g)?.length ?? 0).toBe(warned.length);
   });
 
-  it.skipIf(!old)('linked from a clone (npm link), an old Node hands over to the pinned one', () => {
+  itUnless(noOld, 'linked from a clone (npm link), an old Node hands over to the pinned one', () => {
     expect(execFileSync(systemNode!, [bin, '--version'], { encoding: 'utf8' }).trim()).toBe('0.1.0');
   });
 });

@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliStarted, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 const SENDER = `0x${'ab'.repeat(20)}`;
 const lines = (s: string) => s.trim().split('\n').filter(Boolean);
 
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 
 async function merchant() {
@@ -55,6 +55,16 @@ describe('rpcctl payments', () => {
     const bad = await as(['payments', 'settings', '--xpub-tron', zpub]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/xpubs\.tron: is not a valid BIP32 extended public key/);
+    // The Solana wallet Solana Pay orders are paid to: shown, refused naming the setting and the form, removed by "".
+    const SOL_WALLET = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+    const wallet = await as(['payments', 'settings', '--wallet-solana', SOL_WALLET]);
+    expect(wallet.code, wallet.stderr).toBe(0);
+    expect(wallet.stdout).toMatch(new RegExp(`^wallet \\(solana\\)\\t${SOL_WALLET}$`, 'm'));
+    expect(JSON.parse((await as(['payments', 'settings', '--json'])).stdout).wallets).toEqual({ solana: SOL_WALLET });
+    const notSolana = await as(['payments', 'settings', '--wallet-solana', SENDER]);
+    expect(notSolana.code).toBe(1);
+    expect(notSolana.stderr).toMatch(/wallets\.solana: must be a Solana address \(32 to 44 base58 characters\)/);
+    expect(JSON.parse((await as(['payments', 'settings', '--wallet-solana', '', '--json'])).stdout).wallets).toEqual({});
     // The checkout page's name and return address; the API's message for an http one.
     const named = await as(['payments', 'settings', '--display-name', 'Corner Shop', '--redirect-url', 'https://shop.example/thanks']);
     expect(named.code, named.stderr).toBe(0);

@@ -20,7 +20,7 @@ async function scriptedApi(steps: string[]): Promise<{ base: string; requests: A
       return res.end('{"ok":false,"error":"Rate limit exceeded"}');
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ok: true, user_id: 7, plan: null, usage: { period: '2026-01', requests: 0, credits_used: 0, credits_included: 0, credits_remaining: 0 }, endpoint: { id: 1 } }));
+    res.end(JSON.stringify({ ok: true, user_id: 7, plan: null, usage: { period: '2026-01', requests: 0, credits_used: 0, credits_included: 0, credits_remaining: 0 }, endpoint: { id: 1, name: 'x', url: 'http://127.0.0.1:1/u', network_slug: 'eth', env_slug: 'mainnet' } }));
   }).listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
@@ -59,10 +59,17 @@ describe('network retries', () => {
 
   it('but not for POST, which may have taken effect', async () => {
     const api = await scriptedApi(['drop', 'ok']);
-    const r = await cli(['endpoints', 'create', '--name', 'x', '--environment-id', '1', '--allow-duplicate'], { env: envFor(api.base) });
+    const r = await cli(['endpoints', 'create', '--name', 'x', '--environment-id', '1'], { env: envFor(api.base) });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: cannot reach http:\/\/127\.0\.0\.1:\d+: /);
     expect(api.requests.map((q) => q.method)).toEqual(['POST']);
+  });
+
+  it('endpoints create by slugs is one call: the API takes the slugs and checks the name', async () => {
+    const api = await scriptedApi(['ok']);
+    const r = await cli(['endpoints', 'create', '--name', 'x', '--network', 'eth', '--env', 'mainnet'], { env: envFor(api.base) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(api.requests.map((q) => `${q.method} ${q.url}`)).toEqual(['POST /v1/endpoints']);
   });
 
   it('nothing listening: a clear error after the bounded retries', async () => {

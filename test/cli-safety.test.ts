@@ -16,14 +16,20 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('endpoint names', () => {
-  it('a name in use is refused unless --allow-duplicate; rename fixes duplicates (PATCH /v1/endpoints/{id})', async () => {
-    expect((await as(['endpoints', 'create', '--name', 'dup', '--network', 'eth', '--env', 'mainnet'])).code).toBe(0);
+  it('a name in use is refused by the service (409) in one round trip, the rename named; rename to a name in use is refused too (PATCH /v1/endpoints/{id})', async () => {
+    const made = await as(['endpoints', 'create', '--name', 'dup', '--network', 'eth', '--env', 'mainnet', '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    const first = JSON.parse(made.stdout) as { id: number };
     const again = await as(['endpoints', 'create', '--name', 'dup', '--network', 'eth', '--env', 'mainnet']);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/an endpoint named "dup" exists already \(id \d+\): choose another name, rename it \(rpcctl endpoints rename \d+ NEW_NAME\), or add --allow-duplicate/);
-    const forced = await as(['endpoints', 'create', '--name', 'dup', '--network', 'eth', '--env', 'mainnet', '--allow-duplicate', '--json']);
-    expect(forced.code, forced.stderr).toBe(0);
-    const second = JSON.parse(forced.stdout) as { id: number };
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`error: name: an endpoint named "dup" exists already (id ${first.id}); names are unique within an account: choose another, or rename that one (rpcctl endpoints rename ${first.id} NEW_NAME)\n`);
+    // The API and the cabinet refuse it too: the rule is the service's, not the CLI's.
+    const direct = await signedCall(t.baseUrl, m.apiKey, m.secret, 'POST', '/v1/endpoints', JSON.stringify({ network_slug: 'eth', env_slug: 'mainnet', name: 'dup' }));
+    expect(direct.status).toBe(409);
+    const second = JSON.parse((await as(['endpoints', 'create', '--name', 'dup-x', '--network', 'eth', '--env', 'mainnet', '--json'])).stdout) as { id: number };
+    const clash = await as(['endpoints', 'rename', String(second.id), 'dup']);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toMatch(/an endpoint named "dup" exists already/);
 
     const renamed = await as(['endpoints', 'rename', String(second.id), 'dup-2', '--json']);
     expect(renamed.code, renamed.stderr).toBe(0);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliStarted } from './helpers/cli.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 describe('events --follow and an API that stops answering', () => {
@@ -72,7 +72,7 @@ describe('GET /v1/address-watch/events?after=latest', () => {
 
 describe('events --follow and the account\'s API rate limit', () => {
   let t: TestService;
-  let chain: FakeEvmChain;
+  let chain: FakeEvm;
   beforeAll(async () => {
     chain = await startFakeEvmChain();
     t = await startTestService({

@@ -4,7 +4,7 @@ import { AddressWatchClient } from '../src/client/index.js';
 import { settingsHint } from '../src/cli/payments/run.js';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { cli, cliStarted, scriptedPrompter, tempConfigDir, type CliRunOptions } from './helpers/cli.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startReceiver, signatureValid, type Receiver } from './helpers/receiver.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -15,7 +15,7 @@ const SENDER = `0x${'ab'.repeat(20)}`;
 const ETH = 10n ** 18n;
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 let app: Receiver;
 
@@ -398,7 +398,9 @@ describe('webhook listen', () => {
     expect(table).toHaveLength(5);
     expect(table[1]).toContain(failing);
     for (const row of table.slice(2)) expect(row).toMatch(new RegExp(`${order.payment_id}_\\d+ .* delivered +1 +200$`));
-    expect(plain(narrow.stderr)).toBe('(NETWORK, NEXT RETRY, CREATED left out at this width; piped output and --json have every column)\n');
+    // The note speaks of this width, so it fits it too.
+    expect(plain(narrow.stderr).split('\n').every((l) => l.length <= 80)).toBe(true);
+    expect(plain(narrow.stderr).replace(/\n(?!$)/g, ' ')).toBe('(left out at this width: NETWORK, NEXT RETRY, CREATED; piped output and --json have all)\n');
     // A wide terminal shows every column.
     const wide = await as(['webhook', 'deliveries'], { tty: true, columns: 200 });
     expect(plain(wide.stdout).split('\n')[0]).toMatch(/NETWORK +STATUS +ATTEMPTS +LAST +NEXT RETRY +CREATED$/);
@@ -415,6 +417,8 @@ describe('webhook listen', () => {
       expect(r.stderr.replace(/^[^\n]*\x1b\[K(?=error)/, '')).toBe('error: address: required, or set an extended public key first (rpcctl payments settings --xpub KEY) to derive one per order\n');
     }
     expect(settingsHint('set one first (PUT /v1/payments/settings with xpubs.utxo) to derive')).toBe('set one first (rpcctl payments settings --xpub-utxo KEY) to derive');
+    expect(settingsHint("address: required, or set the merchant's wallet first (PUT /v1/payments/settings with wallets.solana): orders on solana are paid to it"))
+      .toBe("address: required, or set the merchant's wallet first (rpcctl payments settings --wallet-solana ADDRESS): orders on solana are paid to it");
     expect(settingsHint('address: required, or the key does not fit (PUT /v1/payments/settings)')).toBe('address: required, or the key does not fit (rpcctl payments settings)');
   });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
@@ -19,7 +19,7 @@ async function freePort(): Promise<number> {
 
 interface Proc { child: ResultPromise; stdout: () => string; stderr: () => string }
 const procs: Proc[] = [];
-let chain: FakeEvmChain | undefined;
+let chain: FakeEvm | undefined;
 afterAll(async () => {
   for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
   await chain?.close();

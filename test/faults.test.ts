@@ -14,11 +14,11 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { killServeProcess, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { signedCall, testConfig } from './helpers/service.js';
 import { SteadyLoad, unexpectedAnswers, type Answer, type FaultWindow } from './helpers/steady-load.js';
+import { describeUnless } from './helpers/skips.js';
 
 // It starts and kills its own PostgreSQL and Redis (never the shared ones), so it runs wherever
 // those can start, whatever store the rest of the run uses.
 const why = privatePostgresUnavailable() ?? privateRedisUnavailable();
-if (why) console.warn(`faults: skipped: ${why}`);
 
 const MASTER_KEY = 'fa'.repeat(32);
 /** BIP32 test vector 1's master xpub: its children are addresses nobody on anvil holds. */
@@ -58,7 +58,7 @@ const normal = (a: Answer) => a.answer === (isGateway(a) ? SERVED : API_OK);
  * instance: within the crash bound), every webhook delivered, and service back within 5 s of
  * the dependency's return.
  */
-describe.skipIf(why)('fault suite: two instances through PostgreSQL, Redis, upstream and instance failures', () => {
+describeUnless(why, 'fault suite: two instances through PostgreSQL, Redis, upstream and instance failures', () => {
   let pg: PrivatePostgres;
   let redis: PrivateRedis;
   let anvil: Anvil;

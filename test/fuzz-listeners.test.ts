@@ -4,15 +4,15 @@ import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { setLogin } from '../src/cabinet/index.js';
 import { signatureHeaders } from '../src/client/signing.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { rawHttp } from './helpers/raw-http.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 // Property: whatever arrives (methods, paths, headers, bodies, signed or not), both listeners
 // answer with a status below 500, within a bound, and stay up. Seeded, so a failure replays.
 let t: TestService;
-let eth: FakeUpstream;
-let horizon: FakeUpstream;
+let eth: FakeEvm;
+let horizon: FakeEvm;
 let m: Merchant;
 let evmUuid: string;
 let xlmUuid: string;
@@ -24,7 +24,7 @@ const BOUND_MS = 5000;
 const MAX_BODY = 8192;
 
 beforeAll(async () => {
-  [eth, horizon] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [eth, horizon] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   horizon.respond = (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{}'); return true; };
   t = await startTestService({
     api: { body_timeout_ms: 300, max_body_bytes: MAX_BODY },

@@ -9,13 +9,13 @@ import { freshRedisPrefix, testRedis } from './helpers/shared-stores.js';
 import { ResponseCache } from '../src/gateway/cache.js';
 import { MAX_COMMANDS_IN_FLIGHT, RedisCacheTier } from '../src/gateway/cache-redis.js';
 import { privateRedisUnavailable, startPrivateRedis } from './helpers/private-servers.js';
+import { describeUnless } from './helpers/skips.js';
 
 // The Redis RPCCTL_TEST_REDIS_URL names (each test under a key prefix of its own), else a private one.
 const redis = await testRedis();
 afterAll(() => redis.stop());
 const REDIS_URL = redis.url ?? '';
 const up = redis.url !== undefined;
-if (!up) console.warn(`gateway-cache-redis: skipped: ${redis.why}`);
 
 async function until(cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
@@ -39,7 +39,7 @@ async function withRedis<T>(fn: (c: ReturnType<typeof redisClient>) => Promise<T
   }
 }
 
-describe.skipIf(!up)(`the response cache shared through Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
+describeUnless(!up && redis.why, `the response cache shared through Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
   it('shares answers, drops exactly what a reorg covers in Redis, and tells the other instances', async () => {
     const prefix = freshRedisPrefix();
     const tiers = await Promise.all([0, 1].map(() => RedisCacheTier.open({ url: REDIS_URL, keyPrefix: prefix, log: () => {}, ttlMs: 60_000, maxValueBytes: 100 })));
@@ -127,7 +127,7 @@ async function evalsRun(url: string): Promise<number> {
   }
 }
 
-describe.skipIf(noPrivateRedis)(`a frozen Redis${noPrivateRedis ? ` (skipped: ${noPrivateRedis})` : ''}`, () => {
+describeUnless(noPrivateRedis, `a frozen Redis${noPrivateRedis ? ` (skipped: ${noPrivateRedis})` : ''}`, () => {
   it('SIGSTOP: writes in flight stay bounded (the rest are dropped and counted), and writes resume after SIGCONT', async () => {
     const redis = await startPrivateRedis();
     const tier = await RedisCacheTier.open({ url: redis.url, keyPrefix: 'frozen:', log: () => {}, maxValueBytes: 1024 * 1024 });
@@ -172,7 +172,7 @@ describe.skipIf(noPrivateRedis)(`a frozen Redis${noPrivateRedis ? ` (skipped: ${
   });
 });
 
-describe.skipIf(!up)(`two gateways on one Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
+describeUnless(!up && redis.why, `two gateways on one Redis${up ? '' : ` (skipped: ${redis.why})`}`, () => {
   let anvil: Anvil;
   const proxies: LoopbackProxy[] = [];
   const services: TestService[] = [];

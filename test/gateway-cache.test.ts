@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evmCachePlan, evmLogsQuery } from '../src/chains/evm/gateway.js';
 import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { encodeFunctionData, type Address, type Hex } from 'viem';
@@ -7,7 +8,7 @@ import { startProxy, type LoopbackProxy } from './helpers/proxy.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { firstChangedHeight, finalHeightOf, planCache, ResponseCache, type SharedCacheTier } from '../src/gateway/cache.js';
 import { redactUrl } from '../src/gateway/health.js';
-import { chunks, logsRange } from '../src/gateway/logs.js';
+import { chunks } from '../src/gateway/logs.js';
 
 // One anvil node behind a counting proxy, served by two environments: `eth` refuses
 // eth_getLogs ranges over 10 blocks, `split` splits them into 7-block chunks.
@@ -51,7 +52,7 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** Waits until every gateway worker holds the answer: a fill in one reaches the others a moment later. */
 async function cachedEverywhere(envId: number, method: string, params: unknown[]): Promise<void> {
-  const key = planCache(envId, method, params, t.service.gateway.chain.get(envId))!.key;
+  const key = planCache(envId, evmCachePlan, method, params, t.service.gateway.chain.get(envId))!.key;
   await until(() => t.service.gateway.cache!.everywhere(key));
 }
 
@@ -314,16 +315,16 @@ describe('eth_getLogs guards', () => {
 describe('cache and getLogs rules', () => {
   const view = { head: 100, finalized: 36 };
   it('plans only what cannot change', () => {
-    expect(planCache(1, 'eth_getBlockByNumber', ['latest', false], view)).toBeUndefined();
-    expect(planCache(1, 'eth_getBlockByNumber', ['0x25', false], view)).toBeUndefined();
-    expect(planCache(1, 'eth_getBlockByNumber', ['0x24', false], view)?.height).toBe(36);
-    expect(planCache(1, 'eth_call', [{ to: '0x0' }, 'latest'], view)).toBeUndefined();
-    expect(planCache(1, 'eth_call', [{ to: '0x0' }, '0x10'], view)?.height).toBe(16);
-    expect(planCache(1, 'eth_getBalance', ['0x0'], view)).toBeUndefined();
-    expect(planCache(1, 'eth_blockNumber', [], view)).toBeUndefined();
-    expect(planCache(1, 'eth_chainId', [], undefined)).toBeDefined();
-    expect(planCache(1, 'eth_getTransactionReceipt', ['0xab'], undefined)).toBeUndefined();
-    const tx = planCache(1, 'eth_getTransactionReceipt', ['0xab'], view)!;
+    expect(planCache(1, evmCachePlan, 'eth_getBlockByNumber', ['latest', false], view)).toBeUndefined();
+    expect(planCache(1, evmCachePlan, 'eth_getBlockByNumber', ['0x25', false], view)).toBeUndefined();
+    expect(planCache(1, evmCachePlan, 'eth_getBlockByNumber', ['0x24', false], view)?.height).toBe(36);
+    expect(planCache(1, evmCachePlan, 'eth_call', [{ to: '0x0' }, 'latest'], view)).toBeUndefined();
+    expect(planCache(1, evmCachePlan, 'eth_call', [{ to: '0x0' }, '0x10'], view)?.height).toBe(16);
+    expect(planCache(1, evmCachePlan, 'eth_getBalance', ['0x0'], view)).toBeUndefined();
+    expect(planCache(1, evmCachePlan, 'eth_blockNumber', [], view)).toBeUndefined();
+    expect(planCache(1, evmCachePlan, 'eth_chainId', [], undefined)).toBeDefined();
+    expect(planCache(1, evmCachePlan, 'eth_getTransactionReceipt', ['0xab'], undefined)).toBeUndefined();
+    const tx = planCache(1, evmCachePlan, 'eth_getTransactionReceipt', ['0xab'], view)!;
     expect(finalHeightOf(tx, null, view)).toBeUndefined();
     expect(finalHeightOf(tx, { blockNumber: '0x25', blockHash: '0xAA' }, view)).toBeUndefined();
     expect(finalHeightOf(tx, { blockNumber: '0x24', blockHash: '0xAA' }, view)).toEqual({ height: 36, hash: '0xaa' });
@@ -396,10 +397,10 @@ describe('cache and getLogs rules', () => {
   });
 
   it('resolves getLogs ranges and chunks them in order', () => {
-    expect(logsRange([{ fromBlock: '0x0' }], view)).toEqual({ from: 0, to: 100 });
-    expect(logsRange([{ fromBlock: 'earliest', toBlock: 'finalized' }], view)).toEqual({ from: 0, to: 36 });
-    expect(logsRange([{ blockHash: '0xab' }], view)).toBeUndefined();
-    expect(logsRange([{ fromBlock: '0x0' }], undefined)).toBeUndefined();
+    expect(evmLogsQuery.range([{ fromBlock: '0x0' }], view)).toEqual({ from: 0, to: 100 });
+    expect(evmLogsQuery.range([{ fromBlock: 'earliest', toBlock: 'finalized' }], view)).toEqual({ from: 0, to: 36 });
+    expect(evmLogsQuery.range([{ blockHash: '0xab' }], view)).toBeUndefined();
+    expect(evmLogsQuery.range([{ fromBlock: '0x0' }], undefined)).toBeUndefined();
     expect(chunks(0, 40, 7)).toEqual([[0, 6], [7, 13], [14, 20], [21, 27], [28, 34], [35, 40]]);
   });
   it('shows upstream URLs without their secret parts', () => {

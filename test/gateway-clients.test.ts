@@ -3,21 +3,21 @@ import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import { Web3 } from 'web3';
 import { createPublicClient, http } from 'viem';
 import { mainnet } from 'viem/chains';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 // The review drove the gateway with ethers v6, web3.js v4 and viem: refused batches left ethers
 // and web3.js waiting for ever, `id: null` left web3.js with an empty message, and -32003 made
 // viem throw TransactionRejectedRpcError. Each library must now surface the gateway's message.
 let t: TestService;
-let eth: FakeUpstream;
+let eth: FakeEvm;
 let m: Merchant;
 const urls: Record<'notFound' | 'paused' | 'ipNotAllowed', string> = { notFound: '', paused: '', ipNotAllowed: '' };
 const MESSAGES = { notFound: 'endpoint not found', paused: 'endpoint paused', ipNotAllowed: 'ip address not allowed' } as const;
 let small: string;
 
 beforeAll(async () => {
-  eth = await new FakeUpstream().start();
+  eth = await new FakeEvm().start();
   t = await startTestService({
     gateway: { probe_interval_ms: 60_000 },
     networks: [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }] }],

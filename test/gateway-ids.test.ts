@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evmCachePlan } from '../src/chains/evm/gateway.js';
 import { request } from 'undici';
 import { WebSocket } from 'ws';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { parseJson } from '../src/gateway/jsonrpc.js';
 import { planCache } from '../src/gateway/cache.js';
@@ -21,12 +22,12 @@ function echoRaw(text: string): unknown {
   );
 }
 
-let upstream: FakeUpstream;
+let upstream: FakeEvm;
 let t: TestService;
 let url: string;
 
 beforeAll(async () => {
-  upstream = await new FakeUpstream().start();
+  upstream = await new FakeEvm().start();
   upstream.respond = (seen, res) => {
     const payload = echoRaw(seen.body) as Record<string, unknown> | Array<Record<string, unknown>>;
     const one = (c: Record<string, unknown>) => ({ jsonrpc: '2.0', id: c.id ?? null, result: c.method === 'eth_chainId' ? '0x1' : '0x1234' });
@@ -71,7 +72,7 @@ describe('JSON-RPC ids come back byte for byte', () => {
 
   it('over HTTP, single calls answered from the cache', async () => {
     await post(url, call('1', 'eth_chainId'));
-    const key = planCache(1, 'eth_chainId', [], undefined)!.key;
+    const key = planCache(1, evmCachePlan, 'eth_chainId', [], undefined)!.key;
     for (let i = 0; !(await t.service.gateway.cache!.everywhere(key)); i++) {
       if (i > 300) throw new Error('the answer never reached every worker');
       await new Promise((r) => setTimeout(r, 20));

@@ -92,6 +92,9 @@ let t: TestService;
 let m: Merchant;
 const urls: Record<string, string> = {};
 const ids: Record<string, number> = {};
+/** A provider key in the liar's URL path on network `maj`: no log line may show it. */
+const PATH_KEY = 'k3yInThePath0123456789abcdef';
+const logLines: string[] = [];
 let who: Address;
 let txHash: string;
 let token: Address;
@@ -148,7 +151,7 @@ beforeAll(async () => {
   const env = (id: number, upstreams: string[]) => [{ id, slug: 'anvil', upstreams }];
   t = await startTestService({
     networks: [
-      { id: 1, slug: 'maj', name: 'Majority', environments: env(1, [a.url, b.url, liar.url]), credits, integrity: [majority, atFixedBlock] },
+      { id: 1, slug: 'maj', name: 'Majority', environments: env(1, [a.url, b.url, `${liar.url}/${PATH_KEY}`]), credits, integrity: [majority, atFixedBlock] },
       { id: 2, slug: 'strict', name: 'Strict', environments: env(2, [a.url, b.url, liar.url]), credits, integrity: [{ ...majority, on_disagreement: 'error' }] },
       { id: 3, slug: 'pair', name: 'Pair', environments: env(3, [a.url, liar.url]), credits, integrity: [{ ...majority, k: 2 }] },
       { id: 4, slug: 'off', name: 'Off', environments: env(4, [a.url, b.url, liar.url]), credits },
@@ -158,7 +161,7 @@ beforeAll(async () => {
     ],
     // One worker: demotion is each worker's own (docs/gateway.md).
     gateway: { probe_interval_ms: 200, workers: 1 },
-  });
+  }, { log: (line) => logLines.push(line) });
   m = await t.merchant({ plan: 'pro' });
   for (const [name, envId] of [['maj', 1], ['strict', 2], ['pair', 3], ['off', 4], ['slow', 5], ['stuck', 6], ['rare', 7]] as const) {
     const e = (await m.call('POST', '/v1/endpoints', JSON.stringify({ name, network_environment_id: envId }))).body.endpoint;
@@ -336,6 +339,11 @@ describe('integrity policy', () => {
       }
       expect(await metric('rpcctl_upstream_disagreements_total', `network="maj",env="anvil",upstream="${a.url}"`)).toBe(0);
       expect(await metric('rpcctl_upstream_demotions_total', liarLabel)).toBe(1);
+      // Logged as warnings (`part: warn:`) naming the upstream by scheme://host:port only.
+      const integrityLines = logLines.filter((l) => l.includes('integrity: maj/anvil'));
+      expect(integrityLines.some((l) => l.startsWith(`gateway: warn: integrity: maj/anvil: upstream ${liar.url} demoted`))).toBe(true);
+      expect(integrityLines.some((l) => l.includes(`upstream ${liar.url} answered `))).toBe(true);
+      expect(logLines.filter((l) => l.includes(PATH_KEY))).toEqual([]);
       // Demoted: though the fastest, it gets none of the ordinary calls while the others are up.
       for (let i = 0; i < 5; i++) expect((await rpc('maj', 'eth_blockNumber', [], 'sel')).body.result).toMatch(/^0x/);
       expect(asked(liar, 'eth_blockNumber', 'sel')).toBe(0);

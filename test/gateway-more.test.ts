@@ -6,13 +6,13 @@ import { request } from 'undici';
 import { get } from 'node:http';
 import { parseConfig, type ConfigInput } from '../src/config/index.js';
 import { setAccountPlan, Store, usageReport } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { dropTestSchema, startTestService, storeUrlOf, type TestService } from './helpers/service.js';
 
-let eth: FakeUpstream;
-let horizon: FakeUpstream;
+let eth: FakeEvm;
+let horizon: FakeEvm;
 beforeAll(async () => {
-  [eth, horizon] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [eth, horizon] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   // Horizon answers REST: echo the method, path and query so the test can see what arrived.
   horizon.respond = (req, res) => {
     const body = req.url === '/' ? { horizon_version: '2.30.0', core_version: 'v21', history_latest_ledger: 5150000 } : { method: req.method, url: req.url, body: req.body };

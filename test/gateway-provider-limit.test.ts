@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { request } from 'undici';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
-let limited: FakeUpstream;
-let other: FakeUpstream;
+let limited: FakeEvm;
+let other: FakeEvm;
 let t: TestService;
 let url: string;
 
 beforeAll(async () => {
-  [limited, other] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [limited, other] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   // The provider's own rate limit, as hosted nodes answer it.
   limited.respond = (_req, res) => { res.writeHead(429, { 'content-type': 'application/json' }); res.end('{"error":"rate limited"}'); return true; };
   t = await startTestService({

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 // The relay of upstream answers (src/gateway/relay.ts): small ones gathered and sent whole,
@@ -15,15 +15,15 @@ const SMALL = 1000;
 const LARGE = 5 * 1024 * 1024 + 7;
 
 let t: TestService;
-let eth: FakeUpstream;
-let horizon: FakeUpstream;
+let eth: FakeEvm;
+let horizon: FakeEvm;
 let m: Merchant;
 let rpcUuid: string;
 let rpcId: number;
 let restUuid: string;
 
 beforeAll(async () => {
-  [eth, horizon] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [eth, horizon] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   t = await startTestService({
     // A long upstream timeout: a cancelled upstream body below is the client's doing, not a timeout's.
     gateway: { upstream_timeout_ms: 20_000, probe_interval_ms: 3_600_000 },

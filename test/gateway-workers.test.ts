@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { parseConfig } from '../src/config/index.js';
 import { Store, usageReport, createAccount } from '../src/store/index.js';
 import { SharedWindows } from '../src/gateway/rps-shared.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { dropTestSchema, startTestService, storeUrlOf, type TestService } from './helpers/service.js';
 
 // The gateway's listeners run in worker threads (gateway.workers): these check what must hold
@@ -18,7 +18,7 @@ import { dropTestSchema, startTestService, storeUrlOf, type TestService } from '
 
 const bin = resolve(import.meta.dirname, '..', 'bin', 'rpcctl.js');
 const WORKERS = 3;
-let up: FakeUpstream;
+let up: FakeEvm;
 
 const networks = () => [{ id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [up.url] }] }];
 const plans = [
@@ -55,7 +55,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 }
 
 beforeAll(async () => {
-  up = await new FakeUpstream().start();
+  up = await new FakeEvm().start();
 });
 afterAll(async () => {
   await up.stop();

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { SendQueues, type QueuedSocket } from '../src/gateway/ws/queues.js';
+import { HOLD_CALLS_OVER_QUEUED_BYTES, MAX_CALLS_IN_FLIGHT } from '../src/gateway/ws/server.js';
 
 // Issue 21: a WebSocket client that sends calls and never reads the answers grew serve from
 // 297 MB to 1,157 MB in 5.4 s. Every frame queued for a client now counts against caps per
@@ -11,7 +12,7 @@ const MiB = 1024 * 1024;
 /** Each answer: half a MiB, so a handful of unread answers is over the caps below. */
 const BIG = 'a'.repeat(MiB / 2);
 
-let upstream: FakeUpstream;
+let upstream: FakeEvm;
 
 async function service(ws: Record<string, number>): Promise<{ t: TestService; urls: string[] }> {
   const t = await startTestService({
@@ -77,7 +78,7 @@ async function neverReads(t: TestService, ws: WebSocket): Promise<{ code: number
 }
 
 beforeAll(async () => {
-  upstream = await new FakeUpstream().start();
+  upstream = await new FakeEvm().start();
   upstream.respond = (seen, res) => {
     const call = JSON.parse(seen.body) as { id?: unknown; method?: string };
     if (Array.isArray(call) || call.method !== 'eth_big') return false;
@@ -141,6 +142,104 @@ describe('bytes queued for WebSocket clients', () => {
       expect(sent).toBeGreaterThan(0);
       reader.close();
     } finally {
+      await t.stop();
+    }
+  }, 120_000);
+});
+
+describe('calls in flight for one socket', () => {
+  it(`a burst of 400 calls in one write reaches the upstream at most ${MAX_CALLS_IN_FLIGHT} at a time, and every call is answered`, async () => {
+    // Pausing the socket stops its reads, not what ws had already read: a burst arrived whole
+    // and was forwarded whole (issue 36: hundreds of 512 KiB answers in memory at once).
+    let now = 0;
+    let most = 0;
+    const seen = upstream.respond;
+    upstream.respond = (s, res) => {
+      const call = JSON.parse(s.body) as { id?: unknown; method?: string };
+      if (Array.isArray(call) || call.method !== 'eth_slow') return seen?.(s, res) ?? false;
+      most = Math.max(most, ++now);
+      setTimeout(() => {
+        now--;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x1' }));
+      }, 20);
+      return true;
+    };
+    const { t, urls } = await service({});
+    try {
+      const ws = await open(urls[0]!);
+      const ids: number[] = [];
+      const done = new Promise<void>((resolve) => ws.on('message', (d) => {
+        ids.push((JSON.parse(d.toString()) as { id: number }).id);
+        if (ids.length === 400) resolve();
+      }));
+      // One write: 400 frames.
+      const frames = Array.from({ length: 400 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'eth_slow', params: [] }));
+      (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket.cork();
+      for (const f of frames) ws.send(f);
+      (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket.uncork();
+      await done;
+      expect(most).toBeLessThanOrEqual(MAX_CALLS_IN_FLIGHT);
+      expect(most).toBeGreaterThan(1);
+      expect(ids).toHaveLength(400);
+      ws.close();
+    } finally {
+      upstream.respond = seen;
+      await t.stop();
+    }
+  }, 120_000);
+  it(`a client that never reads gets no new call while ${HOLD_CALLS_OVER_QUEUED_BYTES} bytes of its answers are unwritten, and every call is answered once it reads`, async () => {
+    // Issue 36: before the hold, such a client cost the process 277-310 MB (every call it sent
+    // was answered upstream) before its queue reached the cap and it was closed.
+    const ANSWER = 'h'.repeat(200 * 1024);
+    const CALLS = 200;
+    let calls = 0;
+    const seen = upstream.respond;
+    upstream.respond = (s, res) => {
+      const call = JSON.parse(s.body) as { id?: unknown; method?: string };
+      if (Array.isArray(call) || call.method !== 'eth_hold') return seen?.(s, res) ?? false;
+      calls++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: ANSWER }));
+      return true;
+    };
+    // A socket cap above all the answers (40 MB): without the hold every call would be answered
+    // upstream, not cut short by the socket's close at 8 MiB.
+    const { t, urls } = await service({ max_queued_bytes_per_socket: 48 * MiB });
+    try {
+      const ws = await open(urls[0]!);
+      const ids: number[] = [];
+      let closed = false;
+      ws.on('close', () => { closed = true; });
+      const done = new Promise<void>((resolve) => ws.on('message', (d) => {
+        ids.push((JSON.parse(d.toString()) as { id: number }).id);
+        if (ids.length === CALLS) resolve();
+      }));
+      ws.pause();
+      for (let id = 1; id <= CALLS; id++) ws.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_hold', params: [] }));
+      // Settled: the upstream's count has not moved for 300 ms (the first answers take well under that).
+      const deadline = Date.now() + 4000;
+      for (let last = -1, since = Date.now(); Date.now() - since < 300; await new Promise((r) => setTimeout(r, 20))) {
+        if (calls !== last) { last = calls; since = Date.now(); }
+        if (Date.now() > deadline) throw new Error(`the upstream's calls never stopped growing (${calls})`);
+      }
+      // What the hold lets through, plus what the loopback's kernel buffers take before the
+      // gateway sees its writes wait (a few MiB on Linux: the sender's buffer grows to
+      // tcp_wmem's 4 MiB at most, the paused reader's stays near tcp_rmem's 128 KiB default; here
+      // 40 calls in all, against 200 without the hold).
+      const kernel = 8 * MiB;
+      const bound = Math.ceil((HOLD_CALLS_OVER_QUEUED_BYTES + kernel) / ANSWER.length) + MAX_CALLS_IN_FLIGHT;
+      expect(bound).toBeLessThan(CALLS / 2);
+      expect(calls).toBeGreaterThan(0);
+      expect(calls).toBeLessThanOrEqual(bound);
+      ws.resume();
+      await done;
+      expect(closed).toBe(false);
+      expect(calls).toBe(CALLS);
+      // Every call answered once: nothing dropped, nothing twice (answers of calls in flight
+      // together may come in any order).
+      expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: CALLS }, (_, i) => i + 1));
+      ws.close();
+    } finally {
+      upstream.respond = seen;
       await t.stop();
     }
   }, 120_000);

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 let t: TestService;
-let eth: FakeUpstream;
-let polyA: FakeUpstream;
-let polyB: FakeUpstream;
+let eth: FakeEvm;
+let polyA: FakeEvm;
+let polyB: FakeEvm;
 let m: Merchant;
 
 const RPS_BODY = '{"jsonrpc":"2.0","error":{"code":-32005,"message":"rps limit exceeded"},"id":null}';
 
 beforeAll(async () => {
-  [eth, polyA, polyB] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start(), new FakeUpstream().start()]);
+  [eth, polyA, polyB] = await Promise.all([new FakeEvm().start(), new FakeEvm().start(), new FakeEvm().start()]);
   t = await startTestService({
     gateway: { rpc_domain: 'localhost:8545', max_body_bytes: 4096, max_batch: 10, upstream_timeout_ms: 300, probe_interval_ms: 60_000 },
     networks: [
@@ -35,8 +35,10 @@ beforeEach(() => {
   for (const u of [eth, polyA, polyB]) { u.behaviour = 'ok'; u.respond = undefined; }
 });
 
+let made = 0;
+/** A new endpoint; its name is new in the account (names are unique within one, 409 otherwise). */
 async function endpoint(merchant: Merchant, envId: number) {
-  const r = await merchant.call('POST', '/v1/endpoints', JSON.stringify({ name: `e${envId}`, network_environment_id: envId }));
+  const r = await merchant.call('POST', '/v1/endpoints', JSON.stringify({ name: `e${envId}-${++made}`, network_environment_id: envId }));
   expect(r.status).toBe(200);
   return r.body.endpoint as { id: number; uuid: string; url: string };
 }

@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { signatureHeaders } from '../src/client/signing.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { rawHttp } from './helpers/raw-http.js';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 // Regression tests of the security review (issue 9): what reached upstreams, what was read
 // before any check, what was stored.
-let eth: FakeUpstream;
-let horizon: FakeUpstream;
+let eth: FakeEvm;
+let horizon: FakeEvm;
 let t: TestService;
 let m: Merchant;
 let xlm: { id: number; uuid: string };
 let evm: { id: number; uuid: string };
 
 beforeAll(async () => {
-  [eth, horizon] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [eth, horizon] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   horizon.respond = (req, res) => {
     res.writeHead(200, { 'content-type': 'application/hal+json' });
     res.end(JSON.stringify({ method: req.method, url: req.url }));

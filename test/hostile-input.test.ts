@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { setLogin } from '../src/cabinet/index.js';
 import { jsonDeeperThan } from '../src/util/json-depth.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { rawHttp } from './helpers/raw-http.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
@@ -12,7 +12,7 @@ import { startTestService, type Merchant, type TestService } from './helpers/ser
 
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 const PASSWORD = 'a long enough password';
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 let m: Merchant;
 let endpointUuid: string;

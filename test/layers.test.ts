@@ -11,21 +11,23 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: string[][] = [
   ['cli'],
   ['serve'],
+  ['retention'],
+  ['payouts'],
   ['payments'],
   ['watch'],
   ['webhooks'],
-  ['retention'],
   ['cabinet'],
   ['api'],
   ['gateway'],
   ['limits'],
   ['runtime'],
-  ['metrics'],
+  ['metrics', 'telemetry'],
   ['store'],
   ['config'],
   ['pricing'],
   ['chains'],
   ['client'],
+  ['wire'],
   ['util', 'log', 'types'],
 ];
 
@@ -39,7 +41,7 @@ function rankOf(folder: string): number {
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
   );
 }
 

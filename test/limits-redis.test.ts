@@ -4,14 +4,14 @@ import { Metrics } from '../src/metrics/index.js';
 import { observeRedis } from '../src/serve/metrics.js';
 import { freshRedisPrefix } from './helpers/shared-stores.js';
 import { privateRedisUnavailable, startPrivateRedis, type PrivateRedis } from './helpers/private-servers.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = privateRedisUnavailable();
-if (why) console.warn(`limits-redis: skipped: ${why}`);
 
 // A moment in the middle of a window, passed explicitly: no test depends on the clock's edge.
 const NOW = Math.floor(Date.now() / 1000) * 1000 + 500;
 
-describe.skipIf(why)('RPS windows in Redis', () => {
+describeUnless(why, 'RPS windows in Redis', () => {
   let redis: PrivateRedis;
   beforeAll(async () => { redis = await startPrivateRedis(); });
   afterAll(async () => { await redis?.stop(); });
@@ -136,6 +136,69 @@ describe.skipIf(why)('RPS windows in Redis', () => {
     } finally {
       await reader.close().catch(() => reader.destroy());
       await l!.close();
+    }
+  });
+  async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!(await cond())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('Redis back within the window: what each instance admitted from memory is carried into the shared count (issue 36: up to 2x was admitted)', async () => {
+    const prefix = freshRedisPrefix();
+    const all = await instances(3, prefix);
+    const reader = connectRedis(redis.url);
+    reader.on('error', () => {});
+    // A minute's window: its key outlives any pause of a loaded machine between the steps below.
+    const windows = all.map((l) => l.window('minute', 60_000));
+    try {
+      await redis.kill();
+      for (const l of all) l.liveInstances = 3;
+      // Each instance admits its share (30 / 3) from memory, and refuses the rest.
+      for (const w of windows) {
+        const decisions = await Promise.all(Array.from({ length: 12 }, () => w.take('ep', 30, 1, NOW)));
+        expect(decisions.filter((d) => d === 0)).toHaveLength(10);
+      }
+      await redis.start();
+      await waitFor('every instance sharing again', () => all.every((l) => l.shared));
+      // Carried as soon as Redis is back, not at each key's next decision: the fleet's 30.
+      await reader.connect();
+      const key = `${prefix}minute:ep:${Math.floor(NOW / 60_000)}`;
+      await waitFor('the carried counts in Redis', async () => (await reader.get(key)) === '30');
+      // So the rest of the window is refused everywhere (before: 30 more admitted through Redis).
+      const after = await Promise.all(windows.map((w) => w.take('ep', 30, 1, NOW)));
+      expect(after.every((d) => d > 0)).toBe(true);
+      expect(await reader.get(key)).toBe('30');
+    } finally {
+      await reader.close().catch(() => reader.destroy());
+      await Promise.all(all.map((l) => l.close()));
+    }
+  });
+
+  it('one slow answer: the part finds Redis back by itself, with no traffic, so the real outage after it is reported (issue 36)', async () => {
+    const reports: boolean[] = [];
+    const l = await RedisLimits.open({ url: redis.url, keyPrefix: freshRedisPrefix(), log: () => {}, onOutage: (down) => reports.push(down) });
+    try {
+      const w = l.window('rps', 1000);
+      expect(await w.take('a', 100, 1, NOW)).toBe(0);
+      redis.pause();
+      try {
+        expect(await w.take('b', 100, 1, NOW)).toBe(0); // no answer in 250 ms: memory decided
+      } finally {
+        redis.resume();
+      }
+      expect(reports).toEqual([true]);
+      // No decision is asked from here on.
+      await waitFor('the outage to end without traffic', () => l.shared);
+      expect(reports).toEqual([true, false]);
+      await redis.kill();
+      await waitFor('the real outage reported', () => reports.length === 3);
+      expect(reports).toEqual([true, false, true]);
+    } finally {
+      await redis.start();
+      await l.close();
     }
   });
 });

@@ -8,15 +8,15 @@ import { RedisLimits } from '../src/limits/index.js';
 import { createLogger } from '../src/log/index.js';
 import { startService, type RunningService } from '../src/serve/service.js';
 import { createAccount, createApiKey } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { privateRedisUnavailable, startPrivateRedis, type PrivateRedis } from './helpers/private-servers.js';
 import { signedCall, testConfig } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = !testDatabaseUrl
   ? 'needs PostgreSQL (set RPCCTL_TEST_DATABASE_URL): instances count each other through heartbeats in one shared store, which SQLite (one instance) has no use for'
   : privateRedisUnavailable();
-if (why) console.warn(`limits-share: skipped: ${why}`);
 
 const LIMIT = 50;
 const MASTER_KEY = 'b2'.repeat(32);
@@ -28,17 +28,17 @@ interface Instance { service: RunningService; lines: Array<{ level: string; msg:
  * each instance enforces its share of the plan's RPS limit (limit / live instances, from the
  * heartbeats), so the fleet admits about the limit rather than the limit per instance.
  */
-describe.skipIf(why)('limits while Redis is away', () => {
+describeUnless(why, 'limits while Redis is away', () => {
   let schema: TestSchema;
   let redis: PrivateRedis;
-  let up: FakeUpstream;
+  let up: FakeEvm;
   let dir: string;
   const instances: Instance[] = [];
   /** When each call the gateway admitted reached the upstream: the second it was counted in. */
   const admittedAt: number[] = [];
 
   beforeAll(async () => {
-    [schema, redis, up] = await Promise.all([freshSchema(), startPrivateRedis(), new FakeUpstream().start()]);
+    [schema, redis, up] = await Promise.all([freshSchema(), startPrivateRedis(), new FakeEvm().start()]);
     up.respond = (seen) => {
       if (seen.body.includes('eth_gasPrice')) admittedAt.push(Date.now());
       return false;

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type LogLevel } from '../src/log/index.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { rawCall, startTestService, type TestService } from './helpers/service.js';
 
 /** A text-format logger (what `serve` writes on a terminal) into a string. */
@@ -14,7 +14,7 @@ function textLog(level: LogLevel = 'info') {
 const lines = (text: string, re: RegExp) => text.split('\n').filter((l) => re.test(l));
 
 describe('serve\'s access lines in the text format', () => {
-  let chain: FakeEvmChain;
+  let chain: FakeEvm;
   let quiet: TestService;
   let sampled: TestService;
   const quietLog = textLog();

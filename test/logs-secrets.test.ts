@@ -25,13 +25,18 @@ const HTTP_PATH_SECRET = `httpkey${randomBytes(6).toString('hex')}`;
 const WS_PATH_SECRET = `wskey${randomBytes(6).toString('hex')}`;
 const DEAD_PATH_SECRET = `deadkey${randomBytes(6).toString('hex')}`;
 const MASTER_KEY = randomBytes(32).toString('hex');
+/** Given as a secret file (`metrics.token_file`), then changed on disk for a reload that is refused. */
+const METRICS_TOKEN = `mtok${randomBytes(12).toString('hex')}`;
+const METRICS_TOKEN_2 = `mtok${randomBytes(12).toString('hex')}`;
 
 let anvil: Anvil;
 let relay: Server;
 let wsProxy: WsProxy;
 let rx: Receiver;
 let stderr = '';
-const secrets: string[] = [HTTP_PATH_SECRET, WS_PATH_SECRET, DEAD_PATH_SECRET, MASTER_KEY];
+/** What `rpcctl admin reload` printed: searched for secrets like the log. */
+let adminOut = '';
+const secrets: string[] = [HTTP_PATH_SECRET, WS_PATH_SECRET, DEAD_PATH_SECRET, MASTER_KEY, METRICS_TOKEN, METRICS_TOKEN_2];
 
 /** Forwards any path to anvil's `/`: the upstream URL can carry a provider key in its path. */
 async function startRelay(target: string): Promise<Server> {
@@ -51,10 +56,15 @@ async function startRelay(target: string): Promise<Server> {
 beforeAll(async () => {
   anvil = await startAnvil();
   [relay, wsProxy, rx] = await Promise.all([startRelay(anvil.url), startWsProxy(anvil.url.replace('http', 'ws')), startReceiver()]);
-  const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/v3/${HTTP_PATH_SECRET}`;
+  // The provider key in the upstream's path comes from the environment (`${VAR}`).
+  const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/v3/\${RPC_PATH_KEY}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-logs-'));
   const configFile = join(dataDir, 'rpcctl.json');
-  writeFileSync(configFile, JSON.stringify(testConfig({
+  const tokenFile = join(dataDir, 'metrics-token');
+  writeFileSync(tokenFile, `${METRICS_TOKEN}\n`);
+  const writeConfig = (extra: { limits?: Record<string, number> } = {}) => writeFileSync(configFile, JSON.stringify(testConfig({
+    ...extra,
+    metrics: { listen: '127.0.0.1:0', token_file: tokenFile } as never,
     gateway: { access_log_sample: 1, ws: { upstream_retry_ms: 500 } },
     webhooks: { allow_private_urls: true, timeout_ms: 2000 },
     networks: [{
@@ -65,7 +75,8 @@ beforeAll(async () => {
       ],
     }],
   })));
-  const env = { NO_COLOR: '1', RPCCTL_MASTER_KEY: MASTER_KEY };
+  writeConfig();
+  const env = { NO_COLOR: '1', RPCCTL_MASTER_KEY: MASTER_KEY, RPC_PATH_KEY: HTTP_PATH_SECRET };
   const rpcctl = async (args: string[]) => {
     const r = await execa(process.execPath, [bin, ...args, '--data-dir', dataDir, '--config', configFile], { reject: false, env });
     stderr += r.stderr;
@@ -123,6 +134,18 @@ beforeAll(async () => {
     for (let i = 0; i < 100 && !/polled over HTTP/.test(stderr); i++) await new Promise((r) => setTimeout(r, 50));
     ws.close(1000);
     expect(await closed).toBe(1000);
+
+    // Reloads: one applied, one refused because the token file changed (a restart-only
+    // setting): neither the service's log nor admin's output holds the token.
+    writeConfig({ limits: { api_rps_per_ip: 99_999 } });
+    const applied = await execa(process.execPath, [bin, 'admin', 'reload', '--json', '--data-dir', dataDir], { reject: false, env });
+    adminOut += applied.stdout + applied.stderr;
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    writeFileSync(tokenFile, `${METRICS_TOKEN_2}\n`);
+    const refused = await execa(process.execPath, [bin, 'admin', 'reload', '--data-dir', dataDir], { reject: false, env });
+    adminOut += refused.stdout + refused.stderr;
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('changing metrics.token needs a restart');
   } finally {
     serve.kill('SIGTERM');
     await serve;
@@ -157,6 +180,10 @@ describe('logs of a full run', () => {
 
   it('never contain a secret, a signature or an upstream URL path', () => {
     expect(secrets.length).toBeGreaterThan(8);
+    // A reload was applied and one refused, both logged.
+    expect(stderr).toMatch(/"msg":"reloaded: limits\.api_rps_per_ip"/);
+    expect(stderr).toMatch(/reload refused, the running config stays: changing metrics\.token needs a restart/);
+    for (const s of secrets) expect(adminOut, 'rpcctl admin reload printed a secret').not.toContain(s);
     for (const line of lines()) {
       for (const s of secrets) expect(line, `a log line holds a secret: ${line}`).not.toContain(s);
       expect(line).not.toMatch(/\/v3\/|\/ws\//);

@@ -4,19 +4,20 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { parseConfig } from '../src/config/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { startTestService as startOff } from './helpers/service.js';
+import { itUnless } from './helpers/skips.js';
 
 const json = (o: unknown) => JSON.stringify(o);
-let up: FakeUpstream;
+let up: FakeEvm;
 let t: TestService;
 let m: Merchant;
 let uuid: string;
 let id: number;
 
 beforeAll(async () => {
-  up = await new FakeUpstream().start();
+  up = await new FakeEvm().start();
   t = await startTestService({
     networks: [{ slug: 'eth', name: 'Ethereum', environments: [{ slug: 'main', upstreams: [`${up.url}/v2/PROVIDERKEY123`] }] }],
   });
@@ -187,13 +188,12 @@ describe('GET /metrics', () => {
 const promtool = spawnSync('promtool', ['--version']).status === 0;
 
 describe('metric names', () => {
-  it.skipIf(!promtool)('pass promtool check metrics (Prometheus naming: counters end in _total, base units, no _total on gauges)', async () => {
+  itUnless(!promtool && 'promtool is not installed (apt-get install prometheus)', 'pass promtool check metrics (Prometheus naming: counters end in _total, base units, no _total on gauges)', async () => {
     const text = await scrape(t.metricsUrl!);
     const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
     expect(r.status).toBe(0);
   });
-  if (!promtool) it.skip('promtool check metrics: promtool is not installed (apt-get install prometheus)', () => {});
 
   it('are every one listed in docs/operations.md, with the same type', async () => {
     const text = await scrape(t.metricsUrl!);

@@ -11,11 +11,11 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { signedCall, testConfig } from './helpers/service.js';
 import { freshRedisPrefix, freshSchema, reachable, testDatabaseUrl, testRedisUrl, type TestSchema } from './helpers/shared-stores.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RPCCTL_TEST_REDIS_URL are not both set (several instances need one PostgreSQL and one Redis)'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}`
   : !(await reachable(testRedisUrl)) ? `no Redis answers at ${testRedisUrl}` : undefined;
-if (why) console.warn(`multi-instance-cluster-payments: skipped: ${why}`);
 
 const MASTER_KEY = 'ef'.repeat(32);
 const AMOUNT = '0.001';
@@ -28,7 +28,7 @@ type Order = { payment_id: string; address: string; status: string };
  * paid. Every instance's API takes orders; whichever instance scans must see all of them, also
  * after the lease moves.
  */
-describe.skipIf(why)('payment orders on three rpcctl serve processes sharing one PostgreSQL and one Redis', () => {
+describeUnless(why, 'payment orders on three rpcctl serve processes sharing one PostgreSQL and one Redis', () => {
   let schema: TestSchema;
   let anvil: Anvil;
   let rx: Receiver;

@@ -12,11 +12,11 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { testConfig } from './helpers/service.js';
 import { freshRedisPrefix, freshSchema, reachable, testDatabaseUrl, testRedisUrl, type TestSchema } from './helpers/shared-stores.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RPCCTL_TEST_REDIS_URL are not both set'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}`
   : !(await reachable(testRedisUrl)) ? `no Redis answers at ${testRedisUrl}` : undefined;
-if (why) console.warn(`multi-instance-cluster: skipped: ${why}`);
 
 const MASTER_KEY = 'cd'.repeat(32);
 const RPS = 10;
@@ -24,7 +24,7 @@ const RPS = 10;
 type Instance = ServeProcess;
 
 /** Three real `rpcctl serve` processes on one PostgreSQL schema and one Redis key space. */
-describe.skipIf(why)('three rpcctl serve processes on one PostgreSQL and one Redis', () => {
+describeUnless(why, 'three rpcctl serve processes on one PostgreSQL and one Redis', () => {
   let schema: TestSchema;
   let anvil: Anvil;
   let rx: Receiver;
@@ -49,6 +49,8 @@ describe.skipIf(why)('three rpcctl serve processes on one PostgreSQL and one Red
     writeFileSync(configFile, JSON.stringify(config));
     // Sequential start is not needed: the three race for the migrations and must sort it out.
     instances.push(...await Promise.all([startInstance(), startInstance(), startInstance()]));
+    // The lease checks below name instances by these: each is the banner's id, not a word of a log line.
+    expect(instances.map((i) => i.id)).toEqual(instances.map(() => expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)));
     store = await Store.open({ dataDir: dir, config: parseConfig(config), syncCatalog: 'if-empty', url: schema.url, env: { RPCCTL_MASTER_KEY: MASTER_KEY } });
   }, 120_000);
   afterAll(async () => {

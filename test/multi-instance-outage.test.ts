@@ -6,12 +6,12 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { createAccount, createApiKey, Store, usageReport } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { privatePostgresUnavailable, privateRedisUnavailable, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './helpers/private-servers.js';
 import { signedCall, testConfig } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = privatePostgresUnavailable() ?? privateRedisUnavailable();
-if (why) console.warn(`multi-instance-outage: skipped: ${why}`);
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = 'a1'.repeat(32);
@@ -25,16 +25,16 @@ interface Instance { proc: ResultPromise; api: string; gateway: string; out: () 
  * started again. Nothing may crash; the API says 503 while the store is away; the gateways keep
  * serving and count; everything recovers by itself.
  */
-describe.skipIf(why)('PostgreSQL and Redis outages under running instances', () => {
+describeUnless(why, 'PostgreSQL and Redis outages under running instances', () => {
   let pg: PrivatePostgres;
   let redis: PrivateRedis;
-  let eth: FakeUpstream;
+  let eth: FakeEvm;
   let dir: string;
   let store: Store;
   const instances: Instance[] = [];
 
   beforeAll(async () => {
-    [pg, redis, eth] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), new FakeUpstream().start()]);
+    [pg, redis, eth] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), new FakeEvm().start()]);
     dir = mkdtempSync(join(tmpdir(), 'rpcctl-outage-'));
     const configFile = join(dir, 'config.json');
     const config = testConfig({

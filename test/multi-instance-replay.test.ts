@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../src/client/signing.js';
 import { dropTestSchema, rawCall, startTestService, type TestService } from './helpers/service.js';
 import { freshRedisPrefix, testDatabaseUrl, testRedisUrl } from './helpers/shared-stores.js';
+import { describeUnless } from './helpers/skips.js';
 
 // Two instances of one deployment: one PostgreSQL schema, one Redis prefix.
 const why = !testDatabaseUrl || !testRedisUrl ? 'RPCCTL_TEST_DATABASE_URL and RPCCTL_TEST_REDIS_URL are not both set (multi-instance mode needs both)' : undefined;
-if (why) console.warn(`multi-instance-replay: skipped: ${why}`);
 
 let a: TestService | undefined;
 let b: TestService | undefined;
@@ -15,7 +15,7 @@ afterAll(async () => {
   if (a) await dropTestSchema(a.dataDir);
 });
 
-describe.skipIf(why)('replay protection across instances', () => {
+describeUnless(why, 'replay protection across instances', () => {
   it('a captured mutating request is refused by every instance, not only the one that saw it', async () => {
     const networks = [{ slug: 'anvil', name: 'Anvil', family: 'evm' as const, environments: [{ slug: 'local', upstreams: ['http://127.0.0.1:9'] }], credits: { default: 1, methods: {} } }];
     const redis = { url: testRedisUrl!, key_prefix: freshRedisPrefix() };

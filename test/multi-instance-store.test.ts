@@ -10,17 +10,19 @@ import { enqueueDelivery } from '../src/webhooks/outbox.js';
 import { putWebhook } from '../src/webhooks/config.js';
 import { DEFAULT_FILTERS } from '../src/webhooks/filters.js';
 import { DeliveryWorker } from '../src/webhooks/worker.js';
+import { watchFacts } from '../src/watch/facts.js';
 import { EndpointRegistry } from '../src/gateway/registry.js';
 import { setAccountPlan, updateEndpointRow } from '../src/store/index.js';
+import { describeUnless } from './helpers/skips.js';
+import { parseSanctionsList, replaceSanctions, sanctionsCount } from '../src/payments/aml/sanctions.js';
 
 const why = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)'
   : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
-if (why) console.warn(`multi-instance-store: skipped: ${why}`);
 
 const config = parseConfig({ webhooks: { allow_private_urls: true, timeout_ms: 1000 } });
 const masterKey = 'ab'.repeat(32);
 
-describe.skipIf(why)('several instances on one PostgreSQL', () => {
+describeUnless(why, 'several instances on one PostgreSQL', () => {
   let schema: TestSchema;
   let stores: Store[] = [];
   beforeAll(async () => {
@@ -41,6 +43,13 @@ describe.skipIf(why)('several instances on one PostgreSQL', () => {
     expect(applied.length).toBeGreaterThan(0);
     expect(new Set(applied.map((r) => (r as { name: string }).name)).size).toBe(applied.length);
     for (const s of stores) expect(s.catalog.plans.map((p) => p.slug)).toEqual(stores[0]!.catalog.plans.map((p) => p.slug));
+  });
+
+  it('instances loading the sanctions list at once all succeed and leave one copy of it', async () => {
+    const list = parseSanctionsList(`ETH 0x8589427373D6D84E98730D7795D8f6f8731FDA16\nXBT 12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9h`);
+    const loads = await Promise.all(stores.map((s) => replaceSanctions(s.db, list, 'together')));
+    expect(loads).toEqual([2, 2, 2]);
+    expect(await sanctionsCount(stores[0]!.db)).toBe(2);
   });
 
   it('usage flushed by every instance for the same endpoint/day/method adds up, nothing lost or doubled', async () => {
@@ -82,7 +91,7 @@ describe.skipIf(why)('several instances on one PostgreSQL', () => {
     const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
     await putWebhook(stores[0]!, account.id, { url: rx.url, enabled: true, filters: DEFAULT_FILTERS });
     // A long poll: anything delivered quickly was woken by NOTIFY.
-    const workers = stores.map((store) => new DeliveryWorker({ store, config, log: () => {}, pollMs: 60_000, perAccount: 8 }));
+    const workers = stores.map((store) => new DeliveryWorker({ watch: watchFacts, store, config, log: () => {}, pollMs: 60_000, perAccount: 8 }));
     try {
       workers.forEach((w) => w.start());
       await new Promise((r) => setTimeout(r, 300)); // every worker idle, its first look done
@@ -114,7 +123,7 @@ describe.skipIf(why)('several instances on one PostgreSQL', () => {
         .where('webhook_id', '=', 'wh_orphan').execute();
       // Nothing wakes the workers for an expiring lease; their poll does. Shorten it for this part.
       workers.forEach((w) => w.kick());
-      const w4 = new DeliveryWorker({ store: stores[1]!, config, log: () => {}, pollMs: 200 });
+      const w4 = new DeliveryWorker({ watch: watchFacts, store: stores[1]!, config, log: () => {}, pollMs: 200 });
       w4.start();
       try {
         await rx.waitFor((all) => all.some((r) => r.headers['x-webhook-id'] === 'wh_orphan'), 10_000);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { rawCall, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import type { NetworkFamily } from '../src/chains/family.js';
 
 // The review checked openapi.json with a real OpenAPI 3.1 validator and a code generator:
 // Error referred to itself, integer parameters were strings, WatchEvent was incomplete.
@@ -53,7 +54,7 @@ describe('openapi.json', () => {
     expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['ok', 'error'] });
   });
 
-  it('generates client types with openapi-typescript that compile and take numbers for integer parameters', async () => {
+  it('generates client types with openapi-typescript that compile, take numbers for integer parameters and take an answer\'s id back as it came', async () => {
     const types = await openapiTS(structuredClone(doc));
     const dir = mkdtempSync(join(tmpdir(), 'rpcctl-openapi-'));
     try {
@@ -72,6 +73,27 @@ export const follow: EventsQuery[] = [{ after: 'latest' }, { after: 42, limit: 5
 export const e: components['schemas']['Error'] = { ok: false, error: 'x' };
 export function kind(ev: components['schemas']['WatchEvent']): string {
   return ev.type === 'block' ? String(ev.tx_count) : ev.tx_hash;
+}
+// An id an answer carries goes back as a parameter as it came (orval: redeliver(list().deliveries[0].delivery_id)).
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type Deliveries = Json<paths['/v1/address-watch/deliveries']['get']['responses'][200]>;
+type RedeliverPath = paths['/v1/address-watch/deliveries/{delivery_id}/redeliver']['post']['parameters']['path'];
+type DeliveriesQuery = NonNullable<paths['/v1/address-watch/deliveries']['get']['parameters']['query']>;
+export function again(list: Deliveries): RedeliverPath {
+  return { delivery_id: list.deliveries[0]!.delivery_id };
+}
+export const byNumber: RedeliverPath = { delivery_id: 7 };
+export function older(list: Deliveries): DeliveriesQuery {
+  return { before: list.next_before ?? undefined, event_id: list.deliveries[0]!.event_id ?? undefined };
+}
+type Audit = Json<paths['/v1/account/audit']['get']['responses'][200]>;
+type AuditQuery = NonNullable<paths['/v1/account/audit']['get']['parameters']['query']>;
+export function olderAudit(page: Audit): AuditQuery {
+  return { before: page.next_before ?? undefined };
+}
+type Events = Json<paths['/v1/address-watch/events']['get']['responses'][200]>;
+export function next(page: Events): EventsQuery {
+  return { after: page.next_after ?? 'latest' };
 }
 `);
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', target: 'es2022', skipLibCheck: true }, files: ['use.ts'] }));
@@ -110,6 +132,10 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       'GET /v1/payments listPayments',
       'GET /v1/payments/settings getPaymentSettings',
       'GET /v1/payments/{payment_id} getPayment',
+      'GET /v1/payments/{payment_id}/refunds listRefunds',
+      'GET /v1/payouts listPayouts',
+      'GET /v1/payouts/{payout_id} getPayout',
+      'GET /v1/payouts/{payout_id}/psbt getPayoutPsbt',
       'PATCH /v1/endpoints/{id} renameEndpoint',
       'PATCH /v1/endpoints/{id}/allowed-ips setEndpointAllowedIps',
       'PATCH /v1/endpoints/{id}/status setEndpointStatus',
@@ -119,6 +145,11 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       'POST /v1/endpoints createEndpoint',
       'POST /v1/payments createPayment',
       'POST /v1/payments/{payment_id}/cancel cancelPayment',
+      'POST /v1/payments/{payment_id}/refunds createRefund',
+      'POST /v1/payouts createPayout',
+      'POST /v1/payouts/{payout_id}/approve approvePayout',
+      'POST /v1/payouts/{payout_id}/cancel cancelPayout',
+      'POST /v1/payouts/{payout_id}/transaction submitPayoutTransaction',
       'PUT /v1/address-watch/webhook setWebhook',
       'PUT /v1/payments/settings updatePaymentSettings',
     ]);
@@ -160,7 +191,7 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
       '/v1/account/audit?before', '/v1/account/audit?limit', '/v1/account/usage?days', '/v1/address-watch/addresses?page', '/v1/address-watch/addresses?per_page',
       '/v1/address-watch/deliveries?before', '/v1/address-watch/deliveries?event_id', '/v1/address-watch/deliveries?limit',
       '/v1/address-watch/events?after', '/v1/address-watch/events?limit', '/v1/endpoints/usage?days',
-      '/v1/payments?page', '/v1/payments?per_page',
+      '/v1/payments?page', '/v1/payments?per_page', '/v1/payouts?page', '/v1/payouts?per_page',
     ]);
     const bounds = (path: string, name: string) => doc.paths[path].get.parameters.find((x: { name: string }) => x.name === name).schema;
     expect(bounds('/v1/address-watch/addresses', 'per_page')).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
@@ -177,6 +208,28 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     expect(validate(-1)).toBe(false);
     expect((await m.call('GET', '/v1/address-watch/events?after=latest')).status).toBe(200);
     expect((await m.call('GET', '/v1/address-watch/events?after=soon')).body).toEqual({ ok: false, error: 'after: must be an event id or "latest"' });
+  });
+
+  it('describes addresses, tokens, amounts and transactions of every family, Solana included', () => {
+    // Keyed by family: a new family fails to typecheck here until the document describes it.
+    const facts = {
+      evm: { address: /EVM 0x hex/, token: /ERC-20 contract/, amount: /wei/ },
+      stellar: { address: /Stellar account id/, token: /Stellar asset CODE:ISSUER/, amount: /stroops/ },
+      utxo: { address: /Bitcoin-style/, token: /BTC/, amount: /satoshis/ },
+      tron: { address: /Tron \(T\.\.\./, token: /TRC-20 contract/, amount: /sun/ },
+      solana: { address: /Solana public key \(base58/, token: /Solana SPL mint \(base58\)/, amount: /lamports/ },
+    } satisfies Record<NetworkFamily, Record<string, RegExp>>;
+    const event = doc.components.schemas.WalletEvent.properties;
+    const watchBody = doc.paths['/v1/address-watch/addresses'].post.requestBody.content['application/json'].schema;
+    const address = (watchBody.$ref ? doc.components.schemas[watchBody.$ref.split('/').pop()] : watchBody).properties.address.description;
+    for (const [family, f] of Object.entries(facts)) {
+      expect(address, family).toMatch(f.address);
+      expect(event.token.description, family).toMatch(f.token);
+      expect(event.amount.description, family).toMatch(f.amount);
+    }
+    expect(event.tx_hash.description).toMatch(/Solana transaction signature/);
+    expect(event.block_height.description).toMatch(/Solana slot/);
+    expect(doc.components.schemas.BlockEvent.properties.block_height.description).toMatch(/Solana slot/);
   });
 
   it('PUT webhook answers without egress_ips; GET has them', () => {
@@ -223,8 +276,13 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     await check('GET', '/v1/address-watch/webhook', '/v1/address-watch/webhook');
     await check('POST', '/v1/address-watch/webhook/test', '/v1/address-watch/webhook/test', { type: 'payment', network: 'eth' });
     await rx.waitFor((all) => all.length >= 1, 10_000);
-    const deliveries = await check('GET', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries');
-    const delivered = deliveries.deliveries.find((d: { status: string }) => d.status === 'delivered');
+    // The receiver has it before the worker records the answer: wait for the delivered row.
+    const delivered = await vi.waitFor(async () => {
+      const deliveries = await check('GET', '/v1/address-watch/deliveries', '/v1/address-watch/deliveries');
+      const found = deliveries.deliveries.find((d: { status: string }) => d.status === 'delivered');
+      expect(found).toBeDefined();
+      return found;
+    }, { timeout: 10_000, interval: 100 });
     await check('POST', `/v1/address-watch/deliveries/${delivered.delivery_id}/redeliver`, '/v1/address-watch/deliveries/{delivery_id}/redeliver');
 
     // Payment orders: settings with an xpub, an order on a derived address, the list, cancel.
@@ -235,6 +293,16 @@ export function kind(ev: components['schemas']['WatchEvent']): string {
     await check('GET', `/v1/payments/${order.payment_id}`, '/v1/payments/{payment_id}');
     await check('GET', '/v1/payments?status=pending', '/v1/payments');
     await check('POST', `/v1/payments/${order.payment_id}/cancel`, '/v1/payments/{payment_id}/cancel');
+    // Refunds and payouts: a canceled order received nothing (409); a payout, listed, shown, refused where it cannot go, canceled.
+    await check('POST', `/v1/payments/${order.payment_id}/refunds`, '/v1/payments/{payment_id}/refunds', { amount: 'full', address: '0x52908400098527886E0F7030069857D2E4169EE7' }, 409);
+    await check('GET', `/v1/payments/${order.payment_id}/refunds`, '/v1/payments/{payment_id}/refunds');
+    const payout = (await check('POST', '/v1/payouts', '/v1/payouts', { lines: [{ network: 'eth', address: '0x52908400098527886E0F7030069857D2E4169EE7', amount: '0.1', reference: 'inv-1' }] })).payout;
+    await check('GET', '/v1/payouts?page=1&per_page=10', '/v1/payouts');
+    await check('GET', `/v1/payouts/${payout.payout_id}`, '/v1/payouts/{payout_id}');
+    await check('POST', `/v1/payouts/${payout.payout_id}/approve`, '/v1/payouts/{payout_id}/approve', undefined, 409);
+    await check('POST', `/v1/payouts/${payout.payout_id}/transaction`, '/v1/payouts/{payout_id}/transaction', { signed_transaction: '0x02' }, 400);
+    await check('GET', `/v1/payouts/${payout.payout_id}/psbt`, '/v1/payouts/{payout_id}/psbt', undefined, 400);
+    await check('POST', `/v1/payouts/${payout.payout_id}/cancel`, '/v1/payouts/{payout_id}/cancel');
 
     // The feed with one event of each kind, as the recorder writes them.
     const now = new Date().toISOString();

@@ -3,7 +3,7 @@ import { HttpAmlProvider } from '../src/payments/aml/http.js';
 import { AmlRetryError } from '../src/payments/aml/types.js';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { startFakeChainalysis, startFakeTrm, type FakeAml } from './helpers/fake-aml.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
@@ -66,7 +66,7 @@ describe('http AML adapter against fakes of the providers\' documented protocols
 });
 
 describe('a failing provider holds the order in aml_check; it is never passed unscreened', () => {
-  let chain: FakeEvmChain;
+  let chain: FakeEvm;
   let t: TestService;
   let rx: Receiver;
   beforeAll(async () => {

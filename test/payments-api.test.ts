@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 const json = (o: unknown) => JSON.stringify(o);
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 let m: Merchant;
 
@@ -36,7 +36,7 @@ describe('payments API', () => {
   it('settings: defaults, xpub with its first derived address, validation', async () => {
     const fresh = await t.merchant({ plan: 'pro' });
     expect((await fresh.call('GET', '/v1/payments/settings')).body).toEqual({
-      ok: true, xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null, derived: {},
+      ok: true, xpubs: {}, wallets: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null, payouts_approval_over: null, derived: {},
     });
     const put = await fresh.call('PUT', '/v1/payments/settings', json({ xpubs: { evm: XPUB }, underpaid_tolerance_bps: 50 }));
     expect(put.status).toBe(200);

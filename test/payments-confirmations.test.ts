@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 const SENDER = `0x${'ab'.repeat(20)}`;
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let t: TestService;
 let rx: Receiver;
 
@@ -36,7 +36,7 @@ afterAll(async () => {
 const events = () => rx.received.map((r) => JSON.parse(r.body)).map((b) => [b.event, b.tx_hash]);
 
 describe('delivery order and tolerance (one confirmation)', () => {
-  let fast: FakeEvmChain;
+  let fast: FakeEvm;
   let u: TestService;
   let hooks: Receiver;
   beforeAll(async () => {

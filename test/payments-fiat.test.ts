@@ -1,12 +1,13 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { numberToDecimal, priceToBaseUnits } from '../src/payments/fiat.js';
+import { implausibleRate } from '../src/payments/rates.js';
 import { cli, tempConfigDir } from './helpers/cli.js';
 import { FakeBitcoinCore, regtestAddress } from './helpers/fake-bitcoin.js';
-import { startFakeEvmChain, type FakeEvmChain } from './helpers/fake-evm.js';
+import { startFakeEvmChain, type FakeEvm } from './helpers/fake-evm.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
@@ -47,7 +48,7 @@ async function startFakeRates(): Promise<FakeRates> {
 const USDT = { symbol: 'USDT', address: '0x1111111111111111111111111111111111111111', decimals: 6 };
 const WBTC = { symbol: 'WBTC', address: '0x2222222222222222222222222222222222222222', decimals: 8 };
 
-let chain: FakeEvmChain;
+let chain: FakeEvm;
 let btc: FakeBitcoinCore;
 let rates: FakeRates;
 /** payments.rates provider "http" against the fake price API. */
@@ -106,6 +107,49 @@ describe('fiat prices: configuration', () => {
     expect(() => parseConfig({ payments: { rates: { static: { 'ETH/USD': 3000 } } } })).toThrow(/positive decimal string/);
     expect(() => parseConfig({ payments: { rates: { static: { 'ETH/USD': '0.00' } } } })).toThrow(/positive decimal string/);
     expect(() => parseConfig({ payments: { rates: { provider: 'http' } } })).toThrow(/provider "http" needs payments.rates.http/);
+  });
+
+  it('an http source is an http(s) URL, and its sanity band has documented defaults and checks', () => {
+    const http = (extra: Record<string, unknown>) => parseConfig({ payments: { rates: { provider: 'http', http: { url: 'https://prices.example/{asset}', selector: 'p', ...extra } } } });
+    for (const url of ['file:///etc/passwd', 'data:application/json,{"p":1}', 'ftp://prices.example/x']) {
+      expect(() => http({ url }), url).toThrow(/payments\.rates\.http\.url.*must be an http\(s\) URL/s);
+    }
+    expect(http({}).payments.rates.http).toMatchObject({ min_rate: '0.000000001', max_rate: '1000000000000', max_move: 0.5, max_move_window_s: 3600 });
+    expect(() => http({ min_rate: '10', max_rate: '1' })).toThrow(/min_rate must be below max_rate/);
+    expect(() => http({ min_rate: 1e-30 })).toThrow(/positive decimal string/);
+    expect(() => http({ max_move: 0 })).toThrow(/max_move/);
+  });
+
+  it('a rate outside the band, or moved more than max_move within the window, is not believed', () => {
+    const checks = { min_rate: '0.000000001', max_rate: '1000000000000', max_move: 0.5, max_move_window_s: 3600 };
+    const now = 1_000_000_000;
+    expect(implausibleRate(numberToDecimal(1e-30), undefined, checks, now)).toMatch(/outside min_rate/);
+    expect(implausibleRate('10000000000000', undefined, checks, now)).toMatch(/outside min_rate/);
+    expect(implausibleRate('0.000000001', undefined, checks, now)).toBeUndefined();
+    expect(implausibleRate('3000', undefined, checks, now)).toBeUndefined();
+    const last = { rate: '3000', atMs: now - 60_000 };
+    expect(implausibleRate('4500', last, checks, now)).toBeUndefined(); // 1.5x: the edge
+    expect(implausibleRate('2000', last, checks, now)).toBeUndefined(); // 1/1.5
+    expect(implausibleRate('4501', last, checks, now)).toMatch(/moved more than max_move 0.5 from 3000/);
+    expect(implausibleRate('30', last, checks, now)).toMatch(/moved more than max_move/);
+    // An old last rate does not hold a real move back for ever.
+    expect(implausibleRate('30', { rate: '3000', atMs: now - 3_601_000 }, checks, now)).toBeUndefined();
+  });
+
+  it('a header value with CR/LF, or a header name that is no token, stops serve at start', async () => {
+    for (const [headers, why] of [
+      [{ 'x-api-key': `${HEADER_SECRET}\r\nx-injected: 1` }, /header value with a control character/],
+      [{ 'x-api-key\r\nx-injected': HEADER_SECRET }, /header name that is not a token/],
+    ] as const) {
+      const started = startTestService({
+        networks: [{ slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url] }] }],
+        payments: { rates: { provider: 'http', http: { url: rates.url, selector: 'data.{asset}.{currency}', headers_env: 'TEST_CRLF_HEADERS' } } },
+      }, { env: { TEST_CRLF_HEADERS: json(headers) } });
+      const err = await started.then(async (t) => { await t.stop(); return undefined; }, (e: Error) => e);
+      expect(err?.message).toMatch(why);
+      expect(err?.message).toContain('TEST_CRLF_HEADERS');
+      expect(err?.message).not.toContain(HEADER_SECRET);
+    }
   });
 
   it('a headers variable that is not a JSON object stops serve at start, naming the variable and not its value', async () => {
@@ -190,6 +234,47 @@ describe('fiat prices from an HTTP source', () => {
       rates.ts = undefined;
     }
   });
+
+  it('a rate of 1e-30 is no rate: refused (no order for 10^31 ETH), the reason logged; a plausible one after it goes through', async () => {
+    rates.prices = { ETH: { PLN: 1e-30 } };
+    const r = await create(mh, { order_id: 'tiny-1', price_amount: '10', price_currency: 'PLN' });
+    expect(r.status, json(r.body)).toBe(400);
+    expect(r.body.error).toBe('Rate unavailable for ETH/PLN.');
+    expect(logged).toContainEqual(expect.stringMatching(/^payments: rate ETH\/PLN unavailable: the source's rate 0\.0{29}1 is outside min_rate 0\.000000001 \.\. max_rate 1000000000000$/));
+    // A refusal is not cached and not remembered as the pair's last rate.
+    rates.prices = { ETH: { PLN: 12000 } };
+    const ok = await create(mh, { order_id: 'tiny-1', price_amount: '10', price_currency: 'PLN' });
+    expect(ok.status, json(ok.body)).toBe(200);
+    expect(ok.body.payment.rate).toBe('12000');
+  });
+
+  it('a rate that moved more than max_move since the pair\'s last one is refused, the reason logged', async () => {
+    // Its own service: a one-second cache, so the next order asks the source again.
+    const own: string[] = [];
+    const t = await startTestService({
+      networks: [{ slug: 'fake', name: 'Fake', family: 'evm', environments: [{ slug: 'local', upstreams: [chain.url] }] }],
+      payments: { rates: { provider: 'http', ttl_s: 1, http: { url: rates.url, selector: 'data.{asset}.{currency}', headers_env: 'TEST_RATE_HEADERS', max_move: 0.5 } } },
+    }, { env: { TEST_RATE_HEADERS: json({ 'x-api-key': HEADER_SECRET }) }, log: (line) => own.push(line) });
+    try {
+      const m = await t.merchant();
+      expect((await m.call('PUT', '/v1/payments/settings', json({ xpubs: { evm: XPUB } }))).status).toBe(200);
+      rates.prices = { ETH: { DKK: 20000 } };
+      expect((await create(m, { order_id: 'move-0', price_amount: '10', price_currency: 'DKK' })).body.payment.rate).toBe('20000');
+      rates.prices = { ETH: { DKK: 200000 } };
+      let n = 0;
+      // Orders go on at the cached rate until the cache runs out; then the tenfold rate is refused.
+      await vi.waitFor(async () => {
+        const r = await create(m, { order_id: `move-${++n}`, price_amount: '10', price_currency: 'DKK' });
+        if (r.status === 200) expect(r.body.payment.rate).toBe('20000');
+        expect(r.body.error).toBe('Rate unavailable for ETH/DKK.');
+      }, { timeout: 15_000, interval: 200 });
+      expect(own).toContainEqual(expect.stringMatching(/^payments: rate ETH\/DKK unavailable: the source's rate 200000 moved more than max_move 0\.5 from 20000 \(accepted \d+ s ago\)$/));
+      rates.prices = { ETH: { DKK: 25000 } };
+      expect((await create(m, { order_id: 'move-last', price_amount: '10', price_currency: 'DKK' })).body.payment.rate).toBe('25000');
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
 
   it('the source down, or without the pair, refuses creation', async () => {
     rates.prices = { ETH: { JPY: 450000 } };

@@ -3,6 +3,7 @@ import { haveLitecoind, LITECOIND_MISSING, serveOn, startLitecoind, type Litecoi
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { paymentOrders } from './helpers/payments.js';
 import type { Merchant, TestService } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 /**
  * Payment orders against a real UTXO node: Litecoin Core in regtest (Debian ships it, not
@@ -10,20 +11,20 @@ import type { Merchant, TestService } from './helpers/service.js';
  * account key; the node's wallet pays them, and `invalidateblock` + `generateblock` (a block
  * of only the transactions named) make a real reorg that drops the payment.
  */
-if (!haveLitecoind) console.warn(`payments-litecoind: skipped: ${LITECOIND_MISSING}`);
 
 /** BIP84's testnet account key of "abandon ... about" (m/84'/1'/0'). */
 const VPUB = 'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc';
 const json = (o: unknown) => JSON.stringify(o);
 type Ev = Record<string, any>;
 
-describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -regtest)', () => {
+describeUnless(!haveLitecoind && LITECOIND_MISSING, 'payment orders on a real UTXO node (litecoind -regtest)', () => {
   let node: Litecoind;
   let t: TestService;
   let rx: Receiver;
   let m: Merchant;
   let secret: string;
   let miner: string;
+  let s0: string;
   const rpc = <T = any>(method: string, params: unknown[] = [], wallet?: string) => node.rpc<T>(method, params, wallet);
 
   const mine = async (n: number): Promise<string[]> => rpc<string[]>('generatetoaddress', [n, miner]);
@@ -39,6 +40,7 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
     const s = await m.call('PUT', '/v1/payments/settings', json({ xpubs: { utxo: VPUB } }));
     expect(s.body.derived.utxo, json(s.body)).toMatchObject({ network: 'litecoin', next_index: 0 });
     expect(s.body.derived.utxo.first_address).toMatch(/^rltc1q/);
+    s0 = s.body.derived.utxo.first_address;
   }, 90_000);
 
   afterAll(async () => {
@@ -54,6 +56,9 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
     expect([paid, under, reorged].map((p) => [p.derivation_index, p.asset_symbol, p.decimals])).toEqual([[0, 'LTC', 8], [1, 'LTC', 8], [2, 'LTC', 8]]);
     // The node validates the derived addresses as its own network's.
     for (const p of [paid, under, reorged]) expect((await rpc<{ isvalid: boolean }>('validateaddress', [p.address])).isvalid).toBe(true);
+    // The same key with its origin (what payout PSBTs need) is no new key: the counter stays.
+    const withOrigin = await m.call('PUT', '/v1/payments/settings', json({ xpubs: { utxo: `[73c5da0a/84'/1'/0']${VPUB}` } }));
+    expect(withOrigin.body.derived.utxo, json(withOrigin.body)).toMatchObject({ next_index: 3, first_address: s0 });
 
     const txPaid = await rpc<string>('sendtoaddress', [paid.address, 1.25], 'w');
     const txUnder = await rpc<string>('sendtoaddress', [under.address, 0.75], 'w');
@@ -86,7 +91,7 @@ describe.skipIf(!haveLitecoind)('payment orders on a real UTXO node (litecoind -
  * Issue 23 on the real node, two confirmations (as Bitcoin's default): a paid payment lost in a
  * reorg that mines it again, and a `seen` payment whose only block is invalidated.
  */
-describe.skipIf(!haveLitecoind)('payment orders through real reorgs (litecoind -regtest, 2 confirmations)', () => {
+describeUnless(!haveLitecoind && LITECOIND_MISSING, 'payment orders through real reorgs (litecoind -regtest, 2 confirmations)', () => {
   let node: Litecoind;
   let t: TestService;
   let rx: Receiver;

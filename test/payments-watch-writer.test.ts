@@ -5,6 +5,7 @@ import { Store } from '../src/store/index.js';
 import { startAddressWatch, type AddressWatch } from '../src/watch/service.js';
 import { startTestService, storeUrlOf, type Merchant, type TestService } from './helpers/service.js';
 import { testDatabaseUrl } from './helpers/shared-stores.js';
+import { itUnless } from './helpers/skips.js';
 
 /**
  * A payment order's watched address is written through Address Watch's writers (issue 21):
@@ -79,9 +80,9 @@ describe('payment orders watch their addresses through Address Watch', () => {
     expect((await add(slots)).body.error).toMatch(/Watched address limit reached/);
   });
 
-  it.skipIf(!testDatabaseUrl)('another instance on the same PostgreSQL hears of an order\'s watch and of its release', async () => {
+  itUnless(!testDatabaseUrl && 'set RPCCTL_TEST_DATABASE_URL', 'another instance on the same PostgreSQL hears of an order\'s watch and of its release', async () => {
     const store = await Store.open({ dataDir: t.dataDir, config: t.service.config, syncCatalog: 'if-empty', url: storeUrlOf(t.dataDir), env: {} });
-    const there = await startAddressWatch({ store, config: t.service.config, log: () => {}, pollMs: 100 });
+    const there = await startAddressWatch({ store, config: t.service.config, log: () => {}, pollMs: 100, webhooks: { kick() {} } });
     try {
       const canceled = await order();
       const expired = await order();
@@ -104,7 +105,8 @@ describe('payment orders watch their addresses through Address Watch', () => {
     const src = new URL('../src', import.meta.url).pathname;
     const writes = /(insertInto|deleteFrom|updateTable|replaceInto|mergeInto)\(\s*['"]watched_addresses['"]|(INSERT\s+INTO|DELETE\s+FROM|UPDATE)\s+watched_addresses/i;
     const writers = readdirSync(src, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts') && writes.test(readFileSync(join(src, f), 'utf8')))
+      // The migrations write the schema (0029 fills the holder columns once), not the watches.
+      .filter((f) => f.endsWith('.ts') && f !== 'store/migrations.ts' && writes.test(readFileSync(join(src, f), 'utf8')))
       .map((f) => relative(src, join(src, f)));
     expect(writers).toEqual(['watch/watches.ts']);
   });

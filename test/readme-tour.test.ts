@@ -12,8 +12,9 @@ import { startAnvil, type Anvil } from './helpers/anvil.js';
 // bash, with this checkout's `rpcctl` first on PATH (test/global-setup.ts). Only what cannot be
 // verbatim on a shared machine differs: HOME, data and config dirs are fresh temp dirs, the
 // service's ports come from a config file in the data dir (the commands find it there), 4242
-// becomes a free port, and Ethereum mainnet is anvil on loopback (no public network
-// here; Tron's upstream is a closed port: its orders need only the key).
+// becomes a free port, and Ethereum mainnet is anvil on loopback through the README's own
+// `--upstream` (its port for 8546; the config's upstreams are closed ports: no public network
+// here; Tron's orders need only the key).
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -31,7 +32,7 @@ const TEST_XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ
 const TEST_ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
 
 const EXPECTED = [
-  'rpcctl serve --dev',
+  'rpcctl serve --dev --upstream eth-mainnet=http://127.0.0.1:8546',
   'rpcctl init --local',
   'rpcctl account',
   'rpcctl endpoints create --name main --network eth --env mainnet',
@@ -110,16 +111,17 @@ describe('the README, verbatim', () => {
     writeFileSync(join(dataDir, 'config.json'), JSON.stringify({
       api: { port: apiPort },
       gateway: { port: gatewayPort },
-      // The built-in Ethereum (its tokens) and Tron, on nodes of this machine.
+      // The built-in Ethereum (its tokens) and Tron, on nodes of this machine; Ethereum mainnet
+      // is the README's own `--upstream` (anvil's port instead of 8546).
       networks: defaultNetworks.filter((n) => n.slug === 'eth' || n.slug === 'tron').map((n) => ({
-        ...n, environments: n.environments.map((e) => ({ ...e, upstreams: [n.slug === 'eth' && e.slug === 'mainnet' ? anvil!.url : `http://127.0.0.1:${closed}`] })),
+        ...n, environments: n.environments.map((e) => ({ ...e, upstreams: [`http://127.0.0.1:${closed}`] })),
       })),
     }));
     const env = { HOME: home, RPCCTL_DATA_DIR: dataDir, RPCCTL_CONFIG_DIR: configDir, NO_COLOR: '1' };
     const outputs = new Map<string, { stdout: string; stderr: string }>();
 
     for (const line of readmeBlocks().slice(1).flat()) {
-      const command = line.replaceAll('4242', String(listenPort));
+      const command = line.replaceAll('4242', String(listenPort)).replaceAll('http://127.0.0.1:8546', anvil.url);
       const long = LONG_RUNNING.find(([re]) => re.test(line));
       if (long) {
         const child = execa('bash', ['-c', `exec ${command}`], { reject: false, env, extendEnv: true });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/serve/service.js';
 import { freePort, privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './helpers/private-servers.js';
 import { testConfig } from './helpers/service.js';
+import { itUnless } from './helpers/skips.js';
 
 const ready = (base: string) => request(`${base}/ready`).then(async (r) => ({ status: r.statusCode, body: await r.body.json() as Record<string, unknown> }));
 const accepts = (port: number) => new Promise<boolean>((resolve) => {
@@ -59,7 +60,7 @@ describe('GET /ready', () => {
   });
 
   const noPg = privatePostgresUnavailable();
-  it.skipIf(noPg)(`is 503 while the store is away, and 200 again once it is back${noPg ? ` (skipped: ${noPg})` : ''}`, async () => {
+  itUnless(noPg, `is 503 while the store is away, and 200 again once it is back${noPg ? ` (skipped: ${noPg})` : ''}`, async () => {
     let pg: PrivatePostgres | undefined = await startPrivatePostgres();
     cleanup.push(async () => pg?.stop());
     const dir = mkdtempSync(join(tmpdir(), 'rpcctl-ready-'));

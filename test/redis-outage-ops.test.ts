@@ -8,27 +8,27 @@ import type { RedisLimits } from '../src/limits/index.js';
 import { createLogger } from '../src/log/index.js';
 import { startService, type RunningService } from '../src/serve/service.js';
 import { createAccount, createApiKey } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { privateRedisUnavailable, startPrivateRedis, type PrivateRedis } from './helpers/private-servers.js';
 import { signedCall, testConfig } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = privateRedisUnavailable();
-if (why) console.warn(`redis-outage-ops: skipped: ${why}`);
 
 /**
  * What an operator sees of a Redis outage on one instance (its own store, a private Redis that
  * is killed): the gateway workers' local decisions in `rpcctl_redis_fallbacks_total`, one `warn`
  * for the outage and one `info` for its end, for the process however many workers it has.
  */
-describe.skipIf(why)('a Redis outage, as operators watch it', () => {
+describeUnless(why, 'a Redis outage, as operators watch it', () => {
   let redis: PrivateRedis;
-  let up: FakeUpstream;
+  let up: FakeEvm;
   let dir: string;
   let service: RunningService;
   const lines: Array<{ level: string; msg: string }> = [];
 
   beforeAll(async () => {
-    [redis, up] = await Promise.all([startPrivateRedis(), new FakeUpstream().start()]);
+    [redis, up] = await Promise.all([startPrivateRedis(), new FakeEvm().start()]);
     dir = mkdtempSync(join(tmpdir(), 'rpcctl-redis-ops-'));
     const configFile = join(dir, 'config.json');
     writeFileSync(configFile, JSON.stringify(testConfig({

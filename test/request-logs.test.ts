@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { startFakeHorizon } from './helpers/fake-horizon.js';
 import { startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { CallNote, loggedMethod, RequestLog } from '../src/gateway/request-log.js';
+import { MAX_METHOD_LENGTH } from '../src/gateway/jsonrpc.js';
 import { cli, cliStarted } from './helpers/cli.js';
 import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
 
@@ -12,13 +13,13 @@ import type { RequestLogEntry, RequestLogPage } from '../src/client/types.js';
 
 const KEPT = 20;
 let t: TestService;
-let up: FakeUpstream;
+let up: FakeEvm;
 let horizon: Awaited<ReturnType<typeof startFakeHorizon>>;
 let m: Merchant;
 const eps: Record<string, { id: number; url: string }> = {};
 
 beforeAll(async () => {
-  up = await new FakeUpstream().start();
+  up = await new FakeEvm().start();
   horizon = await startFakeHorizon();
   up.respond = (s, res) => {
     const body = JSON.parse(s.body) as { id?: unknown; method?: string };
@@ -162,12 +163,17 @@ describe('request logs through the gateway', () => {
     expect((await logs('horizon', '?status=error')).calls.map((c) => c.status)).toEqual([404]);
   });
 
-  it('keeps at most 100 characters of a method name, however long the client made it', async () => {
-    const long = `eth_${'x'.repeat(20_000)}`;
+  it('keeps at most 100 characters of a method name; a name longer than any JSON-RPC method is refused before it is logged', async () => {
+    // 120 characters: under the gateway's cap of MAX_METHOD_LENGTH (128), so routed and logged.
+    const long = `eth_${'x'.repeat(MAX_METHOD_LENGTH - 12)}`;
     await post('many', call(long));
     await expect.poll(async () => (await logs('many')).calls.map((c) => c.method.length), { timeout: 10_000 }).toContain(101);
     expect(loggedMethod(long)).toBe(`${long.slice(0, 100)}…`);
     expect(loggedMethod('eth_call')).toBe('eth_call');
+    const huge = await post('many', call(`eth_${'x'.repeat(20_000)}`));
+    expect(huge.status).toBe(400);
+    expect(huge.body.error).toEqual({ code: -32600, message: `invalid request: method name longer than ${MAX_METHOD_LENGTH} characters` });
+    expect((await logs('many')).calls.every((c) => c.method.length <= 101)).toBe(true);
   });
 
   it('another account\'s endpoint is not found', async () => {

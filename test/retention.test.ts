@@ -18,8 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-async function seed() {
+/** Seeds rows dated `daysAgo` before `nowMs`. */
+async function seed(nowMs = Date.now()) {
   const db = t.store.db;
+  const iso = (daysAgo: number) => new Date(nowMs - daysAgo * DAY).toISOString();
   const event = (daysAgo: number) => ({
     account_id: m.userId, watch_id: null, network_environment_id: 1, network: 'eth', type: 'payment', block_height: 1,
     block_hash: '0x00', body: '{}', removed: 0, created_at: iso(daysAgo),
@@ -48,9 +50,12 @@ async function seed() {
 
 describe('retention', () => {
   it('deletes old events, finished deliveries with their attempts and old audit entries, in small batches; pending ones stay', async () => {
-    const ids = await seed();
+    // Dated against a clock 1000 days ahead: the service's own pruner, running every 200 ms
+    // against today, finds nothing of these due and cannot take part of the count.
+    const ahead = Date.now() + 1000 * DAY;
+    const ids = await seed(ahead);
     // Batches of 2: one run deletes everything that is due (several batches), nothing else.
-    const r = await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 });
+    const r = await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 }, ahead);
     expect(r).toEqual({ events: 3, deliveries: 3, attempts: 6, audit: 3 });
     const audit = await t.store.db.selectFrom('audit_log').select('created_at').where('account_id', '=', m.userId).execute();
     expect(audit).toHaveLength(1);
@@ -60,7 +65,7 @@ describe('retention', () => {
     expect(left.map((d) => d.id)).toEqual([ids[3], ids[4]]);
     const attempts = await t.store.db.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', ids).execute();
     expect(new Set(attempts.map((a) => a.delivery_id))).toEqual(new Set([ids[3], ids[4]]));
-    expect(await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 })).toEqual({ events: 0, deliveries: 0, attempts: 0, audit: 0 });
+    expect(await pruneOnce(t.store, { eventsDays: 90, deliveriesDays: 30, auditDays: 365, batchSize: 2 }, ahead)).toEqual({ events: 0, deliveries: 0, attempts: 0, audit: 0 });
   });
 
   it('runs on its own in serve, from config', async () => {

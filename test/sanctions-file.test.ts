@@ -28,6 +28,7 @@ const EVERY_FAMILY = [
   ['DOGE', DOGE],
   ['TRX', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'],
   ['XLM', 'GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN'],
+  ['SOL', '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM'],
 ] as const;
 // Chains rpcctl does not watch keep their entries: OFAC's list is loaded whole.
 const XMR = '44AFFq5kSiGBoZ4NMDwYtN18obc8AemS33DBLWs3H7otXft3XjrpDtQGv7SqSsaBYBb98uNbr2VBBEt7f2wfn3RVGQBEP3A';
@@ -81,6 +82,9 @@ describe('what is not an address is refused as file:line: what is wrong', () => 
     ['list.txt', '\nXBT 12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9X\n', /^list\.txt:2: .* is not a valid XBT address/],
     ['list.txt', 'TRX TXYZ\n', /^list\.txt:1: "TXYZ" is not a valid TRX address/],
     ['list.txt', 'XLM GABC\n', /^list\.txt:1: "GABC" is not a valid XLM address/],
+    ['list.txt', 'SOL 0x8589427373D6D84E98730D7795D8f6f8731FDA16\n', /^list\.txt:1: .* is not a valid SOL address \(Solana: must be a Solana address/],
+    // 44 base58 characters that are not 32 bytes: not taken for a Solana wallet.
+    ['list.txt', 'SOL 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWMzzzz\n', /^list\.txt:1: .* is not a valid SOL address/],
     ['list.txt', `LTC ${'0x8589427373D6D84E98730D7795D8f6f8731FDA16'}\n`, /^list\.txt:1: .* is not a valid LTC address/],
     ['list.txt', 'XMR hi\n', /^list\.txt:1: "hi" is not a valid XMR address/],
     ['list.txt', 'E$ 0x8589427373D6D84E98730D7795D8f6f8731FDA16\n', /^list\.txt:1: "E\$" is not a currency code/],

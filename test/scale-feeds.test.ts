@@ -16,8 +16,10 @@ import { deliveriesQuery, listDeliveries, type DeliveryQuery } from '../src/webh
 import { DEFAULT_FILTERS } from '../src/webhooks/filters.js';
 import { enqueueDelivery } from '../src/webhooks/outbox.js';
 import { DeliveryWorker } from '../src/webhooks/worker.js';
+import { watchFacts } from '../src/watch/facts.js';
 import { startReceiver } from './helpers/receiver.js';
 import { freshSchema, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
+import { itUnless } from './helpers/skips.js';
 
 /**
  * Reads that cost what they return (issue 10): every filter of the events feed and the
@@ -256,10 +258,9 @@ describe('query plans', () => {
 });
 
 const sqliteOnly = testDatabaseUrl ? 'SQLite-only: PostgreSQL plans from statistics and picks these by itself' : undefined;
-if (sqliteOnly) console.warn(`scale-feeds: retention and rewind plan test skipped: ${sqliteOnly}`);
 
 describe('query plans of background work', () => {
-  it.skipIf(sqliteOnly)('retention and a reorg rewind search by time and by event, never walk the kept rows or the pending backlog', async () => {
+  itUnless(sqliteOnly, 'retention and a reorg rewind search by time and by event, never walk the kept rows or the pending backlog', async () => {
     const old = new Date(Date.now() - 100 * 86_400_000).toISOString();
     const other = (await createAccount(store, { planId: store.catalog.plans[0]!.id })).id;
     const event = await store.db.insertInto('watch_events').values({
@@ -338,7 +339,7 @@ describe('batched delivery claim', () => {
       enqueueDelivery(db, { accountId: account, eventId: null, webhookId: id, type: 'payment', network: 'eth', body: `{"id":"${id}"}`, credits: 3, isTest: false }, now);
     for (let i = 0; i < 60; i++) await write(s1.db, `slow_${i}`, accounts[0]!);
     for (let i = 0; i < 150; i++) await write(i % 2 ? s1.db : s2.db, `fast_${i}`, accounts[1 + (i % 5)]!);
-    const workers = [s1, s2].map((store) => new DeliveryWorker({ store, config, log: () => {}, pollMs: 200, concurrency: 8, perAccount: 2 }));
+    const workers = [s1, s2].map((store) => new DeliveryWorker({ watch: watchFacts, store, config, log: () => {}, pollMs: 200, concurrency: 8, perAccount: 2 }));
     try {
       workers.forEach((w) => w.start());
       await rx.waitFor((all) => all.length >= 210, 30_000);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { firstSteps, withoutPassword } from '../src/cli/serve/run.js';
 import { testConfig } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl } from './helpers/shared-stores.js';
+import { itUnless } from './helpers/skips.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const service = (kind: string, plans: string[]) => ({ apiUrl: 'http://127.0.0.1:8080', store: { kind, catalog: { plans: plans.map((slug) => ({ slug })) } } });
@@ -60,7 +61,7 @@ describe('rpcctl serve: first steps in the banner', () => {
     expect(text).not.toContain('--plan');
   });
 
-  it.skipIf(!testDatabaseUrl)(`a real serve on PostgreSQL prints admin commands that reach its database${testDatabaseUrl ? '' : ' (skipped: set RPCCTL_TEST_DATABASE_URL)'}`, async () => {
+  itUnless(!testDatabaseUrl && 'set RPCCTL_TEST_DATABASE_URL', `a real serve on PostgreSQL prints admin commands that reach its database${testDatabaseUrl ? '' : ' (skipped: set RPCCTL_TEST_DATABASE_URL)'}`, async () => {
     const schema = await freshSchema();
     const dir = mkdtempSync(join(tmpdir(), 'rpcctl-banner-'));
     try {

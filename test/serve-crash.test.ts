@@ -7,15 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/client/index.js';
 import { parseConfig } from '../src/config/index.js';
 import { Store } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { testConfig } from './helpers/service.js';
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const env = { NO_COLOR: '1', RPCCTL_MASTER_KEY: 'cd'.repeat(32) };
 const FLUSH_MS = 100;
 
-let ok: FakeUpstream;
-let hang: FakeUpstream;
+let ok: FakeEvm;
+let hang: FakeEvm;
 let dataDir: string;
 let configFile: string;
 
@@ -43,7 +43,7 @@ let fast: { id: number; uuid: string };
 let accountId: number;
 
 beforeAll(async () => {
-  [ok, hang] = await Promise.all([new FakeUpstream().start(), new FakeUpstream().start()]);
+  [ok, hang] = await Promise.all([new FakeEvm().start(), new FakeEvm().start()]);
   hang.behaviour = 'hang';
   dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-crash-'));
   configFile = join(dataDir, 'rpcctl.json');

@@ -7,8 +7,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { createAccount, createApiKey, Store, usageReport } from '../src/store/index.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
+import { FakeEvm } from './helpers/fake-evm.js';
 import { signedCall, testConfig } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 /**
  * A real full disk under a running `rpcctl serve` on SQLite: the data dir is a small tmpfs of
@@ -31,15 +32,14 @@ function tmpfsUnavailable(): string | undefined {
 }
 
 const why = tmpfsUnavailable();
-if (why) console.warn(`sqlite-disk-full: skipped: ${why}`);
 
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = 'b2'.repeat(32);
 
-describe.skipIf(why)('SQLite: the data dir\'s disk fills up under a running service', () => {
+describeUnless(why, 'SQLite: the data dir\'s disk fills up under a running service', () => {
   let dir: string;
   let dataDir: string;
-  let eth: FakeUpstream;
+  let eth: FakeEvm;
   let proc: ResultPromise;
   let out = '';
   let api = '';
@@ -48,7 +48,7 @@ describe.skipIf(why)('SQLite: the data dir\'s disk fills up under a running serv
   const filler = () => join(dataDir, 'filler');
 
   beforeAll(async () => {
-    eth = await new FakeUpstream().start();
+    eth = await new FakeEvm().start();
     dir = mkdtempSync(join(tmpdir(), 'rpcctl-disk-'));
     dataDir = join(dir, 'data');
     mkdirSync(dataDir);

@@ -8,6 +8,7 @@ import { startService } from '../src/serve/service.js';
 import { isStoreUnavailable } from '../src/store/index.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from './helpers/private-servers.js';
 import { testConfig } from './helpers/service.js';
+import { describeUnless } from './helpers/skips.js';
 
 const why = privatePostgresUnavailable();
 const QUERY_TIMEOUT_MS = 1000;
@@ -28,7 +29,7 @@ async function within<T>(p: Promise<T>, ms: number): Promise<{ value: T } | { er
  * no connection error ever comes, so only a client-side bound ends a query. Without it the
  * usage flush, the probe and the scanners waited for ever, and so did a stop.
  */
-describe.skipIf(why)(`a frozen PostgreSQL${why ? ` (skipped: ${why})` : ''}`, () => {
+describeUnless(why, `a frozen PostgreSQL${why ? ` (skipped: ${why})` : ''}`, () => {
   it('a query fails within store.query_timeout_ms as the store being away, and the service still stops', async () => {
     const pg = await startPrivatePostgres();
     const dir = mkdtempSync(join(tmpdir(), 'rpcctl-frozen-pg-'));

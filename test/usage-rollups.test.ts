@@ -11,9 +11,9 @@ import { openPostgres, PostgresSchemaPlugin } from '../src/store/dialect.js';
 import { UsageMeter } from '../src/gateway/meter.js';
 import { Metrics } from '../src/metrics/index.js';
 import { freshSchema, reachable, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
+import { describeUnless } from './helpers/skips.js';
 
 const pgWhy = !testDatabaseUrl ? 'RPCCTL_TEST_DATABASE_URL is not set' : !(await reachable(testDatabaseUrl)) ? `no PostgreSQL answers at ${testDatabaseUrl}` : undefined;
-if (pgWhy) console.warn(`usage-rollups: PostgreSQL pass skipped: ${pgWhy}`);
 
 const config = parseConfig({});
 const DAY = 86_400_000;
@@ -85,7 +85,7 @@ const kinds = [
 ];
 
 for (const { kind, why } of kinds) {
-  describe.skipIf(why)(`usage roll-ups (${kind})`, () => {
+  describeUnless(why, `usage roll-ups (${kind})`, () => {
     it('the account roll-up equals the sums of the endpoint rows, and every report reads as it did from them', async () => {
       const store = await openStore(kind);
       const plan = store.catalog.plans[0]!.id;

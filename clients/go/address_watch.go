@@ -76,6 +76,8 @@ func (s *AddressWatchService) ForEachAddress(ctx context.Context, p ListWatchesP
 }
 
 // Add is POST /v1/address-watch/addresses. Idempotent: the same address returns its watch with Created false.
+// The address is in its network's form: EVM 0x, Stellar G..., Bitcoin-style, Tron T..., or a
+// Solana public key (base58, kept as given).
 func (s *AddressWatchService) Add(ctx context.Context, networkSlug, address string) (*AddedWatch, error) {
 	var out AddedWatch
 	body := map[string]string{"network_slug": networkSlug, "address": address}

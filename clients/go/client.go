@@ -51,6 +51,10 @@ type Client struct {
 	AddressWatch *AddressWatchService
 	// Payments holds the payment order routes.
 	Payments *PaymentsService
+	// Refunds holds the refund routes of payment orders.
+	Refunds *RefundsService
+	// Payouts holds the payout routes (a refund's "rf_" id works there too).
+	Payouts *PayoutsService
 
 	apiKey        string
 	secret        string
@@ -116,6 +120,8 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	c.AddressWatch = &AddressWatchService{c: c}
 	c.Payments = &PaymentsService{c: c}
+	c.Refunds = &RefundsService{c: c}
+	c.Payouts = &PayoutsService{c: c}
 	return c, nil
 }
 

@@ -252,14 +252,18 @@ const (
 // Payment is a payment order. Amounts are decimal strings in units; the *Raw ones are integer
 // strings in base units.
 type Payment struct {
-	PaymentID         string   `json:"payment_id"`
-	OrderID           string   `json:"order_id"`
-	Status            string   `json:"status"`
-	Network           string   `json:"network"`
-	Asset             string   `json:"asset"`
-	AssetSymbol       string   `json:"asset_symbol"`
-	Decimals          int      `json:"decimals"`
-	Address           string   `json:"address"`
+	PaymentID   string `json:"payment_id"`
+	OrderID     string `json:"order_id"`
+	Status      string `json:"status"`
+	Network     string `json:"network"`
+	Asset       string `json:"asset"`
+	AssetSymbol string `json:"asset_symbol"`
+	Decimals    int    `json:"decimals"`
+	// Address is where the customer pays: the order's own address, or on Solana the merchant's wallet.
+	Address string `json:"address"`
+	// Reference is the Solana Pay reference (a public key) the customer's transaction names,
+	// which tells this order's payment apart from others to the same wallet; nil elsewhere.
+	Reference         *string  `json:"reference"`
 	WatchID           string   `json:"watch_id"`
 	DerivationIndex   *int64   `json:"derivation_index"`
 	Amount            string   `json:"amount"`
@@ -367,8 +371,24 @@ type PaymentSettings struct {
 	// DisplayName is the merchant's name on the checkout page; nil: none.
 	DisplayName *string `json:"display_name"`
 	// RedirectURL is where the checkout page sends a paid customer (with ?order_id=); nil: nowhere.
-	RedirectURL *string          `json:"redirect_url"`
-	Derived     DerivedAddresses `json:"derived"`
+	RedirectURL *string `json:"redirect_url"`
+	// Wallets are the merchant's wallets that orders of a family share (Solana).
+	Wallets PaymentWallets `json:"wallets"`
+	// PayoutsApprovalOver: refunds and payouts worth more need a second owner's approval; nil: off.
+	PayoutsApprovalOver *ApprovalThreshold `json:"payouts_approval_over"`
+	Derived             DerivedAddresses   `json:"derived"`
+}
+
+// PaymentWallets are the merchant's wallets per family whose orders share one, each order told
+// apart by its own Solana Pay reference.
+type PaymentWallets struct {
+	Solana string `json:"solana,omitempty"`
+}
+
+// ApprovalThreshold is an amount (a decimal string) in an ISO 4217 currency.
+type ApprovalThreshold struct {
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
 }
 
 // DerivedAddresses shows derivation per chain family; each is nil without its xpub.
@@ -397,6 +417,12 @@ type PaymentSettingsInput struct {
 	DisplayName *string `json:"display_name,omitempty"`
 	// RedirectURL is the https page the checkout page sends a paid customer to; "" removes it.
 	RedirectURL *string `json:"redirect_url,omitempty"`
+	// SolanaWallet is the merchant's Solana address that Solana orders are paid to
+	// (wallets.solana); "" removes it.
+	SolanaWallet *string `json:"-"`
+	// PayoutsApprovalOver makes refunds and payouts worth more wait for a second owner's
+	// approval; a zero ApprovalThreshold{} turns that off.
+	PayoutsApprovalOver *ApprovalThreshold `json:"-"`
 }
 
 // MarshalJSON nests the xpubs as the API's {"xpubs": {"evm": ..., "utxo": ..., "tron": ...}}.
@@ -412,8 +438,188 @@ func (in PaymentSettingsInput) MarshalJSON() ([]byte, error) {
 		}
 		(*xpubs)[family] = *key
 	}
+	var wallets *map[string]string
+	if in.SolanaWallet != nil {
+		wallets = &map[string]string{"solana": *in.SolanaWallet}
+	}
+	var threshold interface{}
+	if in.PayoutsApprovalOver != nil {
+		threshold = in.PayoutsApprovalOver
+		if *in.PayoutsApprovalOver == (ApprovalThreshold{}) {
+			threshold = json.RawMessage("null")
+		}
+	}
 	return json.Marshal(struct {
-		Xpubs *map[string]string `json:"xpubs,omitempty"`
+		Xpubs   *map[string]string `json:"xpubs,omitempty"`
+		Wallets *map[string]string `json:"wallets,omitempty"`
+		// A pointer to an interface holding null: sent as null, left out when nil.
+		Threshold *interface{} `json:"payouts_approval_over,omitempty"`
 		plain
-	}{xpubs, plain(in)})
+	}{xpubs, wallets, optional(threshold), plain(in)})
+}
+
+func optional(v interface{}) *interface{} {
+	if v == nil {
+		return nil
+	}
+	return &v
+}
+
+// Payout and refund line statuses, in the order a line can take them.
+const (
+	PayoutAwaitingApproval = "awaiting_approval"
+	PayoutAwaitingAddress  = "awaiting_address"
+	PayoutAwaitingPayment  = "awaiting_payment"
+	PayoutSent             = "sent"
+	PayoutCompleted        = "completed"
+	PayoutCanceled         = "canceled"
+)
+
+// PaymentRequest is what the merchant's wallet is asked to pay: a BIP21 (UTXO) or EIP-681 (EVM)
+// URI, or the plain address, and its QR code ("" in lists).
+type PaymentRequest struct {
+	URI   string `json:"uri"`
+	QRSVG string `json:"qr_svg"`
+}
+
+// PayoutLineFields are a payout line's and a refund's. Amount is a decimal string in units of
+// the asset, AmountRaw an integer string in base units.
+type PayoutLineFields struct {
+	Status      string `json:"status"`
+	Network     string `json:"network"`
+	Asset       string `json:"asset"`
+	AssetSymbol string `json:"asset_symbol"`
+	Decimals    int    `json:"decimals"`
+	// Address is nil while a refund waits for the customer's address.
+	Address   *string `json:"address"`
+	Amount    string  `json:"amount"`
+	AmountRaw string  `json:"amount_raw"`
+	// PriceAmount in PriceCurrency at Rate (currency per asset unit, locked at creation); nil without a fiat price.
+	PriceAmount   *string `json:"price_amount"`
+	PriceCurrency *string `json:"price_currency"`
+	Rate          *string `json:"rate"`
+	Reference     *string `json:"reference"`
+	// TxHash is the matching transfer, once one is in a block.
+	TxHash *string `json:"tx_hash"`
+	// ExpectedTx is a signed transaction submitted for it: only that one matches.
+	ExpectedTx *string `json:"expected_tx"`
+	Lifecycle  string  `json:"lifecycle"`
+	// PaymentRequest is nil until approved, while there is no address, and once paid.
+	PaymentRequest *PaymentRequest `json:"payment_request"`
+	UpdatedAt      string          `json:"updated_at"`
+}
+
+// PayoutLine is one line of a payout; Line is its 1-based position.
+type PayoutLine struct {
+	Line int `json:"line"`
+	PayoutLineFields
+}
+
+// ApprovalFields say whether a payout or refund waits for a second owner.
+type ApprovalFields struct {
+	// Approval is "not_needed", "awaiting" or "approved".
+	Approval string `json:"approval"`
+	// ApprovalReason is "role" (a developer prepared it) or "amount" (above the threshold); nil when not needed.
+	ApprovalReason *string `json:"approval_reason"`
+	CreatedBy      string  `json:"created_by"`
+	ApprovedBy     *string `json:"approved_by"`
+	ApprovedAt     *string `json:"approved_at"`
+	FiatTotal      *string `json:"fiat_total"`
+	FiatCurrency   *string `json:"fiat_currency"`
+}
+
+// Payout is a batch of lines; Status is the least advanced of its lines not canceled (canceled
+// when all are). Lines is empty in lists: Get returns them.
+type Payout struct {
+	PayoutID string `json:"payout_id"`
+	Status   string `json:"status"`
+	ApprovalFields
+	Lines     []PayoutLine `json:"lines"`
+	LineCount int          `json:"line_count"`
+	CreatedAt string       `json:"created_at"`
+	UpdatedAt string       `json:"updated_at"`
+}
+
+// RefundLink is the page where the customer of a refund without address gives one.
+type RefundLink struct {
+	// URL is shown once, at creation; nil afterwards.
+	URL       *string `json:"url"`
+	ExpiresAt string  `json:"expires_at"`
+	Claimed   bool    `json:"claimed"`
+}
+
+// Refund is a refund of a payment order: one line, paid by the merchant's wallet.
+type Refund struct {
+	RefundID  string `json:"refund_id"`
+	PaymentID string `json:"payment_id"`
+	OrderID   string `json:"order_id"`
+	// AmountKind is "full", "overpaid", "asset", "fiat_locked" or "fiat_current".
+	AmountKind string `json:"amount_kind"`
+	ApprovalFields
+	PayoutLineFields
+	RefundLink *RefundLink `json:"refund_link"`
+	CreatedAt  string      `json:"created_at"`
+}
+
+// CreateRefundInput is a refund; zero fields are left out (Amount "" means "full").
+type CreateRefundInput struct {
+	// Amount is "full" (what the order received less earlier refunds), "overpaid", or a decimal
+	// string in the order's asset.
+	Amount string `json:"amount,omitempty"`
+	// PriceAmount instead of Amount: a sum in the order's fiat currency at Rate "locked" or "current".
+	PriceAmount string `json:"price_amount,omitempty"`
+	Rate        string `json:"rate,omitempty"`
+	// Address is the customer's; empty: the answer carries a refund link for the customer to give one.
+	Address   string `json:"address,omitempty"`
+	Reference string `json:"reference,omitempty"`
+	// LinkExpiresIn is how long the refund link works, in seconds (300..2592000; 0: 7 days).
+	LinkExpiresIn int `json:"link_expires_in,omitempty"`
+}
+
+// PayoutLineInput is one line of a new payout: Amount in the asset, or PriceAmount in PriceCurrency.
+type PayoutLineInput struct {
+	Network string `json:"network"`
+	// Asset is "native" (the default) or a listed token of the network.
+	Asset         string `json:"asset,omitempty"`
+	Address       string `json:"address"`
+	Amount        string `json:"amount,omitempty"`
+	PriceAmount   string `json:"price_amount,omitempty"`
+	PriceCurrency string `json:"price_currency,omitempty"`
+	Reference     string `json:"reference,omitempty"`
+}
+
+// ListPayoutsParams filters and pages the payouts; zero values are left out.
+type ListPayoutsParams struct {
+	// Status is one of the Payout* status constants.
+	Status  string
+	Page    int
+	PerPage int
+}
+
+// PayoutList is one page of payouts, newest first.
+type PayoutList struct {
+	Payouts []Payout `json:"payouts"`
+	Page    int      `json:"page"`
+	PerPage int      `json:"per_page"`
+	Total   int      `json:"total"`
+}
+
+// PayoutPSBT is an unsigned BIP174 PSBT (base64) and its fee in base units.
+type PayoutPSBT struct {
+	PSBT   string  `json:"psbt"`
+	FeeRaw *string `json:"fee_raw"`
+}
+
+// SubmitTransactionInput is a signed transaction for a payout's lines.
+type SubmitTransactionInput struct {
+	// SignedTransaction is hex, or base64 for a finalized PSBT.
+	SignedTransaction string `json:"signed_transaction"`
+	// Broadcast false only checks and records it; nil sends it (the default).
+	Broadcast *bool `json:"broadcast,omitempty"`
+}
+
+// SubmittedTransaction is the payout after SubmitTransaction, and the transaction's hash.
+type SubmittedTransaction struct {
+	Payout Payout `json:"payout"`
+	TxHash string `json:"tx_hash"`
 }

@@ -68,6 +68,11 @@ func VerifyWebhook(secret, timestamp, signature string, body []byte, opts Webhoo
 
 // WebhookEvent is a delivery's flat JSON body. Raw keeps every field, including those of
 // payment orders and any added later.
+//
+// On every family: Token is the ERC-20/TRC-20 contract, Stellar CODE:ISSUER or Solana SPL mint
+// (nil for the native coin); Amount a raw integer in the smallest unit (wei, sat, sun, stroops,
+// lamports); TxHash the transaction hash, on Solana its signature; BlockHeight the block number,
+// Stellar ledger or Solana slot.
 type WebhookEvent struct {
 	ID           string   `json:"id"`
 	Type         string   `json:"type"`
@@ -102,7 +107,20 @@ type WebhookEvent struct {
 	Late   bool    `json:"late,omitempty"`
 	// Overpaid is true on a paid order that received more than its amount.
 	Overpaid bool `json:"overpaid,omitempty"`
-	// Sequence grows by one per transition of the order; ID is "{payment_id}_{sequence}".
+	// Asset and AssetSymbol name what moved, on payment_order, refund and payout_line deliveries.
+	Asset       string `json:"asset,omitempty"`
+	AssetSymbol string `json:"asset_symbol,omitempty"`
+	// Refund deliveries (type "refund", Event "refund.<status>") carry RefundID, and the order's
+	// PaymentID and OrderID; payout deliveries (type "payout_line", Event "payout.<status>")
+	// PayoutID and Line. Both carry Status, Address (empty while a refund has none), Amount in
+	// units, AmountRaw, Reference, TxHash, BlockHeight and Lifecycle; ID is
+	// "{refund_id or payout_id}_{line}_{sequence}".
+	RefundID  string  `json:"refund_id,omitempty"`
+	PayoutID  string  `json:"payout_id,omitempty"`
+	Line      int     `json:"line,omitempty"`
+	Reference *string `json:"reference,omitempty"`
+	// Sequence grows by one per transition of the order or line; a payment order's ID is
+	// "{payment_id}_{sequence}".
 	Sequence int64                      `json:"sequence,omitempty"`
 	Raw      map[string]json.RawMessage `json:"-"`
 }

@@ -1,6 +1,7 @@
 package rpcctl
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,6 +13,15 @@ import (
 func TestWebhookVectors(t *testing.T) {
 	var cases []webhookCase
 	loadCases(t, "webhook-signatures.json", &cases)
+	types := map[string]bool{}
+	for _, v := range cases {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(v.Body), &head)
+		types[head.Type] = true
+	}
+	if !types["refund"] || !types["payout_line"] {
+		t.Fatalf("no refund or payout_line vector: %v", types)
+	}
 	if len(cases) < 3 {
 		t.Fatalf("only %d vectors", len(cases))
 	}
@@ -37,6 +47,14 @@ func TestWebhookVectors(t *testing.T) {
 			}
 			if event.Type == "payment_order" && (event.Product != "payments" || event.AML == nil || event.AML.Score != 12 || event.OrderID != "заказ-42") {
 				t.Errorf("payment order not parsed: %+v %+v", event, event.AML)
+			}
+			if event.Type == "refund" && (event.Event != "refund.awaiting_payment" || event.RefundID != "rf_Q9xA2b3C4d5E6f7G" || event.PaymentID != "pay_4fQm0v2ZJr6Lk1dC" ||
+				event.OrderID != "1042" || event.Status != "awaiting_payment" || event.AssetSymbol != "ETH" || event.Reference != nil || event.TxHash != "" || event.Sequence != 1) {
+				t.Errorf("refund not parsed: %+v", event)
+			}
+			if event.Type == "payout_line" && (event.Event != "payout.completed" || event.PayoutID != "po_Z1y2X3w4V5u6T7s8" || event.Line != 2 || event.Status != "completed" ||
+				event.Amount != "1.5" || event.AmountRaw != "150000000" || event.Reference == nil || *event.Reference != "invoice-77" || event.BlockHeight != 2800123) {
+				t.Errorf("payout line not parsed: %+v", event)
 			}
 		})
 	}

@@ -1,5 +1,5 @@
 import type { Counter } from '../metrics/index.js';
-import { recordAudit, type AuditActor, type AuditEntry, type Store } from '../store/index.js';
+import { recordAudit, type AuditActor, type AuditChange, type Store } from '../store/index.js';
 import type { AuditCall, HandlerContext, RouteAudit, RouteDef } from './router.js';
 
 /** Who is behind a call and from which address: the API's key, or the cabinet's login. */
@@ -20,7 +20,7 @@ export function keyActor(prefix: string): AuditActor {
  * makes it twice. So a failed write never fails the user's change, and is never silent: it is
  * logged (action and target, no fields) and counted in `rpcctl_audit_write_failures_total`.
  */
-export function auditWriter(store: Store, log: (line: string) => void, failures?: Counter): (entry: AuditEntry) => Promise<void> {
+export function auditWriter(store: Store, log: (line: string) => void, failures?: Counter): (entry: AuditChange) => Promise<void> {
   return async (entry) => {
     try {
       await recordAudit(store, entry);
@@ -31,6 +31,17 @@ export function auditWriter(store: Store, log: (line: string) => void, failures?
   };
 }
 
+const unchanged = new WeakSet<object>();
+
+/**
+ * A handler's answer for a call that changed nothing (pausing a paused endpoint, cancelling a
+ * cancelled order): answered as usual, not recorded. The audit log lists changes that happened.
+ */
+export function noChange<T extends object>(result: T): T {
+  unchanged.add(result);
+  return result;
+}
+
 /**
  * Runs a route's handler and, when it changed something, records it: the one place the API
  * server and the cabinet's `invokeRoute` run handlers, so a new changing route is recorded once
@@ -38,7 +49,7 @@ export function auditWriter(store: Store, log: (line: string) => void, failures?
  */
 export async function runRoute(def: RouteDef, ctx: HandlerContext<unknown, unknown, unknown>, who: AuditWho): Promise<object> {
   const result = await def.handler(ctx);
-  if (def.audit) {
+  if (def.audit && !unchanged.has(result)) {
     const what = describe(def.audit, { params: ctx.params, body: ctx.body, result });
     if (what) {
       await ctx.app.audit({

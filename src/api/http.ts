@@ -25,14 +25,28 @@ export const notFound = (message = 'Not found') => new HttpError(404, message);
  */
 export const STATUS_BY_CODE: Readonly<Record<string, 400 | 404 | 409>> = {
   E_PAYMENT_INVALID: 400,
+  E_PAYOUT_INVALID: 400,
   E_XPUB: 400,
   E_SLOT_LIMIT: 400,
   E_INVALID_ADDRESS: 400,
   E_BLOCKED_DESTINATION: 400,
   E_ORPHANED: 400,
+  // A signed payout transaction that is not what the lines say, or that the node refused (chains/payout-tx.ts).
+  E_TX_DECODE: 400,
+  E_TX_UNSIGNED: 400,
+  E_TX_MISMATCH: 400,
+  E_TX_FOREIGN_INPUTS: 400,
+  E_TX_CHAIN: 400,
+  E_TX_UNSUPPORTED: 400,
+  E_TX_REJECTED: 400,
+  E_PSBT_INVALID: 400,
+  // The merchant's unspent coins do not cover the batch and its fee: the state, not the request, is short.
+  E_PSBT_FUNDS: 409,
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
   E_IN_FLIGHT: 409,
+  /** Another request moved the refund or payout line first: the client reads it again. */
+  E_LINE_CHANGED: 409,
 };
 
 /** What the client is told of `err`: an HttpError as thrown, a listed domain error as its status; undefined for a fault. */

@@ -39,7 +39,7 @@ export async function invokeRoute<T = Record<string, unknown>>(
   const query = validate(def.query, input.query ?? {});
   const body = def.body ? validate(def.body, input.body ?? {}) : undefined;
   // No API key took part; handlers act on the account alone.
-  const key = { id: '', accountId: account.id, secret: '', allowedIps: [], role };
+  const key = { id: '', accountId: account.id, secret: '', allowedIps: [], role, member: who.actor.kind === 'login' ? Number(who.actor.id) : null };
   const result = await runRoute(def, { params, query, body, key, account, req, app }, who).catch((err: unknown) => {
     throw clientError(err) ?? err;
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { neededRole, type RouteDef } from './router.js';
 import { AUTH_REASONS } from './auth.js';
-import { errorSchema } from './schemas.js';
+import { errorSchema, ID_TEXT } from './schemas.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Validation or business error', 401: 'Authentication or signature failure',
@@ -21,14 +21,17 @@ function paramSchema(field: z.ZodType, toSchema: (s: z.ZodType) => Record<string
   const inner = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
   if (inner instanceof z.ZodUnion) {
     const { anyOf: _anyOf, ...rest } = schema;
-    return { ...rest, oneOf: (inner.options as z.ZodType[]).map((o) => paramSchema(o, toSchema)) };
+    const branches = (inner.options as z.ZodType[]).map((o) => paramSchema(o, toSchema));
+    return { ...rest, oneOf: branches.flatMap((b) => (Array.isArray(b.oneOf) ? b.oneOf as unknown[] : [b])) };
   }
-  const { type, pattern, enum: values, ...rest } = schema;
+  const { type, pattern, enum: values, [ID_TEXT]: idText, ...rest } = schema;
   if (Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string' && /^-?\d+$/.test(v))) {
     return { ...rest, type: 'integer', enum: values.map(Number) };
   }
   if (type === 'string' && typeof pattern === 'string') {
     const bounds = acceptedIntegers(inner);
+    // An id the answers carry as text is taken as text too, so it goes back as it came.
+    if (bounds && idText === true) return { ...rest, oneOf: [{ type: 'integer', ...bounds }, { type: 'string', pattern }] };
     if (bounds) return { ...rest, type: 'integer', ...bounds };
   }
   return schema;

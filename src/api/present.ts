@@ -1,13 +1,13 @@
 import type { Config } from '../config/index.js';
-import type { Catalog, EndpointRow, Plan } from '../store/index.js';
-import type { Endpoint, Plan as PublicPlan } from '../client/types.js';
+import type { Catalog, CatalogPlan, EndpointRow } from '../store/index.js';
+import type { Endpoint, Plan } from '../wire/account.js';
 
 export function endpointUrl(config: Config, networkSlug: string, envSlug: string, uuid: string): string {
   const g = config.gateway;
   return `${g.scheme}://${g.host_prefix}-${networkSlug}-${envSlug}.${g.rpc_domain}/${uuid}`;
 }
 
-export function presentPlan(plan: Plan | undefined): PublicPlan | null {
+export function presentPlan(plan: CatalogPlan | undefined): Plan | null {
   if (!plan) return null;
   return {
     id: plan.id, slug: plan.slug, name: plan.name, included_credits: plan.included_credits,
@@ -15,7 +15,7 @@ export function presentPlan(plan: Plan | undefined): PublicPlan | null {
   };
 }
 
-export function presentEndpoint(row: EndpointRow, catalog: Catalog, config: Config, plan: Plan | undefined): Endpoint {
+export function presentEndpoint(row: EndpointRow, catalog: Catalog, config: Config, plan: CatalogPlan | undefined): Endpoint {
   const env = catalog.environment(row.network_environment_id);
   const network = env?.network;
   // An environment removed from config keeps its endpoints readable; they just stop routing.

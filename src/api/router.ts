@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
-import { roleAllows, type AccountRow, type ActiveKey, type AuditEntry, type Role, type Store } from '../store/index.js';
+import { roleAllows, type AccountRow, type ActiveKey, type AuditChange, type Role, type Store } from '../store/index.js';
 import { HttpError } from './http.js';
 import type { RequestLogQuery, RequestLogRead } from '../gateway/index.js';
 
@@ -29,7 +29,7 @@ export interface AppContext {
   /** The API's base URL as customers reach it (`api.public_url`, else the listener's address): checkout links. */
   publicUrl(): string;
   /** Records a change in the audit log; never throws (a failed write is logged and counted, see api/audit.ts). */
-  audit(entry: AuditEntry): Promise<void>;
+  audit(entry: AuditChange): Promise<void>;
 }
 
 /** What a changing route's call was, for its audit entry. */

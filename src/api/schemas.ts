@@ -1,20 +1,26 @@
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
+import { planSchema } from '../wire/account.js';
 
-/** Request and response shapes of the Public API. Routes validate with these; openapi.json is built from them. */
+/**
+ * Request and response shapes of the Public API that only the server needs. Routes validate with
+ * these; openapi.json is built from them. The shapes the published client shares are in wire/.
+ */
+
 
 export const okSchema = z.object({ ok: z.literal(true) });
-export const errorSchema = z.object({ ok: z.literal(false), error: z.string() }).meta({ id: 'Error' });
 
-export const planSchema = z.object({
-  id: z.number().int(),
-  slug: z.string(),
-  name: z.string(),
-  included_credits: z.number().int(),
-  rps_limit: z.number().int().meta({ description: 'requests per second per endpoint' }),
-  endpoints_limit: z.number().int(),
-  webhook_address_slots: z.number().int(),
-}).meta({ id: 'Plan' });
+/**
+ * Marks a parameter that takes an id the answers carry as a string (`delivery_id`, `next_before`,
+ * `next_after`): openapi.json declares it an integer or a string of digits, so a generated client
+ * passes an answer's id back as it came (orval's `redeliver(list().deliveries[0].delivery_id)`).
+ */
+export const ID_TEXT = 'x-rpcctl-id-text';
+
+/** A positive integer id sent as text in a path or query, up to `digits` digits. */
+export const idText = (description: string, digits = 15) =>
+  z.string().regex(new RegExp(`^[1-9]\\d{0,${digits - 1}}$`), 'must be an id (a positive integer)').meta({ description, [ID_TEXT]: true });
+export const errorSchema = z.object({ ok: z.literal(false), error: z.string() }).meta({ id: 'Error' });
 
 export const accountSchema = okSchema.extend({
   user_id: z.number().int(),
@@ -27,33 +33,6 @@ export const accountSchema = okSchema.extend({
     credits_remaining: z.number().int(),
   }),
 }).meta({ id: 'AccountResponse' });
-
-export const endpointSchema = z.object({
-  id: z.number().int(),
-  uuid: z.string().uuid(),
-  name: z.string(),
-  status: z.enum(['active', 'paused']),
-  network_id: z.number().int(),
-  network_name: z.string(),
-  network_slug: z.string(),
-  network_environment_id: z.number().int(),
-  env_slug: z.string(),
-  url: z.string().meta({ description: 'public JSON-RPC URL' }),
-  rps_limit: z.number().int(),
-  plan_id: z.number().int(),
-  created_at: z.string().meta({ format: 'date-time' }),
-  version: z.string().nullable(),
-  block_height: z.number().int().nullable(),
-  allowed_ips: z.array(z.string()),
-}).meta({ id: 'Endpoint' });
-
-export const usageSchema = z.object({
-  days: z.number().int(),
-  total_requests: z.number().int(),
-  total_credits: z.number().int(),
-  series: z.array(z.object({ date: z.string(), requests: z.number().int(), credits: z.number().int() })),
-  methods: z.array(z.object({ method: z.string(), requests: z.number().int(), credits: z.number().int() })),
-}).meta({ id: 'Usage' });
 
 export const availableNetworksSchema = okSchema.extend({
   networks: z.array(z.object({
@@ -86,19 +65,6 @@ export const requestLogQuery = z.object({
     .meta({ description: 'page back: only calls older than this one (the previous next_before)' }),
   after: z.string().regex(/^[0-9a-z]{1,12}(\.[0-9a-z]{1,12}){0,255}$/, 'must be a cursor from a previous answer').optional()
     .meta({ description: 'only calls that came after the read that returned this cursor (following the log)' }),
-});
-
-export const requestLogEntrySchema = z.object({
-  id: z.string(),
-  at: z.string().meta({ description: 'when the request arrived (ISO 8601)' }),
-  method: z.string().meta({ description: 'JSON-RPC method (a batch: its first element\'s); `GET /path` on a REST network; empty when the body did not parse' }),
-  status: z.number().int().meta({ description: 'HTTP status answered; 499 when the client went away first' }),
-  rpc_code: z.number().int().nullable().meta({ description: 'JSON-RPC error code of the answer (a batch: its first error), null when none' }),
-  latency_ms: z.number(),
-  credits: z.number().int(),
-  client_ip: z.string(),
-  cached: z.boolean().meta({ description: 'answered from the gateway\'s cache (a batch: every element)' }),
-  batch: z.number().int().nullable().meta({ description: 'elements of a batch (one row per batch), null for a single call' }),
 });
 
 export const idParam = z.object({
@@ -152,22 +118,8 @@ export const auditQuery = z.object({
   limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200')
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional()
     .meta({ description: 'entries per page, 1 to 200 (default 50)' }),
-  before: z.string().regex(/^[1-9]\d{0,14}$/, 'must be an id (a positive integer)').optional()
-    .meta({ description: 'audit id: page back from here (the previous next_before)' }),
+  before: idText('audit id: page back from here (the previous next_before)').optional(),
   action: z.string().regex(/^[a-z_]+(\.[a-z_]*)?$/, 'must be an action such as endpoint.create, or a target such as endpoint.').optional()
     .meta({ description: 'only this action (endpoint.create), or every action on a target when it ends in a dot (endpoint.)' }),
 });
 
-export const auditEntrySchema = z.object({
-  audit_id: z.string(),
-  created_at: z.string(),
-  actor: z.object({
-    kind: z.enum(['login', 'key', 'admin']).meta({ description: 'a cabinet login, an API key, or the operator (rpcctl admin)' }),
-    id: z.string(),
-    label: z.string().meta({ description: "the login's e-mail, the key's prefix, or 'rpcctl admin'" }),
-  }),
-  action: z.string().meta({ description: 'what was done: endpoint.create, key.revoke, webhook.set, ...' }),
-  target: z.object({ type: z.string(), id: z.string().nullable() }),
-  changes: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the changed fields (never a secret)' }),
-  ip: z.string().nullable().meta({ description: "the client's address (null for the operator)" }),
-}).meta({ id: 'AuditEntry' });

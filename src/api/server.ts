@@ -19,6 +19,7 @@ import type { Metrics } from '../metrics/index.js';
 import { serveMetrics } from '../metrics/http.js';
 import { requestId, type Logger } from '../log/index.js';
 import type { Supervisor } from '../runtime/supervisor.js';
+import type { Tracing } from '../telemetry/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -45,6 +46,8 @@ export interface ApiServerOptions {
    * stopping), for `/ready`; the store is checked here. Omitted: the API alone is the instance.
    */
   ready?: () => boolean;
+  /** Each request a span named by its route (tracing on only; probes and scrapes are left out). */
+  tracing?: Tracing | undefined;
 }
 
 /** What the access log needs of a request, filled in as it is handled. */
@@ -95,6 +98,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         duration_ms: Math.round((performance.now() - rl.started) * 10) / 10, account_id: rl.accountId, key_prefix: rl.keyPrefix, ip: clientIp(req, trusted),
       }, 'request'));
     }
+    if (opts.tracing) traceRequest(opts.tracing, req, res, rl);
     handle(parts, req, res, rl).catch((err: unknown) => answerFailure(parts, err, req, res, rl));
   });
   // A malformed request line or header never reaches the handler; answer in the envelope anyway.
@@ -103,6 +107,28 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   });
   parts.app.publicUrl = () => publicUrlOf(opts.config, server);
   return { server, router: parts.router, authenticator: parts.authenticator, app: parts.app, keyUse: parts.keyUse };
+}
+
+/** Paths asked every few seconds by load balancers and Prometheus: no span each. */
+const UNTRACED = new Set(['/health', '/ready', '/metrics']);
+
+/** A span for one request, a child of the caller's `traceparent`; named by its route template once it ends. */
+function traceRequest(tracing: Tracing, req: IncomingMessage, res: ServerResponse, rl: RequestLog): void {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  if (UNTRACED.has(q === -1 ? url : url.slice(0, q))) return;
+  const method = req.method ?? 'GET';
+  const span = tracing.start(method, 'server', req.headers, { 'http.request.method': method });
+  res.once('close', () => {
+    if (span.isRecording()) {
+      const status = res.writableFinished ? res.statusCode : 499;
+      span.updateName(`${method} ${rl.route}`);
+      span.setAttributes({ 'http.route': rl.route, 'http.response.status_code': status, 'rpcctl.request_id': rl.id });
+      if (rl.accountId !== undefined) span.setAttribute('rpcctl.account.id', rl.accountId);
+      if (status >= 500) tracing.fail(span, `HTTP ${status}`);
+    }
+    span.end();
+  });
 }
 
 /** `api.public_url` without its trailing slash, else the address the listener is on (port 0 resolved). */
@@ -198,7 +224,7 @@ async function servedOutsideRoutes(
 ): Promise<boolean> {
   const { opts, opts: { store, config } } = parts;
   const { path, routeMethod } = at;
-  if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health' || path === '/ready')) {
+  if (opts.pages && !(path === '/v1' || path.startsWith('/v1/') || path === '/metrics' || path === '/health' || path === '/ready' || path === '/live')) {
     rl.route = '(cabinet)';
     await opts.pages(req, res);
     return true;
@@ -207,6 +233,13 @@ async function servedOutsideRoutes(
   if (path === '/metrics') {
     rl.route = '/metrics';
     await serveMetrics(res, opts.metrics, at.ip, { token: config.metrics.token, authorization: req.headers.authorization, required: true });
+    return true;
+  }
+  if (path === '/live') {
+    // Liveness: the process and its event loop answer. Nothing else is asked, so a store or
+    // Redis outage never gets the process restarted.
+    rl.route = '/live';
+    sendJson(res, 200, { ok: true });
     return true;
   }
   if (path === '/health') {

@@ -83,7 +83,8 @@ export function neededPageRole(route: Pick<PageRoute, 'method' | 'role'>): Role 
  * cabinet imports no feature.
  */
 export interface CabinetSection {
-  nav: { href: string; label: string; id: string };
+  /** Its entry in the main nav; none for a section not yet linked from it (its pages open by address). */
+  nav?: { href: string; label: string; id: string };
   routes: PageRoute[];
   /** Pages anyone may open, without a session (the payments' checkout page): matched before sign-in. */
   open?: OpenPageRoute[];
@@ -101,7 +102,8 @@ export interface OpenPageContext {
 }
 
 export interface OpenPageRoute {
-  method: 'GET';
+  /** POST: a form or JSON anyone with the link may send (a refund link's address); its handler reads the body. */
+  method: 'GET' | 'POST';
   path: string;
   handler(ctx: OpenPageContext): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { primaryOwner, type Role, type Store } from '../store/index.js';
+import { getMember, insertMember, loginByEmail, memberByEmail, primaryOwner, setMemberPasswordHash, updateMemberLogin, type Role, type Store } from '../store/index.js';
 import { RpcctlError } from '../util/errors.js';
 
 /** Passwords, members' logins and one-time links of the cabinet. Shared by the cabinet and `rpcctl admin`. */
@@ -45,6 +45,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
 let decoyHash: Promise<string> | undefined;
 
 export function normalizeEmail(email: string): string {
+  // NUL, ESC, CR/LF and the rest would reach a terminal (`admin members list`), a log line or a
+  // page; no e-mail address has them. Not quoted back: the address itself is what is wrong.
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(email)) {
+    throw new CredentialError('E_EMAIL', 'an e-mail address has no control characters');
+  }
   const e = email.trim().toLowerCase();
   if (e.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new CredentialError('E_EMAIL', `"${email}" is not an e-mail address`);
   return e;
@@ -67,10 +72,19 @@ export async function loginOf(store: Store, accountId: number): Promise<{ email:
   return owner && { email: owner.email, hasPassword: owner.hasPassword };
 }
 
-async function emailFree(store: Store, email: string): Promise<void> {
-  const taken = await store.db.selectFrom('cabinet_members').select('account_id').where('email', '=', email).executeTakeFirst();
-  // Never which account: any owner could otherwise map e-mails to other tenants by inviting them.
-  if (taken) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to an account of this service`);
+/**
+ * Refuses an e-mail that already signs in (has a joined member anywhere) or that the account
+ * itself has a member or an invitation of. Only for whom may be told: the operator (`rpcctl
+ * admin`) and the invitee joining; an owner inviting hears only of their own account's members.
+ */
+async function emailFree(store: Store, email: string, accountId: number): Promise<void> {
+  if (await accountHas(store, accountId, email)) throw new CredentialError('E_EMAIL_TAKEN', `${email} is a member of this account already`);
+  // Never which account.
+  if (await memberByEmail(store, email)) throw new CredentialError('E_EMAIL_TAKEN', `${email} already signs in to an account of this service`);
+}
+
+async function accountHas(store: Store, accountId: number, email: string): Promise<boolean> {
+  return (await memberByEmail(store, email, accountId)) !== undefined;
 }
 
 /**
@@ -82,52 +96,66 @@ export async function setLogin(store: Store, accountId: number, input: { email?:
   if (input.password !== undefined) checkPassword(input.password);
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
   const current = await primaryOwner(store, accountId);
-  if (email !== undefined && email !== current?.email) await emailFree(store, email);
+  if (email !== undefined && email !== current?.email) await emailFree(store, email, accountId);
   const now = new Date().toISOString();
   if (!current) {
     if (email === undefined) throw new CredentialError('E_EMAIL', `account ${accountId} has no sign-in e-mail yet; give one`);
-    await store.db.insertInto('cabinet_members').values({
-      account_id: accountId, email, password_hash: passwordHash ?? null, role: 'owner', created_at: now, joined_at: now, updated_at: now,
-    }).execute();
+    await insertMember(store, { accountId, email, passwordHash: passwordHash ?? null, role: 'owner', joined: true, now });
     return;
   }
-  await store.db.updateTable('cabinet_members')
-    .set({ ...(email !== undefined ? { email } : {}), ...(passwordHash !== undefined ? { password_hash: passwordHash } : {}), updated_at: now })
-    .where('id', '=', current.id).execute();
+  await updateMemberLogin(store, current.id, { email, passwordHash }, now);
   // A new password ends every session that knew the old one.
   if (passwordHash !== undefined) await store.db.deleteFrom('cabinet_sessions').where('member_id', '=', current.id).execute();
 }
 
-/** A member's new password (their own change, an accepted invitation, a reset link); ends their sessions. */
+/**
+ * A member's new password (their own change, an accepted invitation, a reset link); ends their
+ * sessions. Joining (the first password of an invitation) is refused with E_EMAIL_TAKEN when the
+ * e-mail signs in already (one e-mail, one login): the invitation stays, unjoined.
+ */
 export async function setMemberPassword(store: Store, memberId: number, password: string): Promise<void> {
   checkPassword(password);
+  const hash = await hashPassword(password);
   const now = new Date().toISOString();
-  await store.db.updateTable('cabinet_members').set({ password_hash: await hashPassword(password), updated_at: now }).where('id', '=', memberId).execute();
-  await store.db.updateTable('cabinet_members').set({ joined_at: now }).where('id', '=', memberId).where('joined_at', 'is', null).execute();
+  try {
+    await setMemberPasswordHash(store, memberId, hash, now);
+  } catch (err) {
+    await joinable(store, memberId);
+    throw err;
+  }
   await store.db.deleteFrom('cabinet_sessions').where('member_id', '=', memberId).execute();
 }
 
-/** Adds a member who has not joined yet (no password); the caller hands them a set-password link. */
+/** Refuses (E_EMAIL_TAKEN) a member who has not joined and whose e-mail another member signs in with. */
+export async function joinable(store: Store, memberId: number): Promise<void> {
+  const me = await getMember(store, memberId);
+  if (!me || me.joinedAt) return;
+  const login = await memberByEmail(store, me.email);
+  if (login && login.id !== me.id) throw new CredentialError('E_EMAIL_TAKEN', `${me.email} already signs in to an account of this service`);
+}
+
+/**
+ * Adds a member who has not joined yet (no password); the caller hands them a set-password link.
+ * Whether the e-mail signs in elsewhere is not asked: the invitation is stored either way, and
+ * only the invitee learns it, on joining.
+ */
 export async function addInvitedMember(store: Store, accountId: number, emailInput: string, role: Role): Promise<number> {
   const email = normalizeEmail(emailInput);
-  await emailFree(store, email);
+  const own = () => new CredentialError('E_EMAIL_TAKEN', `${email} is a member of this account already`);
+  if (await accountHas(store, accountId, email)) throw own();
   const now = new Date().toISOString();
   try {
-    const row = await store.db.insertInto('cabinet_members').values({
-      account_id: accountId, email, password_hash: null, role, created_at: now, joined_at: null, updated_at: now,
-    }).returning('id').executeTakeFirstOrThrow();
-    return row.id;
+    return await insertMember(store, { accountId, email, passwordHash: null, role, joined: false, now });
   } catch (err) {
-    // Two invitations of one e-mail at once: the unique index decides, and the loser hears why.
-    await emailFree(store, email);
+    // Two invitations of one e-mail to one account at once: the unique index decides, and the loser hears why.
+    if (await accountHas(store, accountId, email)) throw own();
     throw err;
   }
 }
 
 /** The member of an e-mail and password, or undefined; the same work whether the e-mail exists or not. */
 export async function checkLogin(store: Store, email: string, password: string): Promise<Login | undefined> {
-  const row = await store.db.selectFrom('cabinet_members').select(['id', 'account_id', 'password_hash'])
-    .where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+  const row = await loginByEmail(store, email.trim().toLowerCase());
   if (!row?.password_hash) {
     decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
     await verifyPassword(password, await decoyHash);

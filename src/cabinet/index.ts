@@ -6,7 +6,7 @@
 export { createCabinet } from './server.js';
 export type { Cabinet, CabinetOptions } from './server.js';
 export type { CabinetSection, OpenPageContext, OpenPageRoute, PageContext, PageRoute } from './context.js';
-export { send, SECURITY_HEADERS } from './respond.js';
+export { redirect, send, SECURITY_HEADERS } from './respond.js';
 export { html, raw, escapeHtml, Html } from './html.js';
 /** The built-in pages' pieces, for sections to match their look. */
 export { attempt, badge, copyable, csrfField, errorBox, num, pageHeader, time } from './pages/ui.js';

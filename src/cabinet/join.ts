@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getMember } from '../store/index.js';
 import { rateLimitKey } from '../util/ip.js';
-import { checkPassword, consumeLoginLink, CredentialError, loginLinkValid, MIN_PASSWORD_LENGTH, setMemberPassword } from './credentials.js';
+import { checkPassword, consumeLoginLink, CredentialError, joinable, loginLinkValid, MIN_PASSWORD_LENGTH, setMemberPassword } from './credentials.js';
 import { readForm } from './forms.js';
 import { html } from './html.js';
 import { firstFactorPassed } from './landing.js';
@@ -13,6 +13,10 @@ import type { Shell } from './shell.js';
  * `/join/{token}`: a set-password link (an owner's invitation, an operator's reset) asks for a
  * new password, then signs in as after a password: the second factor when the member has one,
  * enrolment first when the account requires it and they have none.
+ *
+ * One e-mail is one login: an invitation of an e-mail that signs in already (to another account)
+ * was stored like any other, and only here, when its invitee chooses a password, are they told
+ * and sent to sign in with their login; the invitation stays open (docs/cabinet.md).
  */
 export async function handleJoin(shell: Shell, req: IncomingMessage, res: ServerResponse, path: string, method: string, ip: string): Promise<boolean> {
   const m = /^\/join\/([A-Za-z0-9_-]{1,100})$/.exec(path);
@@ -47,10 +51,40 @@ async function join(shell: Shell, req: IncomingMessage, res: ServerResponse, tok
     if (err instanceof CredentialError) return joinPage(shell, res, token, email, { status: 400, error: err.message });
     throw err;
   }
+  if (!(await joined(shell, res, pending.memberId, email))) return;
   const login = await consumeLoginLink(store, token, 'set-password');
   if (!login) return gone(shell, res);
-  await setMemberPassword(store, login.memberId, password);
+  try {
+    await setMemberPassword(store, login.memberId, password);
+  } catch (err) {
+    // The same e-mail joined elsewhere a moment ago: this link is spent; the owner can make a new one.
+    if (err instanceof CredentialError && err.code === 'E_EMAIL_TAKEN') return hasLogin(shell, res, email);
+    throw err;
+  }
   await firstFactorPassed(shell, req, res, login, '/');
+}
+
+/** False (and the page that says why) when the member's e-mail already signs in as another member. */
+async function joined(shell: Shell, res: ServerResponse, memberId: number, email: string): Promise<boolean> {
+  try {
+    await joinable(shell.opts.store, memberId);
+    return true;
+  } catch (err) {
+    if (!(err instanceof CredentialError) || err.code !== 'E_EMAIL_TAKEN') throw err;
+    hasLogin(shell, res, email);
+    return false;
+  }
+}
+
+function hasLogin(shell: Shell, res: ServerResponse, email: string): void {
+  send(res, 409, bare({
+    assets: shell.assets, title: 'You have a login already',
+    body: html`<section class="card narrow">
+  <h1>You have a login already</h1>
+  <p id="join-has-login">${email} already signs in to an account of this service, and one e-mail address is one login. Sign in with the password you have, or ask whoever invited you to invite another address of yours.</p>
+  <p><a href="/login" class="button primary">Sign in</a></p>
+</section>`,
+  }));
 }
 
 function gone(shell: Shell, res: ServerResponse): void {

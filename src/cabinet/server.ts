@@ -54,9 +54,9 @@ async function handle(shell: Shell, req: IncomingMessage, res: ServerResponse): 
   const path = url.pathname;
   const method = req.method ?? 'GET';
   if (answerOpenPath(shell, req, res, path, method)) return;
-  const open = method === 'GET' || method === 'HEAD' ? shell.openPages.match('GET', path) : undefined;
+  const open = method === 'GET' || method === 'HEAD' || method === 'POST' ? shell.openPages.match(method === 'POST' ? 'POST' : 'GET', path) : undefined;
   if (open?.kind === 'found') {
-    req.resume();
+    if (method !== 'POST') req.resume();
     return open.def.handler({ req, res, url, params: open.params, ip: clientIp(req, shell.trusted), assets: shell.assets });
   }
   if (await handleSignIn(shell, req, res, path, method, clientIp(req, shell.trusted))) return;

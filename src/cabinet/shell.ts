@@ -75,7 +75,7 @@ export function openShell(opts: CabinetOptions): Shell {
   };
   return {
     opts, assets, sessions, pages, openPages, core, trusted, signIn,
-    nav: [...BUILTIN_NAV, ...sections.map((s) => s.nav)],
+    nav: [...BUILTIN_NAV, ...sections.flatMap((s) => (s.nav ? [s.nav] : []))],
     isSecure(req) {
       if ((req.socket as { encrypted?: boolean }).encrypted) return true;
       const peer = normalizeIp(req.socket.remoteAddress ?? '');

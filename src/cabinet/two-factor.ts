@@ -1,37 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
-import type { Store } from '../store/index.js';
+import { clearTwoFactorIn, confirmPendingTotp, memberTwoFactor, pendingTotpKey, spendTotpStep, type Store } from '../store/index.js';
 import { sha256, type Login } from './credentials.js';
 import { matchTotp, newTotpSecret, secretFromBase32, secretToBase32 } from './totp.js';
 
 /**
- * The cabinet's second factor: a TOTP key on the login row (sealed with the master key), single-use
- * recovery codes (hashed), the sign-in challenges between the password and the code, and the
- * account's "every login needs two-factor" policy. A login is a member (cabinet_members.id);
- * nothing here returns or logs a secret except to the page that enrols it.
+ * The cabinet's second factor: a TOTP key on the login row (sealed with the master key, kept by
+ * store/member-two-factor.ts, the row's owner), single-use recovery codes (hashed), the sign-in
+ * challenges between the password and the code, and the account's "every login needs two-factor"
+ * policy. A login is a member (cabinet_members.id); nothing here returns or logs a secret except
+ * to the page that enrols it.
  */
 
 export const RECOVERY_CODES = 10;
 /** A challenge lives this long and survives this many wrong codes; then the password again. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const CHALLENGE_MAX_FAILURES = 5;
-
-type Column = 'totp_secret' | 'totp_pending';
-const aad = (memberId: number, column: Column) => `cabinet_members:${memberId}:${column}`;
-
-/**
- * Opens a sealed key of the member's row. Keys sealed before logins became members carry their
- * old row's name (the account's login) and are read with it; they are sealed anew when enrolled again.
- */
-async function openKey(store: Store, memberId: number, column: Column, sealed: string): Promise<string> {
-  try {
-    return store.secrets.open(sealed, aad(memberId, column));
-  } catch (err) {
-    const row = await store.db.selectFrom('cabinet_members').select('account_id').where('id', '=', memberId).executeTakeFirst();
-    if (!row) throw err;
-    return store.secrets.open(sealed, `cabinet_logins:${row.account_id}:${column}`);
-  }
-}
 
 export interface TwoFactorState {
   enabled: boolean;
@@ -42,18 +26,17 @@ export interface TwoFactorState {
 }
 
 export async function twoFactorState(store: Store, login: Login): Promise<TwoFactorState> {
-  const row = await store.db.selectFrom('cabinet_members').select(['totp_secret', 'totp_enabled_at']).where('id', '=', login.memberId).executeTakeFirst();
+  const factor = await memberTwoFactor(store, login.memberId);
   const left = await store.db.selectFrom('cabinet_recovery_codes').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('member_id', '=', login.memberId).where('used_at', 'is', null).executeTakeFirst();
   return {
-    enabled: Boolean(row?.totp_secret), enabledAt: row?.totp_enabled_at ?? null,
+    enabled: factor.enabled, enabledAt: factor.enabledAt,
     recoveryLeft: Number(left?.n ?? 0), required: await twoFactorRequired(store, login.accountId),
   };
 }
 
 export async function twoFactorEnabled(store: Store, memberId: number): Promise<boolean> {
-  const row = await store.db.selectFrom('cabinet_members').select('totp_secret').where('id', '=', memberId).executeTakeFirst();
-  return Boolean(row?.totp_secret);
+  return (await memberTwoFactor(store, memberId)).enabled;
 }
 
 export async function twoFactorRequired(store: Store, accountId: number): Promise<boolean> {
@@ -74,28 +57,15 @@ export async function setTwoFactorRequired(store: Store, accountId: number, on: 
 
 /** The key offered for enrolment, made on first ask and kept until confirmed, so a reload shows the same one. */
 export async function pendingSecret(store: Store, memberId: number): Promise<string> {
-  const row = await store.db.selectFrom('cabinet_members').select('totp_pending').where('id', '=', memberId).executeTakeFirst();
-  if (row?.totp_pending) return openKey(store, memberId, 'totp_pending', row.totp_pending);
-  const secret = secretToBase32(newTotpSecret());
-  await store.db.updateTable('cabinet_members').set({ totp_pending: store.secrets.seal(secret, aad(memberId, 'totp_pending')) })
-    .where('id', '=', memberId).execute();
-  return secret;
+  return pendingTotpKey(store, memberId, () => secretToBase32(newTotpSecret()));
 }
 
 /** Turns two-factor on when `code` is the pending key's; returns the new recovery codes (shown once), else undefined. */
 export async function confirmEnrolment(store: Store, login: Login, code: string, nowMs = Date.now()): Promise<string[] | undefined> {
-  const row = await store.db.selectFrom('cabinet_members').select('totp_pending').where('id', '=', login.memberId).executeTakeFirst();
-  if (!row?.totp_pending) return undefined;
-  const secret = await openKey(store, login.memberId, 'totp_pending', row.totp_pending);
-  const step = matchTotp(secretFromBase32(secret), code.trim(), nowMs);
-  if (step === undefined) return undefined;
-  const res = await store.db.updateTable('cabinet_members').set({
-    totp_secret: store.secrets.seal(secret, aad(login.memberId, 'totp_secret')), totp_pending: null,
-    totp_enabled_at: new Date(nowMs).toISOString(), totp_last_step: step,
-  }).where('id', '=', login.memberId).where('totp_pending', '=', row.totp_pending).executeTakeFirst();
+  const given = code.trim();
   // Two confirmations at once: only the first turns it on.
-  if (Number(res.numUpdatedRows) !== 1) return undefined;
-  return newRecoveryCodes(store, login);
+  const on = await confirmPendingTotp(store, login.memberId, (secret) => matchTotp(secretFromBase32(secret), given, nowMs), new Date(nowMs).toISOString());
+  return on ? newRecoveryCodes(store, login) : undefined;
 }
 
 /**
@@ -110,16 +80,8 @@ export async function useSecondFactor(store: Store, memberId: number, code: stri
 }
 
 async function useTotp(store: Store, memberId: number, code: string, nowMs: number): Promise<boolean> {
-  const row = await store.db.selectFrom('cabinet_members').select('totp_secret').where('id', '=', memberId).executeTakeFirst();
-  if (!row?.totp_secret) return false;
-  const step = matchTotp(secretFromBase32(await openKey(store, memberId, 'totp_secret', row.totp_secret)), code, nowMs);
-  if (step === undefined) return false;
-  // One statement decides, so two requests with the same code cannot both pass.
-  const res = await store.db.updateTable('cabinet_members').set({ totp_last_step: step })
-    .where('id', '=', memberId).where('totp_secret', '=', row.totp_secret)
-    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  // The store refuses a step accepted before in one conditional UPDATE, so two requests with the same code cannot both pass.
+  return spendTotpStep(store, memberId, (secret) => matchTotp(secretFromBase32(secret), code, nowMs));
 }
 
 /** Case, spaces and dashes do not matter; 0 and 1 (not in the base32 alphabet) are read as o and l. */
@@ -148,11 +110,10 @@ export async function newRecoveryCodes(store: Store, login: Login): Promise<stri
 /** Turns two-factor off for the login; returns whether it was on. */
 export async function disableTwoFactor(store: Store, memberId: number): Promise<boolean> {
   return store.db.transaction().execute(async (trx) => {
-    const res = await trx.updateTable('cabinet_members').set({ totp_secret: null, totp_pending: null, totp_enabled_at: null, totp_last_step: null })
-      .where('id', '=', memberId).where('totp_secret', 'is not', null).executeTakeFirst();
+    const wasOn = await clearTwoFactorIn(trx, memberId);
     await trx.deleteFrom('cabinet_recovery_codes').where('member_id', '=', memberId).execute();
     await trx.deleteFrom('cabinet_sign_in_challenges').where('member_id', '=', memberId).execute();
-    return Number(res.numUpdatedRows) === 1;
+    return wasOn;
   });
 }
 

@@ -1,30 +1,33 @@
 // The registry of chain families: the one place that maps a family's name to its adapter
-// (as erpc registers one handler per architecture). A fifth family is a folder implementing
+// (as erpc registers one handler per architecture). A new family is a folder implementing
 // `ChainFamily` (its traits in `traits.ts`) and one line here and in chains/traits.ts.
 
 import { evm } from './evm/index.js';
 import type { ChainEnvironment, ChainFamily, NetworkFamily } from './family.js';
-import { DEFAULT_FAMILY } from './traits.js';
+import { isFamily, UnknownFamilyError } from './traits.js';
 import type { ParsedAddress } from './address.js';
 import { stellar } from './stellar/index.js';
 import { tron } from './tron/index.js';
 import { utxo } from './utxo/index.js';
+import { solana } from './solana/index.js';
 
 const FAMILIES: Record<NetworkFamily, ChainFamily> = {
   evm,
   stellar,
   utxo,
   tron,
+  solana,
 };
 
-export { DEFAULT_FAMILY } from './traits.js';
+export { DEFAULT_FAMILY, DERIVING_FAMILIES, REFERENCE_FAMILIES, UnknownFamilyError, type DerivingFamily, type ReferenceFamily } from './traits.js';
 
 /**
- * A family's adapter. An unknown name (a stored row from a newer version) is read as the
- * default family, as the dispatch before the registry did.
+ * A family's adapter. An unknown name (a stored row from a newer version) throws
+ * UnknownFamilyError: reading it as EVM would scan another chain with the EVM adapter.
  */
 export function chainOf(family: string): ChainFamily {
-  return Object.hasOwn(FAMILIES, family) ? FAMILIES[family as NetworkFamily] : FAMILIES[DEFAULT_FAMILY];
+  if (!isFamily(family)) throw new UnknownFamilyError(family);
+  return FAMILIES[family];
 }
 
 /** Every family, in registry order. */
@@ -37,4 +40,5 @@ export function parseAddress(env: ChainEnvironment, input: string): ParsedAddres
   return chainOf(env.network.family).parseAddress(env, input);
 }
 
-export type { ChainAdapter, ChainEnvironment, ChainFamily, ChainTraits, FetchedBlock, Hit, NetworkFamily, WatchLookup, WatchRef } from './family.js';
+export { SKIPPED } from './family.js';
+export type { AdapterOptions, ChainAdapter, ChainEnvironment, ChainFamily, ChainTraits, FetchedBlock, Hit, NetworkFamily, Skipped, WatchLookup, WatchRef } from './family.js';

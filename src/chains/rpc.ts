@@ -5,6 +5,15 @@ export class ScanUpstreamError extends RpcctlError {
   readonly code = 'E_UPSTREAM';
 }
 
+/** A node's JSON-RPC error answer (the node worked, and said no), apart from a failure to reach it. */
+export class JsonRpcAnswerError extends ScanUpstreamError {
+  readonly rpcCode: number;
+  constructor(method: string, rpcCode: number, message: string) {
+    super(`${method}: ${message} (${rpcCode})`);
+    this.rpcCode = rpcCode;
+  }
+}
+
 /**
  * The upstreams of one environment, for the scanners. They talk to the nodes directly (not
  * through the gateway: scanning is the service's own traffic, not a merchant's) and move to
@@ -75,7 +84,7 @@ export class RpcClient {
       const res = await this.#pool.fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: ++this.#id, method, params }) });
       if (res.status !== 200) throw new ScanUpstreamError(`${method}: upstream answered HTTP ${res.status}`);
       const body = JSON.parse(res.text) as { result?: T; error?: { code: number; message: string } };
-      if (body.error) throw new ScanUpstreamError(`${method}: ${body.error.message} (${body.error.code})`);
+      if (body.error) throw new JsonRpcAnswerError(method, body.error.code, body.error.message);
       return body.result as T;
     });
   }

@@ -45,6 +45,19 @@ export class RpcctlCommand extends Command {
     (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
   }
 
+  /**
+   * `rpcctl nosuchcmd --help`: commander shows the help of the command above (exit 0), as if
+   * the word were not there; a word that names no command is an error with --help too.
+   */
+  _outputHelpIfRequested(args: string[]): void {
+    const self = this as unknown as { _actionHandler?: unknown; _findCommand(word: string): Command | undefined };
+    const word = this.args[0];
+    if (this.commands.length > 0 && !self._actionHandler && word !== undefined && !word.startsWith('-') && word !== 'help' && !self._findCommand(word)) {
+      return this.unknownCommand();
+    }
+    (Command.prototype as unknown as { _outputHelpIfRequested(this: Command, args: string[]): void })._outputHelpIfRequested.call(this, args);
+  }
+
   missingArgument(name: string): void {
     this.error(`error: missing required argument '${name}'\n${this.#usageLine()}`, { code: 'commander.missingArgument' });
   }

@@ -1,10 +1,11 @@
 import type { ApiClient } from '../client/api-client.js';
 import { CliError, EXIT, type CliIO } from './io.js';
 import { Output } from './output.js';
-import { ProfileStore } from './profiles.js';
+import { noProfile, ProfileStore } from './profiles.js';
 import type { GlobalOptions } from './globals.js';
 import { VERSION } from './version.js';
-import { Spinner } from './spinner.js';
+import { spinnerOf } from './spinner.js';
+import { interruptOf } from './interrupt.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 
@@ -43,7 +44,7 @@ export async function resolveCredentials(io: CliIO, opts: GlobalOptions): Promis
 
   if (opts.profile) {
     const p = store!.get(opts.profile);
-    if (!p) throw new CliError(`no profile "${opts.profile}" (see: rpcctl profile list)`, EXIT.auth);
+    if (!p) throw noProfile(opts.profile);
     return { baseUrl: opts.baseUrl ?? p.base_url, apiKey: p.api_key, secret: p.secret, profile: opts.profile };
   }
   const selectedName = store?.selected();
@@ -74,16 +75,16 @@ export function timeoutMsOf(opts: GlobalOptions): number {
 /** The hint a "cannot reach" error gets: the usual cause on a developer's machine. */
 export const NOT_RUNNING_HINT = '(is `rpcctl serve` running?)';
 
-export async function clientFor(creds: Credentials, io?: CliIO, opts: GlobalOptions = {}): Promise<ApiClient> {
+export async function clientFor(creds: Credentials, io?: CliIO, opts: GlobalOptions = {}, signal?: AbortSignal): Promise<ApiClient> {
   checkBaseUrl(creds.baseUrl);
   // Loaded here, not at the top: commands that only read local files (`profile list`) never need undici.
   const { ApiClient } = await import('../client/api-client.js');
   const callTimeoutMs = timeoutMsOf(opts);
-  const spinner = io ? new Spinner(io.stderr) : undefined;
+  const spinner = io ? spinnerOf(io.stderr) : undefined;
   // Retries stay on (the client's default: 3, honouring Retry-After up to 30 s).
   return new ApiClient({
     baseUrl: creds.baseUrl, apiKey: creds.apiKey, secret: creds.secret, userAgent: `rpcctl/${VERSION}`, callTimeoutMs,
-    timeoutMs: Math.min(callTimeoutMs, 30_000),
+    timeoutMs: Math.min(callTimeoutMs, 30_000), signal,
     hooks: spinner && {
       call: (method, path) => spinner.start(`${method} ${path}`),
       retry: (r) => {
@@ -118,10 +119,20 @@ export interface ApiContext {
  */
 export async function withApi<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext) => Promise<T>): Promise<T> {
   const credentials = await resolveCredentials(io, opts);
-  const api = await clientFor(credentials, io, opts);
+  // Ctrl-C ends the call in flight and the command with 130, as `rpc` and a shell expect; a
+  // command that runs until interrupted (`events --follow`) ends by itself (0) on the same signal.
+  const interrupt = interruptOf(io);
   try {
-    return await fn({ api, out: new Output(io, opts), credentials });
+    const api = await clientFor(credentials, io, opts, interrupt.signal);
+    try {
+      return await fn({ api, out: new Output(io, opts), credentials });
+    } catch (err) {
+      if (interrupt.signal.aborted) throw new CliError('', EXIT.interrupted);
+      throw err;
+    } finally {
+      await api.close();
+    }
   } finally {
-    await api.close();
+    interrupt.dispose();
   }
 }

@@ -3,6 +3,26 @@
  * the middle. Piped output and --json keep the API's values (ISO-8601 UTC, raw integers).
  */
 
+/**
+ * Control characters as visible escapes (`\x1b`, `\n`, `\r`, `\t`, `\x00`, `\u202e`): data
+ * from outside (a client's method name, an invited e-mail, a node's answer) must not move the
+ * cursor, recolour or clear the terminal, fake a row, or reorder text (bidi overrides). C0, DEL,
+ * C1, the Unicode line separators and the bidi controls; everything else is left as it is.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (ch) => {
+    const code = ch.charCodeAt(0);
+    return NAMED_CONTROL[ch] ?? (code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`);
+  });
+}
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED_CONTROL: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A record with each of its own string fields escaped (escapeControl): for line printers, before they colour and join. */
+export function escapeStrings<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? escapeControl(v) : v])) as T;
+}
+
 /** `3m ago`, `in 29s`, like gh's lists; past a month, the local date. */
 export function relativeTime(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
@@ -44,6 +64,9 @@ const NATIVE: Record<string, { symbol: string; decimals: number; unit: string }>
   polygon: { symbol: 'POL', decimals: 18, unit: 'wei' },
   bsc: { symbol: 'BNB', decimals: 18, unit: 'wei' },
   stellar: { symbol: 'XLM', decimals: 7, unit: 'stroops' },
+  bitcoin: { symbol: 'BTC', decimals: 8, unit: 'sat' },
+  tron: { symbol: 'TRX', decimals: 6, unit: 'sun' },
+  solana: { symbol: 'SOL', decimals: 9, unit: 'lamports' },
 };
 
 /** A raw integer amount in units: `units(1500000000000000000n, 18)` is `1.5`. */

@@ -1,4 +1,4 @@
-import { localTime, relativeTime } from './format.js';
+import { escapeControl, localTime, relativeTime } from './format.js';
 import { CliError, EXIT, pendingOutput as pendingJq, type CliIO } from './io.js';
 
 export interface OutputOptions {
@@ -25,7 +25,7 @@ export interface Colors {
   dim(text: string): string;
 }
 
-type Style = keyof Colors;
+export type Style = keyof Colors;
 const STYLES: Style[] = ['green', 'yellow', 'red', 'bold', 'dim'];
 
 /**
@@ -57,10 +57,15 @@ export interface Column<T> {
   /** Never truncated to fit the terminal: ids and names, which people copy. */
   keep?: boolean;
   /**
-   * How much the column matters when the terminal is narrow (default 0): lower ones are cut
-   * first, and a column with a priority below 0 is left out when even cut columns do not fit.
+   * How much the column matters when the terminal is narrow (default 0). Lower ones give way
+   * first: a column is cut only when every less useful one is cut to its minimum. Below 0:
+   * left out when the table does not fit otherwise. Above 0: cut only when every column below
+   * 0 is left out (a status or an amount cut to `pendi…` or `25 US…` says nothing). Free text
+   * that still reads when cut (an error, a URL) stays at 0 or below.
    */
   priority?: number;
+  /** Its colour on a terminal (the value itself stays plain data, escaped before it is styled). */
+  style?: (row: T) => Style | undefined;
 }
 
 /** Spaces between table columns on a terminal. */
@@ -93,13 +98,16 @@ export function fitWidths(natural: number[], keep: boolean[], minimum: number[],
 }
 
 /**
- * Which columns a terminal `columns` wide shows: while even the narrowest widths do not fit,
- * the least useful column with a priority below 0 is left out (rather than the table wrapping).
+ * Which columns a terminal `columns` wide shows: a column with a priority below 0 is left out
+ * (the least useful first) while the table does not fit with the columns of priority 0 and
+ * below cut to their `minimum` and those above 0 at their `natural` width. So a column that
+ * says nothing when cut (a status, an amount: priority above 0) is cut only when nothing is
+ * left to leave out. Without `natural`, only when even the narrowest widths do not fit.
  */
-export function shownColumns(minimum: number[], priority: number[], columns: number | undefined): boolean[] {
+export function shownColumns(minimum: number[], priority: number[], columns: number | undefined, natural: number[] = minimum): boolean[] {
   const shown = minimum.map(() => true);
   if (!columns) return shown;
-  const need = () => minimum.reduce((sum, w, i) => sum + (shown[i] ? w + GAP : 0), -GAP);
+  const need = () => minimum.reduce((sum, w, i) => sum + (shown[i] ? (priority[i]! > 0 ? natural[i]! : w) + GAP : 0), -GAP);
   while (need() > columns) {
     let drop = -1;
     for (let i = 0; i < minimum.length; i++) {
@@ -109,6 +117,24 @@ export function shownColumns(minimum: number[], priority: number[], columns: num
     shown[drop] = false;
   }
   return shown;
+}
+
+/**
+ * The note under a table that left columns out, in lines that fit `columns` (it speaks of
+ * this width, so it must fit it).
+ */
+export function leftOutNote(headers: string[], columns: number | undefined): string {
+  const words = `(left out at this width: ${headers.join(', ')}; piped output and --json have all)`.split(' ');
+  if (!columns) return words.join(' ');
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line !== '' && line.length + 1 + word.length > columns) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join('\n');
 }
 
 /**
@@ -137,20 +163,30 @@ export class Output {
 
   printJson(value: unknown): void {
     if (this.jq !== undefined) return this.#jq(value, false);
-    this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.io.stdout.write(`${jsonText(value, 2)}\n`);
   }
 
   /** One value as one line (JSON lines: `events`, `webhook listen`). */
   printJsonLine(value: unknown): void {
     if (this.jq !== undefined) return this.#jq(value, true);
-    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+    this.io.stdout.write(`${jsonText(value)}\n`);
+  }
+
+  /**
+   * Text as it came (`rpcctl api`'s body that is not JSON): exactly, piped; on a terminal each
+   * line escaped (escapeControl), as it may come from anywhere (a proxy's error page).
+   */
+  printRaw(text: string): void {
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+    this.print(this.isTTY ? body.split('\n').map(escapeControl).join('\n') : body);
   }
 
   #jq(value: unknown, compact: boolean): void {
     const filter = this.jq!;
     const done = (pendingJq.get(this.io) ?? Promise.resolve()).then(async () => {
       const text = await runJq(value, filter, compact);
-      if (text !== '') this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      // Strings print bare (-r): on a terminal, a value's ESC or bidi override would act.
+      if (text !== '') this.printRaw(text);
     });
     // Handled here so Node does not call it unhandled; `flushOutput` still rejects with it.
     done.catch(() => {});
@@ -162,10 +198,16 @@ export class Output {
     this.io.stderr.write(`${text}\n`);
   }
 
+  /** One tab-separated line of data cells (piped output), each escaped: a tab or a newline in a value never makes a column or a row. */
+  tsv(cells: readonly unknown[]): void {
+    this.print(cells.map(format).join('\t'));
+  }
+
   /**
-   * Rows as a table fitted to the terminal (long cells cut with `…`, widest column first, `keep`
-   * columns whole); piped, tab-separated and whole. `empty` says what to do when there are no
-   * rows (on stderr, so stdout stays empty for scripts).
+   * Rows as a table fitted to the terminal (long cells cut with `…`, least useful columns
+   * first, `keep` columns whole); piped, tab-separated and whole. Every cell is escaped
+   * (escapeControl): table data comes from outside. `empty` says what to do when there are
+   * no rows (on stderr, so stdout stays empty for scripts).
    */
   table<T>(rows: readonly T[], columns: Column<T>[], empty?: string): void {
     const cells = rows.map((r) => columns.map((col) => format(col.value(r))));
@@ -175,13 +217,13 @@ export class Output {
       return;
     }
     if (!this.isTTY) {
-      for (const line of cells) this.print(line.map((v) => v.replace(/[\t\n]/g, ' ')).join('\t'));
+      for (const line of cells) this.print(line.join('\t'));
       return;
     }
     const natural = columns.map((col, i) => Math.max(col.header.length, ...cells.map((line) => visibleLength(line[i]!))));
     const minimum = columns.map((col, i) => (col.keep ? natural[i]! : Math.min(natural[i]!, Math.max(MIN_WIDTH, col.header.length))));
     const priority = columns.map((col) => col.priority ?? 0);
-    const shown = shownColumns(minimum, priority, this.io.stdout.columns);
+    const shown = shownColumns(minimum, priority, this.io.stdout.columns, natural);
     const keepIf = <V>(list: V[]) => list.filter((_v, i) => shown[i]);
     const widths = fitWidths(keepIf(natural), keepIf(columns.map((col) => col.keep === true)), keepIf(minimum), this.io.stdout.columns, keepIf(priority));
     const Table = requireCjs('cli-table3') as typeof import('cli-table3');
@@ -192,10 +234,14 @@ export class Output {
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
       chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP) },
     });
-    for (const line of cells) table.push(keepIf(line));
+    const styled = rows.map((r, row) => columns.map((col, i) => {
+      const style = col.style?.(r);
+      return style ? this.c[style](cells[row]![i]!) : cells[row]![i]!;
+    }));
+    for (const line of styled) table.push(keepIf(line));
     this.print(table.toString().split('\n').map((l) => l.trimEnd()).join('\n'));
     const hidden = columns.filter((_c, i) => !shown[i]).map((col) => col.header);
-    if (hidden.length) this.note(this.c.dim(`(${hidden.join(', ')} left out at this width; piped output and --json have every column)`));
+    if (hidden.length) this.note(this.c.dim(leftOutNote(hidden, this.io.stdout.columns)));
   }
 
   /** A time in a table: relative on a terminal (`3m ago`), the API's ISO-8601 UTC when piped. */
@@ -210,11 +256,12 @@ export class Output {
     return this.isTTY ? localTime(iso) : iso;
   }
 
-  /** Label/value pairs for one object. */
-  fields(pairs: Array<[string, string | number | boolean | null | undefined]>): void {
+  /** Label/value pairs for one object, each value escaped; a third element colours it on a terminal. */
+  fields(pairs: Array<[string, string | number | boolean | null | undefined, Style?]>): void {
     const width = Math.max(...pairs.map(([k]) => k.length));
-    for (const [k, v] of pairs) {
-      this.print(this.isTTY ? `${this.c.bold(k.padEnd(width))}  ${format(v)}` : `${k}\t${format(v)}`);
+    for (const [k, v, style] of pairs) {
+      const value = style ? this.c[style](format(v)) : format(v);
+      this.print(this.isTTY ? `${this.c.bold(k.padEnd(width))}  ${value}` : `${k}\t${value}`);
     }
   }
 }
@@ -223,7 +270,18 @@ function visibleLength(text: string): number {
   return [...stripVTControlCharacters(text)].length;
 }
 
-function format(v: string | number | boolean | null | undefined): string {
+/**
+ * JSON as JSON.stringify writes it, with what it leaves raw but a terminal acts on (DEL, C1
+ * such as U+009B CSI, U+2028/U+2029, bidi controls such as U+202E) as `\u` escapes: the same
+ * value to a parser. They can only be inside strings, where `\u` escapes are valid.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(JSON_RAW_CONTROL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+const JSON_RAW_CONTROL = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A value as table, TSV or field text: escaped, since it may come from outside. */
+function format(v: unknown): string {
   if (v === null || v === undefined) return '';
-  return String(v);
+  return escapeControl(String(v));
 }

@@ -1,4 +1,4 @@
-import { CliError, usageError } from './io.js';
+import { CliError, EXIT, usageError } from './io.js';
 
 // Read on every command: built-ins through process.getBuiltinModule, not an ESM import, whose
 // facade reads every export (node:fs's then loads fs/promises, which nothing here needs).
@@ -7,6 +7,9 @@ const { homedir } = process.getBuiltinModule('node:os');
 const { dirname, join } = process.getBuiltinModule('node:path');
 
 /** One set of credentials. The secret leaves this file only to sign requests. */
+/** A profile name that names none: exit 4 wherever it is given (`-p NAME`, `profile use NAME`), as for any credentials that do not work. */
+export const noProfile = (name: string) => new CliError(`no profile "${name}" (see: rpcctl profile list)`, EXIT.auth);
+
 export interface Profile {
   base_url: string;
   api_key: string;
@@ -104,7 +107,7 @@ export class ProfileStore {
   }
 
   use(name: string): void {
-    if (!this.get(name)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+    if (!this.get(name)) throw noProfile(name);
     this.#data = { ...this.#data, current: name };
     this.#write();
   }

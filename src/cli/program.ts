@@ -2,6 +2,8 @@ import { Command, CommanderError, Help, Option } from 'commander';
 import { RpcctlCommand } from './command-class.js';
 import { EXAMPLES } from './examples.js';
 import { CliError, EXIT, flushOutput, type CliIO } from './io.js';
+import { escapeControl } from './format.js';
+import { stopSpinner } from './spinner.js';
 import { VERSION } from './version.js';
 
 export { VERSION };
@@ -56,6 +58,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { commands: ['watch', 'events'], load: async () => (await import('./watch/command.js')).registerWatch, section: 'core' },
   { commands: ['webhook'], load: async () => (await import('./webhook/command.js')).registerWebhook, section: 'core' },
   { commands: ['payments'], load: async () => (await import('./payments/command.js')).registerPayments, section: 'payments' },
+  { commands: ['payouts'], load: async () => (await import('./payouts/command.js')).registerPayouts, section: 'payments' },
   { commands: ['rpc'], load: async () => (await import('./rpc/command.js')).registerRpc, section: 'core' },
   { commands: ['api'], load: async () => (await import('./api/command.js')).registerApi, section: 'additional' },
   { commands: ['serve'], load: async () => (await import('./serve/command.js')).registerServe, section: 'service' },
@@ -150,6 +153,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     await flushOutput(io);
     return EXIT.ok;
   } catch (err) {
+    // A call still running (the other of two at once) must not leave its spinner before the error.
+    stopSpinner(io.stderr);
     // What a command printed before it failed still reaches stdout, filtered.
     await flushOutput(io).catch(() => {});
     return exitCodeFor(err, io);
@@ -164,32 +169,35 @@ function exitCodeFor(err: unknown, io: CliIO): number {
   }
   if (err instanceof CliError) {
     // An empty message: the command already said everything; only the exit code is left.
-    if (err.message !== '') io.stderr.write(`error: ${err.message}\n`);
+    // A command's own message may have lines of its own (hints); the data in them is escaped.
+    if (err.message !== '') io.stderr.write(`error: ${err.message.split('\n').map(escapeControl).join('\n')}\n`);
     return err.exitCode;
   }
   // By the errors' stable codes (the client's and src/util/errors.ts's), compared as strings:
   // importing the classes would load the client or the config at every start-up.
   const e = err as { code?: unknown; message?: string };
+  // The API's messages quote what was sent (names, e-mails): shown escaped, never raw.
+  const message = escapeControl(String(e?.message ?? err));
   switch (e?.code) {
     case 'E_AUTH': // ApiError for a 401 or 403
     case 'E_REPLAYED': // a 401 too: the same signed request sent twice
-      io.stderr.write(`error: ${e.message}\n`);
+      io.stderr.write(`error: ${message}\n`);
       return EXIT.auth;
     case 'E_API':
     case 'E_NOT_FOUND':
     case 'E_VALIDATION':
     case 'E_RATE_LIMIT':
     case 'E_CONFIG':
-      io.stderr.write(`error: ${e.message}\n`);
+      io.stderr.write(`error: ${message}\n`);
       return EXIT.error;
     case 'E_NETWORK':
-      io.stderr.write(`error: ${e.message} (is \`rpcctl serve\` running?)\n`); // NOT_RUNNING_HINT, without loading context.js
+      io.stderr.write(`error: ${message} (is \`rpcctl serve\` running?)\n`); // NOT_RUNNING_HINT, without loading context.js
       return EXIT.error;
     case 'E_TIMEOUT':
-      io.stderr.write(`error: ${e.message} (wait longer with --timeout SECONDS)\n`);
+      io.stderr.write(`error: ${message} (wait longer with --timeout SECONDS)\n`);
       return EXIT.error;
   }
-  io.stderr.write(`error: ${e?.message ?? String(err)}\n`);
+  io.stderr.write(`error: ${message}\n`);
   if (io.env.RPCCTL_DEBUG) io.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   return EXIT.error;
 }

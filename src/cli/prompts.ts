@@ -23,9 +23,9 @@ export function prompterFor(io: CliIO, hint: string): Prompter {
  * A secret for this run, never from a flag (it would land in shell history and `ps`): a
  * masked prompt on a terminal, else all of stdin, trimmed. `missing` says how to pipe it.
  */
-export async function readSecret(io: CliIO, message: string, missing: string): Promise<string> {
+export async function readSecret(io: CliIO, message: string, missing: string, check?: (value: string) => true | string): Promise<string> {
   const secret = canPrompt(io)
-    ? await prompterFor(io, '').password({ message, validate: (v) => (v.trim() ? true : 'required') })
+    ? await prompterFor(io, '').password({ message, validate: (v) => (!v.trim() ? 'required' : check ? check(v.trim()) : true) })
     : await readAll(io.stdin);
   if (!secret.trim()) throw usageError(missing);
   return secret.trim();

@@ -2,6 +2,23 @@ import type { OutStream } from './io.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+const shared = new WeakMap<OutStream, Spinner>();
+
+/**
+ * The one spinner of a stream: every call of an invocation shares it (calls may overlap, as
+ * `account`'s two do), so `run` can stop it before it writes an error, whichever call failed.
+ */
+export function spinnerOf(stream: OutStream): Spinner {
+  let spinner = shared.get(stream);
+  if (!spinner) shared.set(stream, spinner = new Spinner(stream));
+  return spinner;
+}
+
+/** Clears the stream's spinner line, if it has one, so what is written next starts a line of its own. */
+export function stopSpinner(stream: OutStream): void {
+  shared.get(stream)?.stop();
+}
+
 /**
  * A spinner on stderr for calls that take a while, like gh's: nothing for the first
  * `delayMs` (most calls end before), and nothing at all off a terminal. Calls may overlap;
@@ -10,7 +27,8 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 export class Spinner {
   readonly #stream: OutStream;
   readonly #delayMs: number;
-  #running = 0;
+  /** The calls running now; a call's end removes its own token, so `stop` can forget them all. */
+  readonly #running = new Set<object>();
   #label = '';
   #delay: NodeJS.Timeout | undefined;
   #tick: NodeJS.Timeout | undefined;
@@ -25,9 +43,10 @@ export class Spinner {
   /** Starts (or joins) spinning with this label; the returned function ends this call's part. */
   start(label: string): () => void {
     if (this.#stream.isTTY !== true) return () => {};
-    this.#running++;
+    const token = {};
+    this.#running.add(token);
     this.#label = label;
-    if (this.#running === 1) {
+    if (this.#running.size === 1) {
       this.#delay = setTimeout(() => {
         this.#tick = setInterval(() => this.#draw(), 80);
         this.#tick.unref();
@@ -35,12 +54,15 @@ export class Spinner {
       }, this.#delayMs);
       this.#delay.unref();
     }
-    let ended = false;
     return () => {
-      if (ended) return;
-      ended = true;
-      if (--this.#running === 0) this.#stop();
+      if (this.#running.delete(token) && this.#running.size === 0) this.#stop();
     };
+  }
+
+  /** Stops at once, whatever is still running, and clears the line: before an error is written. */
+  stop(): void {
+    this.#running.clear();
+    this.#stop();
   }
 
   /** Writes a line of its own on stderr without tearing the spinner line. */

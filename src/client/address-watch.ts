@@ -1,13 +1,11 @@
 import type { ApiClient } from './api-client.js';
+import type { WatchedAddress } from '../wire/watch.js';
+import type { DeliveryStatus, WebhookDelivery, WebhookEventFilters } from '../wire/webhooks.js';
+
+export type { WatchedAddress } from '../wire/watch.js';
+export type { DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEventFilters } from '../wire/webhooks.js';
 
 /** Address Watch shapes as clients see them; the server presents exactly these. */
-
-export interface WatchedAddress {
-  watch_id: string;
-  network_slug: string;
-  address: string;
-  created_at: string;
-}
 
 export interface WatchAccount {
   slots_total: number;
@@ -24,18 +22,20 @@ export interface WatchEvent {
   id: string;
   type: WatchEventType;
   network: string;
+  /** Block number; Stellar ledger sequence; Solana slot. */
   block_height: number;
   block_hash: string;
   created_at: string;
   watch_id?: string;
   address?: string;
+  /** Transaction hash; Bitcoin txid; Solana transaction signature. */
   tx_hash?: string;
   direction?: 'in' | 'out';
   from?: string | null;
   to?: string | null;
-  /** ERC-20 contract, null for the native coin. */
+  /** ERC-20 or TRC-20 contract, Stellar CODE:ISSUER, Solana SPL mint; null for the native coin. */
   token?: string | null;
-  /** Raw integer amount in the smallest unit. */
+  /** Raw integer amount in the smallest unit (wei, sat, sun, stroops, lamports; a token's base units). */
   amount?: string;
   log_index?: number | null;
   tx_count?: number;
@@ -44,51 +44,11 @@ export interface WatchEvent {
   test?: boolean;
 }
 
-/** The flat `events` object of the webhook configuration. */
-export interface WebhookEventFilters {
-  payment: boolean;
-  payment_networks: string[];
-  payout: boolean;
-  payout_networks: string[];
-  block: boolean;
-  block_networks: string[];
-}
-
 export interface WebhookSettings {
   url: string | null;
   enabled: boolean;
   events: WebhookEventFilters;
   egress_ips: string[];
-}
-
-export interface WebhookAttempt {
-  attempt: number;
-  started_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  next_retry_at: string | null;
-  /** The first bytes of the receiver's answer (text), for debugging a failing receiver. */
-  response_excerpt: string | null;
-}
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
-
-export interface WebhookDelivery {
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string | null;
-  type: string;
-  network: string;
-  test: boolean;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_retry_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: string;
-  delivered_at: string | null;
-  attempts: WebhookAttempt[];
 }
 
 type Ok<T> = { ok: true } & T;
@@ -114,7 +74,11 @@ export class AddressWatchClient {
       if (page * r.per_page >= r.total || r.addresses.length === 0) return;
     }
   }
-  /** Idempotent: the same address again returns the existing watch with `created: false`. */
+  /**
+   * Idempotent: the same address again returns the existing watch with `created: false`.
+   * `address` in its network's form: EVM 0x, Stellar G…, Bitcoin-style, Tron T…, or a Solana
+   * public key (base58, kept as given).
+   */
   add(networkSlug: string, address: string): Promise<Ok<WatchedAddress & { watch: WatchedAddress; created: boolean }>> {
     return this.#api.request('POST', '/v1/address-watch/addresses', { body: { network_slug: networkSlug, address } });
   }

@@ -1,4 +1,5 @@
 import type { Agent as HttpAgent } from 'node:http';
+import { networkReason } from './network-reason.js';
 import { signatureHeaders } from './signing.js';
 import { AbortedError, ApiError, NetworkError, RpcctlClientError, TimeoutError } from './errors.js';
 import type {
@@ -24,6 +25,8 @@ export interface ApiClientOptions {
   callTimeoutMs?: number;
   /** Told about each call and each retry: a command line shows a spinner and notes from these. */
   hooks?: ClientHooks;
+  /** Ends every call of this client, as a call's own `signal` does (a command line's Ctrl-C). */
+  signal?: AbortSignal;
   /** Injected clock and sleep, for tests. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -104,9 +107,11 @@ export class ApiClient {
 
     const budgetMs = this.#opts.callTimeoutMs;
     const budget = budgetMs === undefined ? undefined : AbortSignal.timeout(budgetMs);
-    const signal = budget && opts.signal ? AbortSignal.any([opts.signal, budget]) : budget ?? opts.signal;
+    const given = [opts.signal, this.#opts.signal].filter((s): s is AbortSignal => s !== undefined);
+    const callers = given.length > 1 ? AbortSignal.any(given) : given[0];
+    const signal = budget && callers ? AbortSignal.any([callers, budget]) : budget ?? callers;
     const startedAt = Date.now();
-    const overBudget = () => budget?.aborted === true && opts.signal?.aborted !== true;
+    const overBudget = () => budget?.aborted === true && callers?.aborted !== true;
     const wait = async (ms: number) => {
       await Promise.race([sleep(ms), abortPromise(signal)]);
     };
@@ -323,16 +328,3 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Why no HTTP answer came, never empty: undici's errors can carry an empty message (an
- * AggregateError of IPv4 and IPv6 refusals), with the reason in `code` or in `errors`.
- */
-function networkReason(err: unknown): string {
-  const e = err as { message?: string; code?: string; cause?: unknown; errors?: unknown[] };
-  if (e.code === 'ECONNREFUSED') return 'connection refused';
-  // fetch says only "fetch failed"; the cause (or the first of several) says why.
-  const inner = e.cause ?? e.errors?.[0];
-  if (inner) return networkReason(inner);
-  const text = e.message?.trim() || e.code || (err as Error)?.name || 'unknown error';
-  return /ECONNREFUSED/.test(text) ? 'connection refused' : text;
-}

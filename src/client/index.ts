@@ -10,3 +10,5 @@ export { AddressWatchClient } from './address-watch.js';
 export type * from './address-watch.js';
 export { PaymentsClient } from './payments.js';
 export type * from './payments.js';
+export { PayoutsClient, RefundsClient } from './payouts.js';
+export type * from './payouts.js';

@@ -1,89 +1,15 @@
 import type { ApiClient } from './api-client.js';
+import type { AmlResult, CreatePayment, Payment, PaymentSettings, PaymentSettingsInput, PaymentStatus } from '../wire/payments.js';
 
-/** Payment orders as clients see them; the server presents exactly these (decisions.md, "Payment orders"). */
+/**
+ * Payment orders as clients see them: the server's schemas in wire/ (types only), so the server
+ * presents exactly these (decisions.md, "Payment orders"). Settings are keyed by the families
+ * that derive addresses (`evm`: xpub, `utxo`: zpub/ypub/xpub or v/u/tpub on test networks,
+ * `tron`: xpub of m/44'/195'/0'; the server names them in openapi.json).
+ */
 
-export type PaymentStatus = 'pending' | 'seen' | 'aml_check' | 'paid' | 'failed' | 'underpaid' | 'expired';
+export type { AmlResult, CreatePayment, Payment, PaymentSettings, PaymentSettingsInput, PaymentStatus } from '../wire/payments.js';
 export type PaymentEvent = Exclude<PaymentStatus, 'pending'>;
-
-export interface AmlResult {
-  provider: string;
-  score: number;
-  risk_level: 'low' | 'medium' | 'high' | 'severe' | 'unknown';
-  details: Array<{ category: string; address: string; source: string }>;
-  report_url: string | null;
-  checked_at: string;
-}
-
-export interface Payment {
-  payment_id: string;
-  order_id: string;
-  status: PaymentStatus;
-  network: string;
-  asset: string;
-  asset_symbol: string;
-  decimals: number;
-  address: string;
-  watch_id: string;
-  derivation_index: number | null;
-  amount: string;
-  amount_raw: string;
-  amount_received: string;
-  amount_received_raw: string;
-  /** A fiat price and the rate locked at creation; all null for an order priced in the asset. */
-  price_amount: string | null;
-  price_currency: string | null;
-  /** price_currency per asset unit (decimal string). */
-  rate: string | null;
-  rate_source: 'static' | 'http' | null;
-  rate_at: string | null;
-  tx_hashes: string[];
-  confirmations: number;
-  expires_at: string;
-  created_at: string;
-  updated_at: string;
-  webhook_url: string | null;
-  metadata: unknown;
-  aml: AmlResult | null;
-  reason: string | null;
-  late: boolean;
-  overpaid: boolean;
-  lifecycle: string;
-  /** The hosted checkout page for the customer (`{api_base}/pay/{payment_id}`); the payment id is its only credential. */
-  checkout_url: string;
-}
-
-export interface CreatePayment {
-  order_id: string;
-  network_slug: string;
-  /** In the asset; or `price_amount` + `price_currency` instead (converted at a rate locked at creation). */
-  amount?: string;
-  price_amount?: string;
-  /** ISO 4217, e.g. USD. */
-  price_currency?: string;
-  asset?: string;
-  address?: string;
-  expires_in?: number;
-  webhook_url?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export interface PaymentSettings {
-  /** Extended public keys per chain family: `evm` (xpub), `utxo` (zpub/ypub/xpub, v/u/tpub on test networks), `tron` (xpub of m/44'/195'/0'). */
-  xpubs: { evm?: string; utxo?: string; tron?: string };
-  aml_fail_at: 'medium' | 'high' | 'severe';
-  underpaid_tolerance_bps: number;
-  accept_late: boolean;
-  /** The merchant's name on the checkout page; null: none. */
-  display_name: string | null;
-  /** Where the checkout page sends a paid customer, with `?order_id=` (https); null: nowhere. */
-  redirect_url: string | null;
-  derived: {
-    evm?: { first_address: string; next_index: number };
-    /** `network`: the network whose prefixes `first_address` is written in. */
-    utxo?: { first_address: string; network: string; next_index: number };
-    tron?: { first_address: string; next_index: number };
-  };
-}
 
 /** A `payment_order` webhook body. */
 export interface PaymentWebhook {
@@ -132,7 +58,7 @@ export class PaymentsClient {
   settings(): Promise<Ok<PaymentSettings>> {
     return this.#api.request('GET', '/v1/payments/settings');
   }
-  putSettings(body: Partial<Omit<PaymentSettings, 'derived'>>): Promise<Ok<PaymentSettings>> {
+  putSettings(body: PaymentSettingsInput): Promise<Ok<PaymentSettings>> {
     return this.#api.request('PUT', '/v1/payments/settings', { body });
   }
 }

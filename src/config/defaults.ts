@@ -77,6 +77,27 @@ export const defaultNetworks: NetworkConfig[] = [
     ],
     credits: { default: 20, methods: {} },
   },
+  {
+    // Solana's public clusters. `mainnet` is the cluster Solana calls mainnet-beta (slugs take no
+    // dash: it separates network and environment in endpoint host names). The public nodes
+    // rate-limit hard and answer no `getProgramAccounts`: point these at your own or a
+    // provider's. USDC and USDT are Circle's and Tether's mainnet mints; devnet lists Circle's
+    // devnet USDC (its own mint); testnet has no stablecoin.
+    id: 10, slug: 'solana', name: 'Solana', family: 'solana', sort: 100,
+    tokens: [
+      { symbol: 'USDC', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 },
+      { symbol: 'USDT', address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6 },
+    ],
+    environments: [
+      { id: 17, slug: 'mainnet', upstreams: ['https://api.mainnet-beta.solana.com'], ws_upstreams: ['wss://api.mainnet-beta.solana.com'], confirmations: 1 },
+      {
+        id: 18, slug: 'devnet', upstreams: ['https://api.devnet.solana.com'], ws_upstreams: ['wss://api.devnet.solana.com'], confirmations: 1,
+        tokens: [{ symbol: 'USDC', address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 }],
+      },
+      { id: 19, slug: 'testnet', upstreams: ['https://api.testnet.solana.com'], ws_upstreams: ['wss://api.testnet.solana.com'], confirmations: 1, tokens: [] },
+    ],
+    credits: defaultCredits('solana'),
+  },
 ];
 
 export const defaultPlans: PlanConfig[] = [

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-/** `networks[].tokens[]`: an EVM token by contract address, a Tron TRC-20 by its `T…` contract, a Stellar asset as `CODE:ISSUER`. */
+/** `networks[].tokens[]`: an EVM token by contract address, a Tron TRC-20 by its `T…` contract, a Stellar asset as `CODE:ISSUER`, a Solana SPL token by its mint (base58). */
 export const tokenSchema = z.strictObject({
   symbol: z.string().regex(/^[A-Za-z0-9.]{1,12}$/, '1-12 letters, digits or dots'),
-  address: z.string().regex(/^(0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33})$/, 'must be a 0x contract address (EVM) or a T… contract address (Tron TRC-20)').optional(),
+  address: z.string().regex(/^(0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}|[1-9A-HJ-NP-Za-km-z]{32,44})$/, 'must be a 0x contract address (EVM), a T… contract address (Tron TRC-20) or a base58 mint address (Solana SPL)').optional(),
   asset: z.string().regex(/^[A-Za-z0-9]{1,12}:G[A-Z2-7]{55}$/, 'must be CODE:ISSUER').optional(),
   decimals: z.number().int().min(0).max(36),
-}).refine((t) => (t.address === undefined) !== (t.asset === undefined), { message: 'give either address (EVM, Tron) or asset (Stellar)' });
+}).refine((t) => (t.address === undefined) !== (t.asset === undefined), { message: 'give either address (EVM, Tron, Solana) or asset (Stellar)' });
 
 export type TokenConfig = z.output<typeof tokenSchema>;
 
@@ -28,6 +28,11 @@ export const PAIR_PATTERN = /^[A-Z0-9.]{1,12}\/[A-Z]{3}$/;
 
 const RATES_DEFAULT = { provider: 'static' as const, ttl_s: 300, static: {} };
 
+/** Defaults of the http source's sanity checks (docs/payments.md, "Fiat prices"). */
+export const RATE_BAND = { min_rate: '0.000000001', max_rate: '1000000000000', max_move: 0.5, max_move_window_s: 3600 };
+const rateText = z.string({ error: 'must be a positive decimal string such as "0.000001"' })
+  .regex(RATE_PATTERN, 'must be a positive decimal string such as "0.000001"');
+
 /**
  * Where fiat-priced orders get their rate (docs/payments.md, "Fiat prices"): a static table
  * (this file's `static`, extended and overridden by `rpcctl admin rates set`) or an HTTP JSON
@@ -47,7 +52,9 @@ const ratesSchema = z.strictObject({
     }).default({}),
   http: z.strictObject({
     /** GET; `{asset}`, `{currency}` (and `{asset_lower}`, `{currency_lower}`) are replaced. */
-    url: z.string().url(),
+    url: z.string().url()
+      // undici would not fetch file: or data:, so every order would be refused; say it at start.
+      .refine((v) => /^https?:\/\//i.test(v), 'must be an http(s) URL'),
     /** A dotted path to the number in the JSON answer, with the same placeholders, e.g. `data.{asset}.{currency}`. */
     selector: z.string().min(1).max(500),
     /** Optional dotted path to when the source priced it (Unix seconds or ISO 8601): older than ttl_s is refused. */
@@ -55,7 +62,20 @@ const ratesSchema = z.strictObject({
     /** Names an environment variable holding a JSON object of request headers (an API key stays out of the config). */
     headers_env: z.string().min(1).optional(),
     timeout_ms: z.number().int().min(100).max(60_000).default(5000),
-  }).optional(),
+    /**
+     * The sanity band: a rate outside it is the source's mistake (`1e-30` would price an order at
+     * 10^31 ETH) and refuses the order. Wide enough for BTC in VND and for sub-cent tokens.
+     */
+    min_rate: rateText.default(RATE_BAND.min_rate),
+    max_rate: rateText.default(RATE_BAND.max_rate),
+    /**
+     * A rate more than `1 + max_move` times, or less than `1 / (1 + max_move)` of, the last rate
+     * accepted for the pair within `max_move_window_s` is refused; after the window the band alone
+     * judges, so a real move is not refused for ever.
+     */
+    max_move: z.number().positive().max(1000).default(RATE_BAND.max_move),
+    max_move_window_s: z.number().int().min(1).max(7 * 86_400).default(RATE_BAND.max_move_window_s),
+  }).refine((h) => Number(h.min_rate) < Number(h.max_rate), { message: 'min_rate must be below max_rate', path: ['min_rate'] }).optional(),
 }).refine((r) => r.provider !== 'http' || r.http !== undefined, { message: 'provider "http" needs payments.rates.http', path: ['http'] })
   .default(RATES_DEFAULT);
 
@@ -67,8 +87,18 @@ export const paymentsConfigSchema = z.strictObject({
     http: httpAmlSchema.optional(),
   }).refine((a) => a.provider !== 'http' || a.http !== undefined, { message: 'provider "http" needs payments.aml.http', path: ['http'] })
     .default({ provider: 'sanctions-list' }),
-  /** How often expiry and the screening queue are looked at. */
-  tick_ms: z.number().int().min(20).max(60_000).default(500),
+  /**
+   * How often expiry, late windows, finality and screening retries are looked at; recorded
+   * blocks wake the engine at once (a call, and NOTIFY from other instances), so this is also
+   * the safety net for a lost notification.
+   */
+  tick_ms: z.number().int().min(20).max(60_000).default(2000),
+  /**
+   * How often the open orders of families with references (Solana Pay) are looked up by their
+   * reference (`getSignaturesForAddress`), at most 100 orders per environment a pass: the
+   * scanner's fallback for a block it passed without seeing (payments/references.ts).
+   */
+  reference_sweep_ms: z.number().int().min(100).max(3_600_000).default(10_000),
   /** How long an expired order's address stays watched for late payments. */
   late_window_s: z.number().int().min(0).max(30 * 86_400).default(86_400),
   checkout: z.strictObject({
@@ -79,7 +109,7 @@ export const paymentsConfigSchema = z.strictObject({
   }).default({ rpm_per_ip: 120, allow_any_redirect: false }),
   rates: ratesSchema,
 }).default({
-  aml: { provider: 'sanctions-list' }, tick_ms: 500, late_window_s: 86_400,
+  aml: { provider: 'sanctions-list' }, tick_ms: 2000, reference_sweep_ms: 10_000, late_window_s: 86_400,
   checkout: { rpm_per_ip: 120, allow_any_redirect: false }, rates: RATES_DEFAULT,
 });
 

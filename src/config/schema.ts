@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { isValidIp } from '../util/ip.js';
-import { traitsOf } from '../chains/traits.js';
+import { DEFAULT_FAMILY, FAMILY_NAMES, traitsOf } from '../chains/traits.js';
 import { paymentsConfigSchema, tokenSchema } from './payments.js';
 
 const port = z.number().int().min(0).max(65535);
@@ -13,15 +13,20 @@ export const environmentSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
   upstreams: z.array(z.string().url()).default([]),
-  /** WebSocket nodes for `eth_subscribe`; without any, newHeads and logs are polled over `upstreams`. */
+  /** WebSocket nodes for subscriptions (`eth_subscribe`, Solana's PubSub); without any, EVM's newHeads and logs are polled over `upstreams`. */
   ws_upstreams: z.array(z.string().url().refine((u) => /^wss?:\/\//i.test(u), { message: 'must be a ws:// or wss:// URL' })).default([]),
   confirmations: z.number().int().min(0).max(1000).default(1),
   /**
    * Confirmations after which a transaction is final (where the node reports no `finalized`
    * block): a closed payment order watches its address until its funding is this deep.
-   * Omitted: the family's default (evm 64, utxo 6, tron 20, stellar 0).
+   * Omitted: the family's default (evm 64, utxo 6, tron 20, stellar 0, solana 32 slots).
    */
   finality_depth: z.number().int().min(0).max(100_000).optional(),
+  /**
+   * The environment's own tokens, in place of the network's `tokens` (a test network's
+   * contracts and mints are other addresses than mainnet's). Omitted: the network's.
+   */
+  tokens: z.array(tokenSchema).optional(),
   /**
    * UTXO family only: the chain's address prefixes (Bitcoin Core's chainparams). Omitted on a
    * `utxo` network: Bitcoin's for the environment slug (mainnet, testnet/testnet4/signet, regtest).
@@ -74,7 +79,7 @@ export const networkSchema = z.strictObject({
   id: z.number().int().min(1).optional(),
   slug,
   name: z.string().min(1).max(100),
-  family: z.enum(['evm', 'stellar', 'utxo', 'tron']).default('evm'),
+  family: z.enum(FAMILY_NAMES, { error: (iss) => `unknown chain family ${JSON.stringify(iss.input)} (one of ${FAMILY_NAMES.join(', ')})` }).default(DEFAULT_FAMILY),
   sort: z.number().int().default(100),
   environments: z.array(environmentSchema).min(1),
   /** Omitted: the family's built-in table (see defaults.ts). */
@@ -169,6 +174,30 @@ const wsSchema = z.strictObject({
   max_queued_bytes_per_endpoint: z.number().int().min(64 * 1024).max(16 * 1024 ** 3).default(WS_DEFAULTS.max_queued_bytes_per_endpoint),
   max_queued_bytes: z.number().int().min(64 * 1024).max(64 * 1024 ** 3).default(WS_DEFAULTS.max_queued_bytes),
 });
+
+/**
+ * `telemetry`: OpenTelemetry traces over OTLP/HTTP (docs/operations.md, "Traces"); off unless
+ * `otlp.endpoint` is set. Header values may be credentials: never logged, and `headers_env`
+ * takes them from the environment instead of the file.
+ */
+const HTTP_HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+const TELEMETRY_OTLP_DEFAULTS = { headers: {}, headers_env: {}, timeout_ms: 10_000 };
+const telemetrySchema = z.strictObject({
+  /** `service.name` of every span. */
+  service_name: z.string().min(1).max(100).default('rpcctl'),
+  /** Share of traces recorded (0..1), a caller's `traceparent` included. */
+  sampling_ratio: z.number().min(0).max(1).default(0.01),
+  otlp: z.strictObject({
+    /** The collector's OTLP/HTTP address (`http://collector:4318`, `/v1/traces` added) or its full traces URL. */
+    endpoint: z.string().url().regex(/^https?:\/\//i, 'must be an http:// or https:// URL').optional(),
+    /** Sent with every export (`authorization`, `x-api-key`, …). */
+    headers: z.record(z.string().regex(HTTP_HEADER_NAME, 'must be an HTTP header name'), z.string().max(8192).regex(/^[^\r\n\0]*$/, 'must be one line')).default({}),
+    /** Header name → the environment variable holding its value (read at start; a missing one is refused). */
+    headers_env: z.record(z.string().regex(HTTP_HEADER_NAME, 'must be an HTTP header name'), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default({}),
+    /** One export's time limit. */
+    timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+  }).default(TELEMETRY_OTLP_DEFAULTS),
+}).default({ service_name: 'rpcctl', sampling_ratio: 0.01, otlp: TELEMETRY_OTLP_DEFAULTS });
 
 export const configSchema = z.strictObject({
   api: z.strictObject({
@@ -278,8 +307,17 @@ export const configSchema = z.strictObject({
     /** Answers larger than this stay in the instance's memory only. */
     cache_max_value_bytes: z.number().int().min(1).default(1024 * 1024),
   }).default({ key_prefix: 'rpcctl:', cache_ttl_ms: 3_600_000, cache_max_value_bytes: 1024 * 1024 }),
+  /** The service's log; `--log-level` and $RPCCTL_LOG_LEVEL win over it. A reload applies a new level. */
+  log: z.strictObject({
+    level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  }).default({ level: 'info' }),
+  /** SIGTERM: `/ready` answers 503 at once, the listeners keep serving this long (load balancers stop sending), then close. */
+  shutdown: z.strictObject({
+    drain_s: z.number().min(0).max(600).default(5),
+  }).default({ drain_s: 5 }),
   networks: z.array(networkSchema).optional(),
   plans: z.array(planSchema).optional(),
+  telemetry: telemetrySchema,
 });
 
 export type ConfigInput = z.input<typeof configSchema>;

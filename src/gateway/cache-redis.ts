@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { boundedCall, connectRedis, type RedisClient } from '../limits/index.js';
+import { boundedCall, connectRedis, pingUntilBack, type RedisClient } from '../limits/index.js';
 import type { SharedCacheTier } from './cache.js';
 
 /**
@@ -263,5 +263,6 @@ export class RedisCacheTier implements SharedCacheTier {
     this.#degraded = true;
     if (this.#onOutage) this.#onOutage(true, reason);
     else this.#log(`gateway cache: Redis unavailable (${reason}); each instance serves from its own memory cache until it is back`);
+    pingUntilBack(this.#client, () => this.#degraded, () => this.#recovered());
   }
 }

@@ -1,9 +1,11 @@
 import { LRUCache } from 'lru-cache';
+import type { CacheDecision, CachePlan as FamilyCachePlan, ChainView } from '../chains/gateway.js';
 
 /**
- * Answers that cannot change, cached per network environment: what a by-hash lookup found in a
- * final block, blocks and state at or below the finalized height, the chain id. Never `latest`,
- * `pending` or `safe`, never a null (an unknown hash may be known a block later), never an error.
+ * Answers that cannot change, cached per network environment: which ones is the family's cache
+ * plan (`gateway.cache` of its traits: EVM's are what a by-hash lookup found in a final block,
+ * blocks and state at or below the finalized height, the chain id). Never a null (an unknown hash
+ * may be known a block later), never an error.
  *
  * Each entry carries the highest block height it depends on; a reorg at height `h` (seen by the
  * probe as a changed hash at a height some entry came from, or as the finalized height going
@@ -11,10 +13,7 @@ import { LRUCache } from 'lru-cache';
  */
 
 /** The chain's known state for one environment, from the probe. */
-export interface ChainView {
-  head: number;
-  finalized: number;
-}
+export type { ChainView };
 
 /**
  * A second tier shared by instances (Redis in multi-instance mode: a key per answer, a sorted
@@ -32,67 +31,27 @@ export interface SharedCacheTier {
   onDrop(listener: (envId: number, height: number) => void): void;
 }
 
-/** What the policy decided for one call before asking the upstream. */
-export interface CachePlan {
+/** What the family's cache plan decided for one call before asking the upstream, and its key. */
+export interface CachePlan extends CacheDecision {
   key: string;
-  /** The height the params name, if any (a block number); else it is read from the result. */
-  height: number | undefined;
-  /** Where the result says its block is: a block (`number`, `hash`) or a transaction (`blockNumber`, `blockHash`). */
-  resultBlock: 'block' | 'tx' | undefined;
+  /** The family's plan, which reads the result's block once the answer is in hand. */
+  rules: FamilyCachePlan;
 }
 
 interface Entry { text: string; envId: number; height: number | undefined }
 
-const BY_HASH_BLOCK = new Set(['eth_getBlockByHash']);
-const BY_HASH_TX = new Set(['eth_getTransactionByHash', 'eth_getTransactionReceipt']);
-const CONSTANT = new Set(['eth_chainId', 'net_version']);
-/** State reads whose last parameter is a block: final when it is a number at or below the finalized height. */
-const STATE_AT_BLOCK = new Set(['eth_getCode', 'eth_call', 'eth_getBalance', 'eth_getStorageAt', 'eth_getTransactionCount']);
-const HEX_NUMBER = /^0x(0|[1-9a-f][0-9a-f]{0,13})$/i;
-
-function blockNumberParam(v: unknown): number | undefined {
-  return typeof v === 'string' && HEX_NUMBER.test(v) ? Number.parseInt(v, 16) : undefined;
-}
-
-/** Decides whether a call may be answered from the cache; undefined: never for this call. */
-export function planCache(envId: number, method: string, params: unknown, view: ChainView | undefined): CachePlan | undefined {
+/** Decides whether a call may be answered from the cache (by the family's plan); undefined: never for this call. */
+export function planCache(envId: number, rules: FamilyCachePlan | undefined, method: string, params: unknown, view: ChainView | undefined): CachePlan | undefined {
+  if (!rules) return undefined;
   const p = Array.isArray(params) ? params : params === undefined ? [] : undefined;
   if (!p) return undefined;
-  const key = () => `${envId}\u0000${method}\u0000${JSON.stringify(p)}`;
-  if (CONSTANT.has(method)) return { key: key(), height: undefined, resultBlock: undefined };
-  // Without a finalized height nothing else is known to be final.
-  if (!view) return undefined;
-  if (BY_HASH_BLOCK.has(method) && typeof p[0] === 'string') return { key: key(), height: undefined, resultBlock: 'block' };
-  if (BY_HASH_TX.has(method) && typeof p[0] === 'string') return { key: key(), height: undefined, resultBlock: 'tx' };
-  if (method === 'eth_getBlockByNumber' || method === 'eth_getBlockReceipts') {
-    const n = blockNumberParam(p[0]);
-    return n !== undefined && n <= view.finalized ? { key: key(), height: n, resultBlock: method === 'eth_getBlockByNumber' ? 'block' : undefined } : undefined;
-  }
-  if (STATE_AT_BLOCK.has(method)) {
-    const n = blockNumberParam(p[p.length - 1]);
-    return p.length >= 2 && n !== undefined && n <= view.finalized ? { key: key(), height: n, resultBlock: undefined } : undefined;
-  }
-  if (method === 'eth_getLogs') {
-    const f = p[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
-    if (!f || typeof f !== 'object' || f.blockHash !== undefined) return undefined;
-    const from = blockNumberParam(f.fromBlock);
-    const to = blockNumberParam(f.toBlock);
-    return from !== undefined && to !== undefined && to <= view.finalized ? { key: key(), height: to, resultBlock: undefined } : undefined;
-  }
-  return undefined;
+  const d = rules.decide(method, p, view);
+  return d && { key: `${envId}\u0000${method}\u0000${JSON.stringify(p)}`, height: d.height, resultBlock: d.resultBlock, rules };
 }
 
 /** The height and hash an answer belongs to, if it may be cached under `plan`; undefined: do not cache. */
 export function finalHeightOf(plan: CachePlan, result: unknown, view: ChainView | undefined): { height: number | undefined; hash: string | undefined } | undefined {
-  if (result === null || result === undefined) return undefined;
-  if (plan.resultBlock === undefined) return { height: plan.height, hash: undefined };
-  if (typeof result !== 'object' || !view) return undefined;
-  const r = result as Record<string, unknown>;
-  const n = blockNumberParam(plan.resultBlock === 'block' ? r.number : r.blockNumber);
-  const hash = plan.resultBlock === 'block' ? r.hash : r.blockHash;
-  // A pending transaction (no block yet) or one in a block that is not final yet.
-  if (n === undefined || n > view.finalized) return undefined;
-  return { height: n, hash: typeof hash === 'string' ? hash.toLowerCase() : undefined };
+  return plan.rules.finalOf(plan, result, view);
 }
 
 export interface CacheStats { hits: number; misses: number; entries: number; bytes: number; dropped: number }

@@ -1,11 +1,12 @@
 import type { Environment } from '../store/index.js';
 import { finalHeightOf, planCache, type CachePlan, type ChainView, type ResponseCache } from './cache.js';
-import { chunks, logsRange, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
+import { chunks, logsUnits, rangeTooLarge, resultTooLarge, type LogsPolicy } from './logs.js';
 import { parseJson, type ParsedRpc, type RpcCall } from './jsonrpc.js';
 import { RPC_ERRORS, rpcError } from './errors.js';
 import { UpstreamError, type RouteHints, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
 import { answerKey, type IntegrityChecks, type IntegrityPolicy } from './integrity.js';
 import { traitsOf } from '../chains/traits.js';
+import type { CallClass, MethodClasses, RangeQuery } from '../chains/gateway.js';
 import { networkLabels } from './metrics.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
@@ -14,7 +15,7 @@ export interface CallAnswer {
   body: Buffer;
   /** Whether it is a call the merchant pays for (false for our own refusals). */
   metered: boolean;
-  /** Price multiplier (an `eth_getLogs` range costs per started `blockUnit` blocks). */
+  /** Price multiplier (a range query costs per started `blockUnit` blocks). */
   units: number;
   cached: boolean;
   /** The upstream's, when the body is the upstream's. */
@@ -23,44 +24,28 @@ export interface CallAnswer {
   rpcCode?: number | undefined;
 }
 
-/** Reads whose null may only mean "this node has not seen it yet". */
-const NULL_MAY_LAG = new Set([
-  'eth_getTransactionByHash', 'eth_getTransactionReceipt', 'eth_getBlockByHash', 'eth_getBlockByNumber', 'eth_getBlockReceipts',
-]);
-const BY_HASH = new Set(['eth_getTransactionByHash', 'eth_getTransactionReceipt', 'eth_getBlockByHash', 'eth_getBlockTransactionCountByHash']);
-/** Methods that change something or hand out node-local state: never sent twice. */
-const NOT_IDEMPOTENT = new Set([
-  'eth_sendRawTransaction', 'eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_newFilter', 'eth_newBlockFilter',
-  'eth_newPendingTransactionFilter', 'eth_uninstallFilter', 'eth_getFilterChanges', 'eth_subscribe', 'eth_unsubscribe',
-]);
-const HEX_NUMBER = /^0x[0-9a-f]{1,14}$/i;
 const SPLIT_CONCURRENCY = 4;
 
-const HINTS = {
-  head: { needsHead: true, idempotent: true },
-  headOnce: { needsHead: true, idempotent: false },
-  anyHead: { needsHead: false, idempotent: true },
-  anyHeadOnce: { needsHead: false, idempotent: false },
-} as const satisfies Record<string, RouteHints>;
+/**
+ * How to route a batch: by the head, to upstreams serving all its methods, and tried on another
+ * upstream only when every element may be (one send of a transaction is a one-try batch).
+ */
+export function batchHints(methods: MethodClasses, calls: readonly RpcCall[]): RouteHints {
+  const names = calls.map((c) => c.method);
+  return calls.every((c) => methods.classOf(c.method, c.params).retry) ? { needsHead: true, methods: names } : { needsHead: true, methods: names, retry: false };
+}
 
-/** How to route a call: by-hash reads and reads at a given block number may go to a lagging node. */
-export function routeHints(call: RpcCall): RouteHints {
-  const idempotent = !NOT_IDEMPOTENT.has(call.method);
-  if (BY_HASH.has(call.method)) return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
-  const p = call.params;
-  if (Array.isArray(p) && p.length > 0) {
-    const last = p[p.length - 1];
-    const first = p[0];
-    if ((typeof last === 'string' && HEX_NUMBER.test(last)) || (typeof first === 'string' && HEX_NUMBER.test(first) && call.method.includes('ByNumber'))) {
-      return idempotent ? HINTS.anyHead : HINTS.anyHeadOnce;
-    }
-  }
-  return idempotent ? HINTS.head : HINTS.headOnce;
+/**
+ * How to route a call, by its family's method classes (`gateway.methods` of its traits): which
+ * reads may go to a lagging node, which may be hedged, which may be tried on another upstream.
+ */
+export function routeHints(family: string, call: RpcCall): CallClass {
+  return traitsOf(family).gateway.methods.classOf(call.method, call.params);
 }
 
 /**
  * The single-call paths that need the answer in hand: the finality cache, null answers retried
- * on a node further ahead, and `eth_getLogs` guards. Anything else returns undefined and is
+ * on a node further ahead, and the range query's guards. Anything else returns undefined and is
  * streamed through unchanged by the server.
  */
 export class CallHandler {
@@ -90,20 +75,22 @@ export class CallHandler {
 
   /** Price multiplier of a call (batch elements too). */
   units(env: Environment, call: RpcCall): number {
-    return call.method === 'eth_getLogs' ? logsUnits(this.#logsPolicy(env.network), call.params, this.#views.get(env.id)) : 1;
+    const query = traitsOf(env.network.family).gateway.methods.rangeQuery;
+    return call.method === query?.method ? logsUnits(query, this.#logsPolicy(env.network), call.params, this.#views.get(env.id)) : 1;
   }
 
-  /** A refusal for an `eth_getLogs` or `eth_newFilter` over the range limit (batch elements, filters), or undefined. */
+  /** A refusal for the family's range query or its filter over the range limit (batch elements, filters), or undefined. */
   refuseInBatch(env: Environment, call: RpcCall): ReturnType<typeof rangeTooLarge> | undefined {
-    if (call.method !== 'eth_getLogs' && call.method !== 'eth_newFilter') return undefined;
+    const query = traitsOf(env.network.family).gateway.methods.rangeQuery;
+    if (!query || (call.method !== query.method && call.method !== query.filterMethod)) return undefined;
     const policy = this.#logsPolicy(env.network);
-    const r = logsRange(call.params, this.#views.get(env.id));
+    const r = query.range(call.params, this.#views.get(env.id));
     if (!r || r.to - r.from + 1 <= policy.maxRange) return undefined;
     // Splitting inside a batch would multiply one element into many: batches get the refusal either way.
     return rangeTooLarge(policy, r.to - r.from + 1, call.id ?? null);
   }
 
-  /** Moves batch elements we refuse (an `eth_getLogs` range over the limit) from `valid` to `rejected`. */
+  /** Moves batch elements we refuse (a range query over the limit) from `valid` to `rejected`. */
   screenBatch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): void {
     for (let i = parsed.calls.length - 1; i >= 0; i--) {
       const refusal = this.refuseInBatch(env, parsed.calls[i]!);
@@ -126,7 +113,9 @@ export class CallHandler {
     const cache = this.#cache;
     const view = this.#views.get(env.id);
     if (!cache) return undefined;
-    const plans = parsed.calls.map((c) => (c.id === undefined ? undefined : planCache(env.id, c.method, c.params, view)));
+    const rules = traitsOf(env.network.family).gateway.cache;
+    if (!rules) return undefined;
+    const plans = parsed.calls.map((c) => (c.id === undefined ? undefined : planCache(env.id, rules, c.method, c.params, view)));
     if (!plans.some((p) => p !== undefined)) return undefined;
     const answered: string[] = [];
     const rest: number[] = [];
@@ -180,26 +169,30 @@ export class CallHandler {
   async single(env: Environment, call: RpcCall, body: Buffer): Promise<CallAnswer | undefined> {
     const set = this.#upstreams.for(env.id, env.upstreams);
     const view = this.#views.get(env.id);
-    // Guarded even without an id: a notification would still make the node do the work.
-    if (call.method === 'eth_getLogs') return this.#logs(env, set, call.id === undefined ? { ...call, id: null } : call, body, view);
-    // A filter over the same range would let eth_getFilterLogs do what eth_getLogs may not; it cannot be split.
-    if (call.method === 'eth_newFilter') {
-      const refusal = this.refuseInBatch(env, call);
-      return refusal ? answer(200, Buffer.from(JSON.stringify(refusal)), false, 1, false) : undefined;
+    const gateway = traitsOf(env.network.family).gateway;
+    const query = gateway.methods.rangeQuery;
+    if (query) {
+      // Guarded even without an id: a notification would still make the node do the work.
+      if (call.method === query.method) return this.#logs(env, query, set, call.id === undefined ? { ...call, id: null } : call, body, view);
+      // A filter over the same range would let its changes return what the query may not; it cannot be split.
+      if (call.method === query.filterMethod) {
+        const refusal = this.refuseInBatch(env, call);
+        return refusal ? answer(200, Buffer.from(JSON.stringify(refusal)), false, 1, false) : undefined;
+      }
     }
     if (call.id === undefined) return undefined; // a notification: nothing to answer from here
-    const plan = this.#cache ? planCache(env.id, call.method, call.params, view) : undefined;
+    const plan = this.#cache ? planCache(env.id, gateway.cache, call.method, call.params, view) : undefined;
     // --- integrity policy (integrity.ts): a Map lookup, undefined when the network has none.
     const integrity = this.#integrity?.policyFor(env.network.slug, call);
     // Null retries need somewhere to go; with one upstream the answer streams through.
-    if (!plan && !integrity && (!NULL_MAY_LAG.has(call.method) || set.upstreams.length < 2)) return undefined;
+    if (!plan && !integrity && (set.upstreams.length < 2 || !gateway.methods.nullMayLag(call.method))) return undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
     if (integrity) return this.#checked(env, set, call, body, integrity, plan);
     // --- end integrity policy
-    const got = await this.#fetch(set, call, body, this.#maxBytes);
+    const got = await this.#fetch(env, set, call, body, this.#maxBytes);
     if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
     if (got.kind === 'too-large') {
       return answer(200, Buffer.from(JSON.stringify(rpcError(-32012, `answer too large: over ${this.#maxBytes} bytes`, call.id))), false, 1, false);
@@ -290,20 +283,19 @@ export class CallHandler {
     return { texts: [...list.map((a) => JSON.stringify(a)), ...rest.rejected.map((r) => JSON.stringify(r))], metered: rest.calls, hits: 0 };
   }
 
-  async #logs(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined): Promise<CallAnswer> {
+  async #logs(env: Environment, query: RangeQuery, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined): Promise<CallAnswer> {
     const policy = this.#logsPolicy(env.network);
-    const range = logsRange(call.params, view);
+    const range = query.range(call.params, view);
     const units = this.units(env, call);
     const blocks = range ? range.to - range.from + 1 : 0;
     if (!range || blocks <= policy.maxRange) {
       const one = await this.#logsChunk(env, set, call, body, policy);
       if (one.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
-      if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(policy, call.id))), false, 1, false);
+      if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(query, policy, call.id))), false, 1, false);
       return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType, one.kind === 'json' ? codeOf(one.json) : undefined);
     }
     if (policy.overRange === 'refuse') return answer(200, Buffer.from(JSON.stringify(rangeTooLarge(policy, blocks, call.id))), false, 1, false);
 
-    const filter = (call.params as Array<Record<string, unknown>>)[0]!;
     const parts = chunks(range.from, range.to, policy.maxRange);
     const results: string[] = new Array<string>(parts.length);
     let bytes = 0;
@@ -314,11 +306,11 @@ export class CallHandler {
       while (next < parts.length && failure === undefined) {
         const i = next++;
         const [a, b] = parts[i]!;
-        const params = [{ ...filter, fromBlock: `0x${a.toString(16)}`, toBlock: `0x${b.toString(16)}` }];
-        const sub: RpcCall = { method: 'eth_getLogs', params, id: 1 };
-        const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params })), policy);
+        const params = query.withRange(call.params, a, b);
+        const sub: RpcCall = { method: query.method, params, id: 1 };
+        const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: query.method, params })), policy);
         if (got.kind === 'too-large' || got.kind === 'disagreed') {
-          failure = got.kind === 'disagreed' ? disagreement(call.id) : Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
+          failure = got.kind === 'disagreed' ? disagreement(call.id) : Buffer.from(JSON.stringify(resultTooLarge(query, policy, call.id)));
           return;
         }
         if (got.kind === 'raw' || got.json.error !== undefined || !Array.isArray(got.json.result)) {
@@ -331,7 +323,7 @@ export class CallHandler {
         bytes += text.length;
         logs += got.json.result.length;
         if (bytes > policy.maxBytes || logs > policy.maxResults) {
-          failure = Buffer.from(JSON.stringify(resultTooLarge(policy, call.id)));
+          failure = Buffer.from(JSON.stringify(resultTooLarge(query, policy, call.id)));
           return;
         }
         results[i] = text.length > 2 ? text.slice(1, -1) : '';
@@ -343,9 +335,9 @@ export class CallHandler {
     return answer(200, resultBody(call.id, `[${merged}]`), true, units, false);
   }
 
-  /** One `eth_getLogs` within the limit: from the cache when final, else upstream, with the result caps. */
+  /** One range query within the limit: from the cache when final, else upstream, with the result caps. */
   async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy): Promise<LogsChunk> {
-    const plan = this.#cache ? planCache(env.id, call.method, call.params, this.#views.get(env.id)) : undefined;
+    const plan = this.#cache ? planCache(env.id, traitsOf(env.network.family).gateway.cache, call.method, call.params, this.#views.get(env.id)) : undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) {
@@ -357,7 +349,7 @@ export class CallHandler {
     const integrity = this.#integrity?.policyFor(env.network.slug, call);
     const got = integrity
       ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, checkHints(env, call), policy.maxBytes)
-      : await this.#fetch(set, call, body, policy.maxBytes);
+      : await this.#fetch(env, set, call, body, policy.maxBytes);
     if (got.kind === 'disagreed') return got;
     if (got.kind === 'agreed') return this.#logsResult(env, plan, policy, { ...got, kind: 'json' });
     // --- end integrity policy
@@ -365,7 +357,7 @@ export class CallHandler {
     return this.#logsResult(env, plan, policy, got);
   }
 
-  /** A whole `eth_getLogs` answer: over `max_logs_results` refused, final ones cached. */
+  /** A whole range query's answer: over `max_logs_results` refused, final ones cached. */
   #logsResult(env: Environment, plan: CachePlan | undefined, policy: LogsPolicy, got: { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }): LogsChunk {
     const result = got.json.result;
     if (Array.isArray(result) && result.length > policy.maxResults) return { kind: 'too-large' };
@@ -381,10 +373,11 @@ export class CallHandler {
    * Sends a single call and reads the answer whole (at most `maxBytes`). A null for a read that
    * a lagging node may not have yet is asked again of a node further ahead.
    */
-  async #fetch(set: UpstreamSet, call: RpcCall, body: Buffer, maxBytes: number):
+  async #fetch(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, maxBytes: number):
   Promise<{ kind: 'too-large' } | { kind: 'raw'; status: number; body: Buffer; contentType: string | undefined }
     | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }> {
-    const hints = routeHints(call);
+    const methods = traitsOf(env.network.family).gateway.methods;
+    const hints = methods.classOf(call.method, call.params);
     const tried = new Set<Upstream>();
     // The head of the first node that answered null: any node further ahead may know better.
     let floor: number | undefined;
@@ -403,7 +396,7 @@ export class CallHandler {
         if (typeof v === 'object' && v !== null && !Array.isArray(v)) json = v as RpcAnswer;
       } catch { /* not JSON: relay as is */ }
       if (!json || res.status >= 300) return { kind: 'raw', status: res.status, body: text, contentType: res.contentType };
-      if (json.result === null && NULL_MAY_LAG.has(call.method)) {
+      if (json.result === null && methods.nullMayLag(call.method)) {
         floor ??= res.upstream.head ?? 0;
         if (set.upstreams.some((u) => further(u) && !u.down && u.methods.serves(call.method))) continue;
       }
@@ -431,7 +424,7 @@ export interface BatchAnswer {
 }
 
 function checkHints(env: Environment, call: RpcCall): { needsHead: boolean; rpcErrorsAre500: boolean } {
-  return { needsHead: routeHints(call).needsHead ?? false, rpcErrorsAre500: traitsOf(env.network.family).gateway.rpcErrorsAre500 };
+  return { needsHead: routeHints(env.network.family, call).needsHead, rpcErrorsAre500: traitsOf(env.network.family).gateway.rpcErrorsAre500 };
 }
 
 function upstreamFailed(err: UpstreamError, id: unknown): ReturnType<typeof rpcError> {

@@ -29,6 +29,8 @@ export interface UpstreamSnapshot {
   consecutive_failures: number;
   down_until: string | null;
   last_error: string | null;
+  /** When `last_error` happened: the workers' views are merged by it, the newest wins. */
+  last_error_at: string | null;
   probed_at: string | null;
 }
 
@@ -47,6 +49,7 @@ export class UpstreamHealth {
   requests = 0;
   failures = 0;
   lastError: string | undefined;
+  lastErrorAt = 0;
   probedAt = 0;
   /** The back-off was caused by a client call's failure: only a client call's success ends it. */
   clientBackoff = false;
@@ -133,6 +136,7 @@ export class UpstreamHealth {
     this.consecutiveFailures++;
     this.errorRate += ALPHA * (1 - this.errorRate);
     this.lastError = reason;
+    this.lastErrorAt = Date.now();
     this.trialUntil = 0;
     if (byClient) this.clientBackoff = true;
     // Back off 1 s, 2 s, 4 s ... up to 30 s before it is a first choice again; the probe may
@@ -173,6 +177,7 @@ export class UpstreamHealth {
       consecutive_failures: this.consecutiveFailures,
       down_until: this.down ? new Date(this.downUntil).toISOString() : null,
       last_error: this.lastError ?? null,
+      last_error_at: this.lastErrorAt ? new Date(this.lastErrorAt).toISOString() : null,
       probed_at: this.probedAt ? new Date(this.probedAt).toISOString() : null,
     };
   }

@@ -16,6 +16,7 @@ import type { ProbedWire } from './workers/protocol.js';
 import type { RedisOutage } from '../limits/outage.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { mergeCalls, parseCursor, parseId, type RequestLogRead } from './request-log.js';
+import type { TracingSetup } from '../telemetry/index.js';
 
 export { priceRpc, priceRest } from '../pricing/credits.js';
 export { RPC_ERRORS } from './errors.js';
@@ -26,7 +27,7 @@ export type { UpstreamSnapshot } from './health.js';
 export { UPSTREAM_STATE_FILE, type UpstreamStateFile } from './probe.js';
 export { registerUpstreamMetrics } from './upstream-metrics.js';
 export { GatewayListenError, type GatewayWorkers } from './workers/pool.js';
-export type { RequestLogEntry, RequestLogRead } from './request-log.js';
+export type { RequestLogRead } from './request-log.js';
 
 /** Usage counted by the gateway workers; `flush()` writes everything counted so far. */
 export interface GatewayMeter {
@@ -73,6 +74,13 @@ export interface Gateway {
   requestLog(endpointId: number, q: RequestLogQuery): Promise<RequestLogRead>;
   /** Starts the worker threads on the port (0: any) and resolves with the port once all listen. */
   listen(port: number, host: string): Promise<number>;
+  /**
+   * A config reload, after the config was updated in place and the store's catalog synced: the
+   * workers take the new settings and catalog, then every endpoint is read again (plans' limits).
+   */
+  reload(): Promise<void>;
+  /** `/ready` answers 503 from now on while calls are still served (SIGTERM, before close). */
+  drain(): Promise<void>;
   /** Stops the listeners: client WebSockets closed (1001), in-flight requests finished, usage taken. */
   close(): Promise<void>;
   /** Stops background work and flushes usage; call after close(). */
@@ -87,7 +95,11 @@ export interface Gateway {
  */
 export async function createGateway(
   store: Store, config: Config, log: (line: string) => void, metrics: Metrics = new Metrics({ enabled: false }), logger?: Logger,
-  opts: { redis?: { url: string; keyPrefix: string; sharedCache: boolean }; supervisor?: Supervisor; redisOutage?: RedisOutage } = {},
+  opts: {
+    redis?: { url: string; keyPrefix: string; sharedCache: boolean }; supervisor?: Supervisor; redisOutage?: RedisOutage;
+    /** Tracing on: each worker opens its own exporter with this. */
+    tracing?: TracingSetup | undefined;
+  } = {},
 ): Promise<Gateway> {
   const g = config.gateway;
   // The registry check, usage flush and probe: a failure (the store away) is logged, counted and retried.
@@ -104,7 +116,10 @@ export async function createGateway(
   // The probe's own pools: it asks each node once, however many workers serve.
   const upstreams = new UpstreamDirectory(
     upstreamOptions(g, log),
-    (envId) => networkPolicy(config.networks.find((n) => n.slug === store.catalog.environment(envId)?.network.slug)),
+    (envId) => {
+      const network = store.catalog.environment(envId)?.network;
+      return networkPolicy(config.networks.find((n) => n.slug === network?.slug), network?.family);
+    },
   );
   const chain = new Map<number, ChainView>();
   const health = storeHealth(() => store.ping());
@@ -114,7 +129,7 @@ export async function createGateway(
     count: g.workers,
     start: () => ({
       config, networks: store.catalog.networks, plans: store.catalog.plans, windows: windows.buffer, sockets: windows.sockets, bodyBudget, endpoints: registry.snapshot(),
-      chain: [...chain], metricsEnabled: metrics.enabled, redis: opts.redis, accessLog: logger !== undefined,
+      chain: [...chain], metricsEnabled: metrics.enabled, redis: opts.redis, accessLog: logger !== undefined, tracing: opts.tracing,
     }),
     log,
     onExit: (index) => {
@@ -177,6 +192,12 @@ export async function createGateway(
       return mergeCalls(await pool.requestLog({ endpointId, errorsOnly: q.errorsOnly ?? false, method: q.method }, after), after, q.limit, before);
     },
     listen: (port, host) => pool.listen(port, host),
+    async reload() {
+      upstreams.reconfigure(upstreamOptions(g, log));
+      await pool.reload(config, store.catalog.networks, store.catalog.plans);
+      await registry.recatalog();
+    },
+    drain: () => pool.drain(),
     close,
     async stop() {
       await close();
@@ -206,6 +227,13 @@ function* upstreamsProbed(dir: UpstreamDirectory, seen: Map<string, string | nul
  * One view of each upstream from the probe's (head, lag, probe time) and the workers' (their
  * traffic: requests, failures, latency, back-off): down when any worker backs off from it.
  */
+/** The newest error any view saw (ISO times compare as text): a worker's older one must not hide it. */
+function newestError(views: UpstreamSnapshot[]): Pick<UpstreamSnapshot, 'last_error' | 'last_error_at'> {
+  let newest: UpstreamSnapshot | undefined;
+  for (const u of views) if (u.last_error !== null && (!newest || (u.last_error_at ?? '') > (newest.last_error_at ?? ''))) newest = u;
+  return { last_error: newest?.last_error ?? null, last_error_at: newest?.last_error_at ?? null };
+}
+
 function mergeUpstreams(probe: Map<number, UpstreamSnapshot[]>, workers: Array<Map<number, UpstreamSnapshot[]>>): Map<number, UpstreamSnapshot[]> {
   const out = new Map<number, UpstreamSnapshot[]>();
   const envIds = new Set<number>([...probe.keys(), ...workers.flatMap((w) => [...w.keys()])]);
@@ -230,7 +258,7 @@ function mergeUpstreams(probe: Map<number, UpstreamSnapshot[]>, workers: Array<M
         failures: all.reduce((a, u) => a + u.failures, 0),
         consecutive_failures: Math.max(...all.map((u) => u.consecutive_failures)),
         down_until: down?.down_until ?? null,
-        last_error: down?.last_error ?? all.find((u) => u.last_error !== null)?.last_error ?? null,
+        ...newestError(all),
       };
       if (p) {
         m.head = p.head;

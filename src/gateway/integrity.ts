@@ -278,14 +278,14 @@ export class IntegrityChecks {
       this.#disagreements.inc({ ...labels, upstream });
       if (now - r.loggedAt >= LOG_EVERY_MS) {
         const more = r.unlogged > 0 ? ` (and ${r.unlogged} more since the last line)` : '';
-        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${a.up.label} answered ${method} unlike the others${more}`);
+        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${upstream} answered ${method} unlike the others${more}`);
         r.loggedAt = now;
         r.unlogged = 0;
       } else r.unlogged++;
       if (minute.disagreed >= DEMOTE_AFTER && minute.disagreed >= DEMOTE_RATE * minute.compared && a.up.demotedUntil <= now) {
         a.up.demotedUntil = now + DEMOTE_MS;
         this.#demotions.inc({ ...labels, upstream });
-        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${a.up.label} demoted for ${DEMOTE_MS / 1000} s: ${minute.disagreed} of its ${minute.compared} compared answers in the last minute disagreed`);
+        this.#log(`gateway: warn: integrity: ${labels.network}/${labels.env}: upstream ${upstream} demoted for ${DEMOTE_MS / 1000} s: ${minute.disagreed} of its ${minute.compared} compared answers in the last minute disagreed`);
         // A fresh count after the demotion: it must disagree again to be demoted again.
         r.clear();
       }

@@ -83,7 +83,7 @@ export interface RpcCall {
 
 export type ParsedRpc =
   | { kind: 'parse-error' }
-  | { kind: 'invalid'; id: unknown }
+  | { kind: 'invalid'; id: unknown; message: string }
   | { kind: 'single'; call: RpcCall }
   | {
     kind: 'batch';
@@ -94,9 +94,26 @@ export type ParsedRpc =
     rejected: Array<{ jsonrpc: '2.0'; error: { code: number; message: string }; id: unknown }>;
   };
 
-function isCall(v: unknown): v is { method: string; params?: unknown; id?: unknown } {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { method?: unknown }).method === 'string'
-    && (v as { method: string }).method.length > 0;
+/**
+ * The longest method name taken. JSON-RPC method names are short (Ethereum's longest is 39
+ * characters, Solana's under 40); a client's name is matched, metered and logged, so it is capped
+ * before any of that.
+ */
+export const MAX_METHOD_LENGTH = 128;
+
+/** A JSON-RPC call: an object with a method name of 1 to `MAX_METHOD_LENGTH` characters. */
+export function isCall(v: unknown): v is { jsonrpc?: unknown; method: string; params?: unknown; id?: unknown } {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const method = (v as { method?: unknown }).method;
+  return typeof method === 'string' && method.length > 0 && method.length <= MAX_METHOD_LENGTH;
+}
+
+/** What is wrong with an element that is not a call, for its -32600 answer. */
+export function invalidCallMessage(v: unknown): string {
+  const method = typeof v === 'object' && v !== null ? (v as { method?: unknown }).method : undefined;
+  return typeof method === 'string' && method.length > MAX_METHOD_LENGTH
+    ? `invalid request: method name longer than ${MAX_METHOD_LENGTH} characters`
+    : 'invalid request';
 }
 
 /** Validates a JSON-RPC 2.0 body just enough to meter it; the upstream judges the rest. */
@@ -110,9 +127,9 @@ export function parseRpc(body: Buffer): ParsedRpc {
   if (!Array.isArray(value)) {
     if (isCall(value)) return { kind: 'single', call: { method: value.method, params: value.params, id: value.id } };
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
-    return { kind: 'invalid', id };
+    return { kind: 'invalid', id, message: invalidCallMessage(value) };
   }
-  if (value.length === 0) return { kind: 'invalid', id: null };
+  if (value.length === 0) return { kind: 'invalid', id: null, message: 'invalid request' };
   const valid: unknown[] = [];
   const calls: RpcCall[] = [];
   const rejected: Array<{ jsonrpc: '2.0'; error: { code: number; message: string }; id: unknown }> = [];
@@ -122,7 +139,7 @@ export function parseRpc(body: Buffer): ParsedRpc {
       calls.push({ method: el.method, params: el.params, id: el.id });
     } else {
       const id = typeof el === 'object' && el !== null ? (el as { id?: unknown }).id ?? null : null;
-      rejected.push({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid request' }, id });
+      rejected.push({ jsonrpc: '2.0', error: { code: -32600, message: invalidCallMessage(el) }, id });
     }
   }
   return { kind: 'batch', valid, calls, rejected };

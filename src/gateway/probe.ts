@@ -1,10 +1,11 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { announceChange, type Environment, type Store } from '../store/index.js';
+import { announceChange, environmentsInUse, recordProbe, type Environment, type Store } from '../store/index.js';
 import { firstChangedHeight, type CacheStats, type ChainView } from './cache.js';
 import { UpstreamError, type Upstream, type UpstreamDirectory, type UpstreamSet } from './upstreams/index.js';
 import type { UpstreamSnapshot } from './health.js';
 import { traitsOf } from '../chains/traits.js';
+import type { HeadProbe, ProbeReading, ProbeRequest } from '../chains/gateway.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
 interface ProbeResult { version: string | null; blockHeight: number | null }
@@ -29,16 +30,12 @@ export interface UpstreamStateFile {
 /** The probe's name under the supervisor (logs, `rpcctl_background_errors_total{task}`). */
 export const PROBE_TASK = 'probe';
 
-type RpcAnswer = { id: number; result?: unknown; error?: unknown };
-
 /** The response cache as the probe sees it: the gateway workers' caches together. */
 export interface ProbeCache {
   dropFrom(envId: number, height: number): number | Promise<number>;
   anchors(envId: number): Array<[height: number, hash: string]> | Promise<Array<[height: number, hash: string]>>;
   snapshot(): CacheStats | undefined;
 }
-
-const HEAD_ONLY = Buffer.from('{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}');
 
 /**
  * Asks every upstream of every environment in use for its version, head and finalized block.
@@ -101,8 +98,7 @@ export class NodeProbe {
     if (this.#abort.signal.aborted) return;
     let storeFailure: unknown;
     try {
-      const rows = await this.#store.db.selectFrom('endpoints').select('network_environment_id').distinct().execute();
-      this.#inUse = rows.map((r) => r.network_environment_id);
+      this.#inUse = await environmentsInUse(this.#store);
     } catch (err) {
       storeFailure = err;
     }
@@ -117,10 +113,7 @@ export class NodeProbe {
         return;
       }
       try {
-        await this.#store.db.updateTable('endpoints')
-          .set({ version: result.version, block_height: result.blockHeight })
-          .where('network_environment_id', '=', envId)
-          .execute();
+        await recordProbe(this.#store, envId, result.version, result.blockHeight);
         // The API's cached listings show the heights.
         announceChange(this.#store, 'endpoints');
       } catch (err) {
@@ -135,32 +128,21 @@ export class NodeProbe {
 
   async probe(env: Environment): Promise<ProbeResult> {
     const set = this.#upstreams.for(env.id, env.upstreams);
-    // One request tells the family's version and height; EVM upstreams are probed one by one below.
-    const health = traitsOf(env.network.family).gateway.health;
-    if (health) {
-      const res = await set.send({
-        method: health.method, path: health.path, body: health.body === undefined ? undefined : Buffer.from(health.body),
-        contentType: health.contentType, signal: this.#abort.signal, probe: true,
-      });
-      return health.read(await res.body.text());
-    }
-    const body = Buffer.from(JSON.stringify([
-      { jsonrpc: '2.0', id: 1, method: 'web3_clientVersion', params: [] },
-      { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },
-      { jsonrpc: '2.0', id: 3, method: 'eth_getBlockByNumber', params: ['finalized', false] },
-    ]));
+    // Every upstream is asked for its own head (the family's probe): lag is measured against the best.
+    const probe = traitsOf(env.network.family).gateway.probe;
     const answers = await Promise.all(set.upstreams.map(async (up) => {
       try {
-        let list = await rpc<RpcAnswer[]>(set, up, body, this.#abort.signal).catch((err: unknown) => {
-          if (err instanceof UpstreamError) throw err; // unreachable: no second try this round
-          return undefined;
-        });
-        // Some providers refuse batches: the head alone, asked singly, is what matters.
-        if (!Array.isArray(list)) list = [{ ...(await rpc<RpcAnswer>(set, up, HEAD_ONLY, this.#abort.signal)), id: 2 }];
-        const head = hexNumber(list.find((a) => a.id === 2)?.result);
-        up.probed(head);
-        const fin = list.find((a) => a.id === 3)?.result as { number?: unknown } | null | undefined;
-        return { up, version: list.find((a) => a.id === 1)?.result, head, finalized: hexNumber(fin?.number) };
+        let reading: ProbeReading | undefined;
+        try {
+          reading = await ask(set, up, probe.request, probe.read, this.#abort.signal);
+        } catch (err) {
+          if (err instanceof UpstreamError || !probe.fallback) throw err; // unreachable: no second try this round
+          // Some providers refuse batches: the head alone, asked singly, is what matters.
+          reading = await ask(set, up, probe.fallback.request, probe.fallback.read, this.#abort.signal);
+        }
+        if (reading.unhealthy !== undefined) throw new Error(`upstream says it is unhealthy: ${reading.unhealthy}`);
+        up.probed(reading.head);
+        return { up, ...reading };
       } catch (err) {
         // sendTo already counted a transport failure; an answer we cannot read is one too. A probe
         // cancelled at shutdown is nobody's failure.
@@ -172,7 +154,7 @@ export class NodeProbe {
     if (!best) throw new Error('no upstream answered');
     for (const up of set.upstreams) up.bestHead = best.head;
     if (best.head !== undefined) await this.#updateView(env, set, best.up, best.head, best.finalized);
-    return { version: typeof best.version === 'string' ? best.version : null, blockHeight: best.head ?? null };
+    return { version: best.version, blockHeight: best.head ?? null };
   }
 
   async #updateView(env: Environment, set: UpstreamSet, best: Upstream, head: number, finalizedTag: number | undefined): Promise<void> {
@@ -188,7 +170,8 @@ export class NodeProbe {
     this.#views.set(env.id, { head, finalized });
     // The workers' calls read the view: they get it now, not at the end of the round.
     this.#onRound(false);
-    if (cache) await this.#verifyAnchors(env, set, best, cache);
+    const blockHash = traitsOf(env.network.family).gateway.probe.blockHash;
+    if (cache && blockHash) await this.#verifyAnchors(env, set, best, cache, blockHash);
   }
 
   /**
@@ -196,14 +179,16 @@ export class NodeProbe {
    * matches, every lower one does (each block commits to its parent); else the highest height
    * that matches is found by bisection and everything above it is dropped.
    */
-  async #verifyAnchors(env: Environment, set: UpstreamSet, up: Upstream, cache: ProbeCache): Promise<void> {
+  async #verifyAnchors(env: Environment, set: UpstreamSet, up: Upstream, cache: ProbeCache, blockHash: NonNullable<HeadProbe['blockHash']>): Promise<void> {
     const anchors = await cache.anchors(env.id);
     if (anchors.length === 0) return;
     const matches = async (i: number): Promise<boolean> => {
       const [height, hash] = anchors[i]!;
-      const block = await rpc<{ result?: { hash?: string } | null }>(set, up,
-        Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${height.toString(16)}`, false] })), this.#abort.signal);
-      return block.result?.hash?.toLowerCase() === hash;
+      const read = (status: number, text: string) => {
+        if (status >= 400) throw new Error(`upstream answered ${status}`);
+        return blockHash.read(text);
+      };
+      return await ask(set, up, blockHash.request(height), read, this.#abort.signal) === hash;
     };
     const from = await firstChangedHeight(anchors, matches);
     if (from === undefined) return;
@@ -233,13 +218,9 @@ export class NodeProbe {
   }
 }
 
-async function rpc<T>(set: UpstreamSet, up: Upstream, body: Buffer, signal: AbortSignal): Promise<T> {
-  const res = await set.sendTo(up, { method: 'POST', path: '', body, contentType: 'application/json', signal, probe: true });
-  const text = await res.body.text();
-  if (res.status >= 400) throw new Error(`upstream answered ${res.status}`);
-  return JSON.parse(text) as T;
-}
-
-function hexNumber(v: unknown): number | undefined {
-  return typeof v === 'string' && /^0x[0-9a-f]{1,14}$/i.test(v) ? Number.parseInt(v, 16) : undefined;
+async function ask<T>(set: UpstreamSet, up: Upstream, req: ProbeRequest, read: (status: number, text: string) => T, signal: AbortSignal): Promise<T> {
+  const res = await set.sendTo(up, {
+    method: req.method, path: req.path, body: req.body === undefined ? undefined : Buffer.from(req.body), contentType: req.contentType, signal, probe: true,
+  });
+  return read(res.status, await res.body.text());
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { CHANNELS, type Catalog, type Environment, type Store } from '../store/index.js';
+import { CHANNELS, endpointRoutesQuery, type Catalog, type Environment, type Store } from '../store/index.js';
 import { IpAllowlist } from '../util/ip.js';
 import { Supervisor } from '../runtime/supervisor.js';
 
@@ -57,7 +57,7 @@ const RECHECK_MS = 10_000;
  * looked it up before (and is still reading its body) sees the new state.
  */
 export class EndpointTable implements EndpointLookup {
-  readonly #catalog: Catalog;
+  #catalog: Catalog;
   readonly #hostPrefix: string;
   readonly #byUuid = new Map<string, EndpointState>();
   readonly #byId = new Map<number, EndpointState>();
@@ -74,6 +74,19 @@ export class EndpointTable implements EndpointLookup {
 
   get size(): number {
     return this.#byUuid.size;
+  }
+
+  /**
+   * A new catalog (a config reload): every endpoint's environment is looked up in it, in place,
+   * so a request already holding an endpoint sees where it now routes.
+   */
+  recatalog(catalog: Catalog): void {
+    this.#catalog = catalog;
+    this.#labels.clear();
+    for (const ep of this.#byUuid.values()) {
+      ep.env = catalog.environment(ep.envId);
+      ep.hostLabel = ep.env ? `${this.#hostPrefix}-${ep.env.network.slug}-${ep.env.slug}` : '';
+    }
   }
 
   byId(id: number): EndpointState | undefined {
@@ -224,6 +237,16 @@ export class EndpointRegistry implements EndpointLookup {
     await this.#supervisor?.cancel(REGISTRY_CHECK_TASK);
   }
 
+  /**
+   * The store's catalog changed (a config reload): environments are looked up anew and every
+   * endpoint is read again, since a plan's RPS limit may have changed. The workers' copies take
+   * the new catalog first (their own `recatalog`), then the rows that changed.
+   */
+  async recatalog(): Promise<void> {
+    this.#table.recatalog(this.#store.catalog);
+    await this.reload();
+  }
+
   /** Reads every endpoint (start-up). */
   async reload(): Promise<void> {
     // In pages by id: 100k endpoints never sit in memory as rows all at once.
@@ -264,9 +287,7 @@ export class EndpointRegistry implements EndpointLookup {
   }
 
   #query() {
-    return this.#store.db.selectFrom('endpoints as e')
-      .innerJoin('accounts as a', 'a.id', 'e.account_id')
-      .select(['e.id', 'e.uuid', 'e.account_id', 'e.status', 'e.allowed_ips', 'e.network_environment_id', 'e.updated_at', 'a.plan_id']);
+    return endpointRoutesQuery(this.#store);
   }
 
   async #apply(rows: Array<{

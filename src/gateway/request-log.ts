@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { RequestLogEntry } from '../wire/account.js';
 
 /**
  * Request logs (docs/gateway.md, "Request logs"): each gateway worker keeps, per endpoint, the
@@ -140,22 +141,6 @@ export class RequestLog {
     }
     return out;
   }
-}
-
-/** One call as the API and the cabinet show it. */
-export interface RequestLogEntry {
-  /** Unique within this instance; sorts the log (arrival time, then sequence); `before` pages back from it. */
-  id: string;
-  at: string;
-  method: string;
-  status: number;
-  rpc_code: number | null;
-  latency_ms: number;
-  credits: number;
-  client_ip: string;
-  cached: boolean;
-  /** Elements of a batch (one row per batch); null for a single call. */
-  batch: number | null;
 }
 
 export interface RequestLogRead {

@@ -1,10 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { answerClientError } from '../util/http-guard.js';
 import { ERROR_BODIES, rpcError } from './errors.js';
 import { gatewayContext, type GatewayDeps } from './http/context.js';
 import { handle } from './http/handle.js';
 import { sendJson } from './http/respond.js';
 import { noteCode } from './request-log.js';
+import { traced } from './trace.js';
 
 export type { GatewayDeps } from './http/context.js';
 
@@ -18,9 +19,23 @@ const HEADERS_TOO_LARGE = JSON.stringify(rpcError(-32600, 'request headers too l
  * context built here.
  */
 export function createGatewayServer(deps: GatewayDeps): Server {
+  const listener = gatewayListener(deps);
+  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: MAX_HEADER_BYTES }, listener);
+  LISTENERS.set(server, listener);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    answerClientError(err, socket, (status) => (status === 431 ? HEADERS_TOO_LARGE : ERROR_BODIES.invalidRequest.toString()));
+  });
+  return server;
+}
+
+/**
+ * The request listener over one context. A config reload puts a new one in its place on the
+ * same server (`replaceListener`): requests already in it finish on the context they began with.
+ */
+export function gatewayListener(deps: GatewayDeps): Listener {
   const cx = gatewayContext(deps);
   const log = deps.log;
-  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  return (req, res) => {
     const failed = (err: unknown): void => {
       // A client that hung up mid-request is not a gateway failure.
       if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') {
@@ -33,13 +48,21 @@ export function createGatewayServer(deps: GatewayDeps): Server {
       else res.destroy();
     };
     try {
-      handle(cx, req, res)?.catch(failed);
+      (cx.tracing ? traced(cx.tracing, req, res, () => handle(cx, req, res)) : handle(cx, req, res))?.catch(failed);
     } catch (err) {
       failed(err);
     }
-  });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    answerClientError(err, socket, (status) => (status === 431 ? HEADERS_TOO_LARGE : ERROR_BODIES.invalidRequest.toString()));
-  });
-  return server;
+  };
+}
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+const LISTENERS = new WeakMap<Server, Listener>();
+
+/** Puts a listener over new deps (a config reload) in the place of the server's gateway listener, before the observers' listeners. */
+export function replaceListener(server: Server, deps: GatewayDeps): void {
+  const next = gatewayListener(deps);
+  const old = LISTENERS.get(server);
+  if (old) server.removeListener('request', old);
+  server.prependListener('request', next);
+  LISTENERS.set(server, next);
 }

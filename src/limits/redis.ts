@@ -4,21 +4,28 @@ import { MemoryWindowLimiter, type Limits, type WindowLimiter } from './window.j
 import { shareOf } from './instances.js';
 
 /**
- * Counts and decides in one atomic round trip. ARGV: cost, limit, ttl ms, and `partial` ('1':
- * take as much of cost as still fits, as a batch admitted in part does; else all or nothing, so a
- * refused request takes nothing). Returns {taken, count after}. The key carries its window's
- * number and expires with it.
+ * Counts and decides in one atomic round trip. ARGV: cost, limit, ttl ms, `partial` ('1': take as
+ * much of cost as still fits, as a batch admitted in part does; else all or nothing, so a refused
+ * request takes nothing), and `carry`: what this instance admitted from memory in this window
+ * while Redis could not decide, counted first whatever the limit (it was admitted). Returns
+ * {taken, count after}. The key carries its window's number and expires with it.
  */
 const TAKE = `
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local carry = tonumber(ARGV[5] or '0')
+if carry > 0 then
+  c = redis.call('INCRBY', KEYS[1], carry)
+  if c == carry then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+end
 local cost = tonumber(ARGV[1])
 local room = tonumber(ARGV[2]) - c
 if room < cost then
   if ARGV[4] ~= '1' or room <= 0 then return {0, c} end
   cost = room
 end
+local before = c
 c = redis.call('INCRBY', KEYS[1], cost)
-if c == cost then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if before == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {cost, c}
 `;
 
@@ -48,6 +55,25 @@ export async function boundedCall<T>(call: Promise<T>, ms: number): Promise<{ re
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * After a command failed or timed out, asks PING every `RETRY_AFTER_MS` until Redis answers,
+ * then calls `recovered`. A part that degraded on one slow answer and then saw no traffic held
+ * its outage open for minutes, and the process, which reports one outage for all its parts,
+ * never reported the real one that followed. Stops once `degraded()` is false (the client's
+ * `ready` or another command found Redis back) or the client is closed.
+ */
+export function pingUntilBack(client: RedisClient, degraded: () => boolean, recovered: () => void): void {
+  const check = async (): Promise<void> => {
+    if (!degraded() || !client.isOpen) return;
+    if (client.isReady && 'reply' in await boundedCall(client.ping(), DECISION_TIMEOUT_MS)) {
+      if (degraded()) recovered();
+      return;
+    }
+    setTimeout(check, RETRY_AFTER_MS).unref();
+  };
+  setTimeout(check, RETRY_AFTER_MS).unref();
 }
 
 /** A Redis client as every shared part of the service uses it (limits, the gateway's cache). */
@@ -89,6 +115,7 @@ export class RedisLimits implements Limits {
   readonly #log: (line: string) => void;
   readonly #onOutage: ((down: boolean, reason: string) => void) | undefined;
   #sha: string | undefined;
+  readonly #windows: RedisWindow[] = [];
   #degraded = false;
   #retryAt = 0;
   #retrying = false;
@@ -129,7 +156,9 @@ export class RedisLimits implements Limits {
 
   /** `fallback`: what decides while Redis cannot (default: this thread's memory). */
   window(name: string, windowMs: number, fallback?: WindowLimiter): WindowLimiter {
-    return new RedisWindow(this, `${this.#prefix}${name}:`, windowMs, fallback);
+    const w = new RedisWindow(this, `${this.#prefix}${name}:`, windowMs, fallback);
+    this.#windows.push(w);
+    return w;
   }
 
   replayCache(): ReplayCache {
@@ -153,9 +182,12 @@ export class RedisLimits implements Limits {
     }
   }
 
-  /** @internal One atomic decision; undefined when Redis could not decide (the caller falls back). */
-  async decide(key: string, cost: number, limit: number, ttlMs: number, partial = false): Promise<[taken: number, count: number] | undefined> {
-    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0'];
+  /**
+   * @internal One atomic decision; undefined when Redis could not decide (the caller falls back).
+   * `carry`: admitted from memory in this window meanwhile, counted before deciding.
+   */
+  async decide(key: string, cost: number, limit: number, ttlMs: number, partial = false, carry = 0): Promise<[taken: number, count: number] | undefined> {
+    const args = [String(cost), String(limit), String(ttlMs), partial ? '1' : '0', String(carry)];
     const reply = await this.#ask(() => this.#eval(key, args));
     return reply === undefined ? undefined : [Number(reply[0]), Number(reply[1])];
   }
@@ -203,6 +235,7 @@ export class RedisLimits implements Limits {
     this.#degraded = true;
     if (this.#onOutage) this.#onOutage(true, reason);
     else this.#log(`limits: Redis unavailable (${reason}); each instance enforces its share of the limits in memory until it is back`);
+    pingUntilBack(this.#client, () => this.#degraded, () => this.#recover());
   }
 
   #recover(): void {
@@ -210,6 +243,7 @@ export class RedisLimits implements Limits {
     this.#degraded = false;
     if (this.#onOutage) this.#onOutage(false, '');
     else this.#log('limits: Redis is back; rate limits are shared again');
+    for (const w of this.#windows) void w.flushCarry();
   }
 }
 
@@ -221,6 +255,12 @@ class RedisWindow implements WindowLimiter {
   readonly #fallback: WindowLimiter;
   /** key -> window number known to be full: the rest of that window is refused without Redis. */
   readonly #full = new Map<string, number>();
+  /**
+   * key -> what this instance admitted from memory in `window` while Redis could not decide.
+   * Carried into Redis's count at its next decision of that window: without it, for the rest
+   * of the second Redis came back in, the fleet admitted its limit again on top (up to 2x).
+   */
+  readonly #carry = new Map<string, { window: number; n: number }>();
 
   constructor(limits: RedisLimits, prefix: string, windowMs: number, fallback?: WindowLimiter) {
     this.#limits = limits;
@@ -233,28 +273,68 @@ class RedisWindow implements WindowLimiter {
     const window = Math.floor(now / this.#windowMs);
     const wait = Math.max(1, Math.ceil(((window + 1) * this.#windowMs - now) / 1000));
     if (this.#full.get(key) === window) return wait;
-    return this.#decide(key, window, limit, cost, false).then((taken) => {
-      if (taken === undefined) return this.#fallback.take(key, this.#limits.share(limit), cost, now);
-      return taken > 0 ? 0 : wait;
+    return this.#decide(key, window, limit, cost, false).then(async (taken) => {
+      if (taken !== undefined) return taken > 0 ? 0 : wait;
+      const refused = await this.#fallback.take(key, this.#limits.share(limit), cost, now);
+      if (refused === 0) this.#remember(key, window, cost);
+      return refused;
     });
   }
 
   admit(key: string, limit: number, cost: number, now = Date.now()): number | Promise<number> {
     const window = Math.floor(now / this.#windowMs);
     if (this.#full.get(key) === window) return 0;
-    return this.#decide(key, window, limit, cost, true).then((taken) => taken ?? this.#fallback.admit(key, this.#limits.share(limit), cost, now));
+    return this.#decide(key, window, limit, cost, true).then(async (taken) => {
+      if (taken !== undefined) return taken;
+      const admitted = await this.#fallback.admit(key, this.#limits.share(limit), cost, now);
+      this.#remember(key, window, admitted);
+      return admitted;
+    });
+  }
+
+  #remember(key: string, window: number, admitted: number): void {
+    if (admitted <= 0) return;
+    const c = this.#carry.get(key);
+    if (c?.window === window) c.n += admitted;
+    else {
+      if (this.#carry.size > 10_000) for (const [k, v] of this.#carry) if (v.window !== window) this.#carry.delete(k);
+      this.#carry.set(key, { window, n: admitted });
+    }
   }
 
   /** How much Redis took (undefined: it could not decide); remembers a window it saw full. */
   async #decide(key: string, window: number, limit: number, cost: number, partial: boolean): Promise<number | undefined> {
-    const d = await this.#limits.decide(`${this.#prefix}${key}:${window}`, cost, limit, this.#windowMs * 2, partial);
+    const c = this.#carry.get(key);
+    const carry = c?.window === window ? c.n : 0;
+    const d = await this.#limits.decide(`${this.#prefix}${key}:${window}`, cost, limit, this.#windowMs * 2, partial, carry);
     if (d === undefined) return undefined;
+    if (c) this.#carried(key, c, carry);
     const [taken, count] = d;
     if (count >= limit) {
       if (this.#full.size > 10_000) this.#sweep(window);
       this.#full.set(key, window);
     }
     return taken;
+  }
+
+  /**
+   * Redis is back: every carry goes into its window's count now, not at the key's next decision,
+   * so the other instances' decisions of this second see it too.
+   */
+  async flushCarry(): Promise<void> {
+    for (const [key, c] of [...this.#carry]) {
+      const n = c.n;
+      // Cost 0 against limit 0: counts the carry, takes nothing.
+      if (await this.#limits.decide(`${this.#prefix}${key}:${c.window}`, 0, 0, this.#windowMs * 2, false, n) === undefined) return;
+      this.#carried(key, c, n);
+    }
+  }
+
+  /** `sent` of `c` is counted in Redis: carried once only (what was remembered meanwhile stays). */
+  #carried(key: string, c: { window: number; n: number }, sent: number): void {
+    if (this.#carry.get(key) !== c) return;
+    c.n -= sent;
+    if (c.n <= 0) this.#carry.delete(key);
   }
 
   #sweep(window: number): void {

@@ -35,9 +35,31 @@ const REDACT = [
  * part of the service, `component`.
  */
 export function createLogger(o: LoggerOptions): Logger {
+  const children = new Set<WeakRef<Logger>>();
+  const root = makeLogger(o, (child) => children.add(new WeakRef(child as unknown as Logger)));
+  CHILDREN.set(root, children);
+  return root;
+}
+
+/** Every child of a logger made here, for `setLogLevel`: a pino child keeps the level it was made with. */
+const CHILDREN = new WeakMap<Logger, Set<WeakRef<Logger>>>();
+
+/** A new level for a logger made by `createLogger` and every child of it (a config reload). */
+export function setLogLevel(root: Logger, level: LogLevel): void {
+  root.level = level;
+  const children = CHILDREN.get(root);
+  if (!children) return;
+  for (const ref of children) {
+    const c = ref.deref();
+    if (c) c.level = level;
+    else children.delete(ref);
+  }
+}
+
+function makeLogger(o: LoggerOptions, onChild: (child: unknown) => void): Logger {
   const stream = o.stream ?? process.stderr;
   const opts = {
-    level: o.level ?? 'info', base: undefined, redact: { paths: REDACT, censor: '[redacted]' },
+    level: o.level ?? 'info', base: undefined, onChild, redact: { paths: REDACT, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
@@ -75,14 +97,17 @@ function oneLineAccess(this: Logger, args: Parameters<Logger['info']>, method: (
 /**
  * The `(line) => void` shape the parts of the service were written against, on top of the
  * structured logger: `part: message` becomes `{component: part, msg: message}`, and lines that
- * report a failure are warnings. New code logs through the Logger with fields instead.
+ * report a failure are warnings, as are lines marked `part: warn: message`. New code logs through the Logger with fields instead.
  */
 export function lineLogger(logger: Logger, fixedLevel?: 'info' | 'warn'): (line: string) => void {
   return (line: string) => {
     const m = /^([a-z][a-z-]*): ([\s\S]*)$/.exec(line);
     const component = m?.[1];
-    const msg = m ? m[2]! : line;
-    const level = fixedLevel ?? (/\b(fail(ed|ure)?|error|crash(ed)?|cannot|lost|refused)\b/i.test(msg) ? 'warn' : 'info');
+    let msg = m ? m[2]! : line;
+    // `part: warn: message` says its level itself (a disagreement is no failure by its words).
+    const marked = msg.startsWith('warn: ');
+    if (marked) msg = msg.slice(6);
+    const level = fixedLevel ?? (marked || /\b(fail(ed|ure)?|error|crash(ed)?|cannot|lost|refused)\b/i.test(msg) ? 'warn' : 'info');
     if (component) logger[level]({ component }, msg);
     else logger[level](msg);
   };

@@ -65,6 +65,7 @@ export function createMetricsServer(metrics: Metrics, token: string | undefined,
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
       return serveMetrics(res, metrics, clientIp(req, undefined), { token, authorization: req.headers.authorization });
     }
+    if (path === '/live' && req.method === 'GET') return sendJson(res, 200, { ok: true });
     // Load balancers that probe on the operators' network ask here rather than on the public API listener.
     if (path === '/ready' && req.method === 'GET' && readiness) {
       void readiness().then((parts) => {
@@ -73,7 +74,7 @@ export function createMetricsServer(metrics: Metrics, token: string | undefined,
       }, () => sendJson(res, 503, { ok: false, error: 'Service unavailable' }));
       return;
     }
-    sendJson(res, 404, { ok: false, error: `Not found: this listener serves GET /metrics${readiness ? ' and GET /ready' : ''} only` });
+    sendJson(res, 404, { ok: false, error: `Not found: this listener serves GET /metrics, GET /live${readiness ? ' and GET /ready' : ''} only` });
   });
 }
 

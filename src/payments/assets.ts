@@ -59,3 +59,12 @@ export function hitIsAsset(asset: Asset, token: string | null): boolean {
   if (token === null) return false;
   return asset.matchKey.startsWith('0x') ? token.toLowerCase() === asset.matchKey : token === asset.matchKey;
 }
+
+/**
+ * A referenced order (Solana Pay) counts what its transaction paid the merchant's wallet, as
+ * `validateTransfer` checks the recipient: its reference's watch reports every account the
+ * transaction paid. An order at its own address counts what its watch received.
+ */
+export function paysRecipient(order: { reference: string | null; address: string }, to: string | null): boolean {
+  return order.reference === null || to === order.address;
+}

@@ -1,8 +1,9 @@
 import type { CabinetSection, PageContext } from '../cabinet/index.js';
 import { attempt, badge, copyable, csrfField, errorBox, html, num, pageHeader, time, type Html } from '../cabinet/index.js';
 import { fromBaseUnits } from './amounts.js';
-import type { PaymentObject } from './orders.js';
+import type { PaymentObject } from './present.js';
 import { orderFunding, orderTimeline, type TimelineStep } from './timeline.js';
+import { settingsRoutes } from './cabinet-settings.js';
 
 /**
  * The cabinet's Payments pages: orders with their status, amounts, the timeline of transitions
@@ -159,7 +160,7 @@ ${errorBox(opts.error)}
   ${p.status === 'pending' ? html`<details class="confirm"><summary>Cancel this order…</summary>
     <p class="small">Nothing has arrived yet. Canceling ends the order as failed (reason canceled) and frees its address; your server gets the webhook.</p>
     <form method="post" action="/payments/${encodeURIComponent(p.payment_id)}/cancel">${csrfField(ctx)}<button type="submit" class="danger">Cancel order</button></form>
-  </details>` : ''}
+  </details>` : ''}${p.amount_received !== '0' ? html`<p><a class="button" id="refunds-link" href="/payments/${encodeURIComponent(p.payment_id)}/refunds">Refund…</a> <span class="muted small">and the refund history</span></p>` : ''}
 </section>
 <div class="stack-cards">
 ${amlCard(p)}
@@ -180,7 +181,7 @@ ${amlCard(p)}
 </div>
 <section class="card" aria-labelledby="funding-title">
   <h2 id="funding-title">Transfers to the address</h2>
-  ${funding.length === 0 ? html`<p class="empty">No transfer confirmed yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Transfers to the address">
+  ${funding.length === 0 ? html`<p class="empty">No transfer confirmed yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Transfers table, scrolls sideways">
   <table id="funding-table">
   <thead><tr><th scope="col">Transaction</th><th scope="col">From</th><th scope="col" class="num">Amount</th><th scope="col">Block</th><th scope="col">Recorded</th><th scope="col"><span class="sr-only">Notes</span></th></tr></thead>
   <tbody>${funding.map((f) => html`<tr>
@@ -196,89 +197,12 @@ ${amlCard(p)}
 }
 
 
-interface Settings {
-  xpubs: { evm?: string; utxo?: string; tron?: string };
-  aml_fail_at: 'medium' | 'high' | 'severe';
-  underpaid_tolerance_bps: number;
-  accept_late: boolean;
-  display_name: string | null;
-  redirect_url: string | null;
-  derived: {
-    evm?: { first_address: string; next_index: number };
-    utxo?: { first_address: string; network: string; next_index: number };
-    tron?: { first_address: string; next_index: number };
-  };
-}
-
-async function renderSettings(ctx: PageContext, opts: { error?: string; status?: number; typed?: URLSearchParams } = {}) {
-  const s = await ctx.api<Settings>('GET', '/v1/payments/settings');
-  const typed = opts.typed;
-  const xpub = typed?.get('xpub') ?? s.xpubs.evm ?? '';
-  const xpubUtxo = typed?.get('xpub_utxo') ?? s.xpubs.utxo ?? '';
-  const xpubTron = typed?.get('xpub_tron') ?? s.xpubs.tron ?? '';
-  const failAt = typed?.get('aml_fail_at') ?? s.aml_fail_at;
-  const tolerance = typed?.get('underpaid_tolerance_bps') ?? String(s.underpaid_tolerance_bps);
-  const acceptLate = typed ? typed.get('accept_late') === '1' : s.accept_late;
-  const displayName = typed?.get('display_name') ?? s.display_name ?? '';
-  const redirectUrl = typed?.get('redirect_url') ?? s.redirect_url ?? '';
-  ctx.page({
-    title: 'Payment settings', nav: 'payments', status: opts.status,
-    body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/payments">Payments</a> / <span aria-current="page">Settings</span></nav>
-${pageHeader('Payment settings', 'How orders get their addresses, how short a payment may be, and what fails screening')}
-<section class="card" aria-labelledby="settings-title">
-  <h2 id="settings-title">Settings</h2>
-  ${errorBox(opts.error)}
-  <form method="post" action="/payments/settings" class="stack">
-    ${csrfField(ctx)}
-    <label>Extended public key (EVM) <span class="muted small">xpub… or tpub…; one address is derived per order. Empty: every order needs its own address.</span>
-      <input name="xpub" value="${xpub}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="xpub6C…"></label>
-    ${s.derived.evm ? html`<p class="notice" id="first-address">First derived address: <code class="address">${s.derived.evm.first_address}</code> (check your wallet shows it as its first account) · next index ${num(s.derived.evm.next_index)}</p>` : ''}
-    <label>Extended public key (Bitcoin-style chains) <span class="muted small">the account key of your wallet: zpub… (native segwit), ypub… or xpub…; vpub…/upub…/tpub… for test networks. Your wallet stops looking after 20 unused addresses in a row: unpaid orders leave such gaps, so raise its gap limit above your open orders.</span>
-      <input name="xpub_utxo" value="${xpubUtxo}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="zpub6r…"></label>
-    ${s.derived.utxo ? html`<p class="notice" id="first-address-utxo">First derived address on ${s.derived.utxo.network}: <code class="address">${s.derived.utxo.first_address}</code> (your wallet's first receive address) · next index ${num(s.derived.utxo.next_index)}</p>` : ''}
-    <label>Extended public key (Tron) <span class="muted small">the xpub of account m/44'/195'/0'</span>
-      <input name="xpub_tron" value="${xpubTron}" autocomplete="off" spellcheck="false" maxlength="200" placeholder="xpub6D…"></label>
-    ${s.derived.tron ? html`<p class="notice" id="first-address-tron">First derived address: <code class="address">${s.derived.tron.first_address}</code> · next index ${num(s.derived.tron.next_index)}</p>` : ''}
-    <label>Fail orders screened at or above
-      <select name="aml_fail_at">${(['medium', 'high', 'severe'] as const).map((l) => html`<option value="${l}"${l === failAt ? html` selected` : ''}>${l} risk</option>`)}</select></label>
-    <label>Underpayment tolerance <span class="muted small">basis points: 50 accepts a payment 0.5 % short</span>
-      <input name="underpaid_tolerance_bps" inputmode="numeric" value="${tolerance}"></label>
-    <label class="check"><input type="checkbox" name="accept_late" value="1"${acceptLate ? html` checked` : ''}> Complete orders paid within 24 hours after they expired</label>
-    <label>Name on the checkout page <span class="muted small">what your customers see above the amount, such as your shop's name</span>
-      <input name="display_name" value="${displayName}" maxlength="80" autocomplete="organization"></label>
-    <label>Return address after payment <span class="muted small">an https page of yours; the checkout page sends a paid customer there with <code>?order_id=</code>. Empty: no return button.</span>
-      <input name="redirect_url" type="url" value="${redirectUrl}" maxlength="2048" spellcheck="false" placeholder="https://shop.example.com/thanks"></label>
-    <div><button type="submit" class="primary">Save settings</button></div>
-  </form>
-</section>`,
-  });
-}
-
 export const paymentsSection: CabinetSection = {
   nav: { id: 'payments', href: '/payments', label: 'Payments' },
   routes: [
     { method: 'GET', path: '/payments', handler: renderList },
     // Before /payments/{payment_id}: the first match wins.
-    { method: 'GET', path: '/payments/settings', handler: (ctx) => renderSettings(ctx) },
-    {
-      method: 'POST', path: '/payments/settings', audit: 'api', role: 'owner',
-      async handler(ctx) {
-        const f = ctx.form;
-        const bps = f.get('underpaid_tolerance_bps')?.trim() ?? '';
-        // Sent as typed: the API's schema names what is wrong (a non-integer stays a string for it to refuse).
-        const body = {
-          xpubs: { evm: (f.get('xpub') ?? '').trim(), utxo: (f.get('xpub_utxo') ?? '').trim(), tron: (f.get('xpub_tron') ?? '').trim() },
-          aml_fail_at: f.get('aml_fail_at') ?? undefined,
-          underpaid_tolerance_bps: /^\d{1,6}$/.test(bps) ? Number(bps) : bps,
-          accept_late: f.get('accept_late') === '1',
-          display_name: (f.get('display_name') ?? '').trim(),
-          redirect_url: (f.get('redirect_url') ?? '').trim(),
-        };
-        const result = await attempt(() => ctx.api('PUT', '/v1/payments/settings', { body }));
-        if (!result.ok) return renderSettings(ctx, { error: result.error, status: 400, typed: f });
-        ctx.redirect('/payments/settings', 'Payment settings saved.');
-      },
-    },
+    ...settingsRoutes,
     { method: 'GET', path: '/payments/{payment_id}', handler: (ctx) => renderOne(ctx) },
     {
       method: 'POST', path: '/payments/{payment_id}/cancel', audit: 'api',

@@ -1,5 +1,6 @@
 import type { Assets } from '../cabinet/assets.js';
 import { html, raw, type Html } from '../cabinet/index.js';
+import { amountHeader, hostedShell, messagePage, Words, type Language, type ShellOptions } from './hosted-page.js';
 import type { PaymentStatus } from './orders.js';
 
 /** What the checkout page shows of an order: nothing of the account, the reason or the screening. */
@@ -14,6 +15,7 @@ export interface CheckoutView {
   assetSymbol: string;
   /** `native` or the token's id (contract, CODE:ISSUER), shown so a wallet picks the right token. */
   assetId: string;
+  /** What the customer is asked for: for a fiat-priced order rounded up to the asset's display step (shown-amount.ts). */
   amount: string;
   received: string;
   due: string;
@@ -26,8 +28,10 @@ export interface CheckoutView {
   qrSvg: string;
   expiresAt: string;
   confirmations: number;
-  /** The merchant's page with `?order_id=`, once paid; null: none set. */
+  /** The merchant's page with `?order_id=`; null: none set. */
   redirect: string | null;
+  /** A fiat-priced order's price (`19.99`, `EUR`), shown beside the crypto amount. */
+  price: { amount: string; currency: string } | null;
 }
 
 /** Statuses in which the order may still move: the page keeps looking (the script, or a refresh without it). */
@@ -42,119 +46,119 @@ export function remaining(iso: string, nowMs = Date.now()): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
 }
 
-function shell(assets: Assets, opts: { title: string; refresh: boolean; body: Html }): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${opts.title}</title>
-${opts.refresh ? html`<noscript><meta http-equiv="refresh" content="15"></noscript>` : ''}
-<link rel="icon" href="${assets.url('favicon.svg')}" type="image/svg+xml">
-<link rel="stylesheet" href="${assets.url('checkout.css')}">
-<script src="${assets.url('checkout.js')}" defer></script>
-</head>
-<body>
-${opts.body}
-</body>
-</html>`;
+/** What every checkout page loads: its script, and no referrer (the payment id is the credential). */
+const CHECKOUT: Pick<ShellOptions, 'referrer' | 'script'> = { referrer: 'no-referrer', script: 'checkout.js' };
+
+function copyRow(w: Words, value: string, key: 'copy_amount' | 'copy_address', id: string, unit?: string): Html {
+  return html`<span class="copy-row"><span><code id="${id}" class="copy-value">${value}</code>${unit ? html` <span class="unit">${unit}</span>` : ''}</span><button type="button" class="copy" data-copy="${value}" data-label="${w.t('copy')}" data-done="${w.t('copied')}" aria-label="${w.t(key)}" hidden>${w.t('copy')}</button></span>`;
 }
 
-function copyRow(value: string, label: string, id: string, unit?: string): Html {
-  return html`<span class="copy-row"><span><code id="${id}" class="copy-value">${value}</code>${unit ? html` <span class="unit">${unit}</span>` : ''}</span><button type="button" class="copy" data-copy="${value}" aria-label="Copy ${label}" hidden>Copy</button></span>`;
-}
-
-function qr(v: CheckoutView): Html {
+function qr(w: Words, v: CheckoutView): Html {
   // The SVG is the qrcode library's own output for our URI: markup we made, not user input.
   const svg = v.qrSvg.replace('<svg ', '<svg role="img" aria-labelledby="qr-caption" focusable="false" ');
+  const ask = `${v.ask} ${v.assetSymbol}`;
   return html`<figure class="qr" id="qr" data-uri="${v.uri}">${raw(svg)}
-  <figcaption id="qr-caption">${v.uriIsAddress ? `QR code of the address (enter ${v.ask} ${v.assetSymbol} in your wallet)` : `QR code to pay ${v.ask} ${v.assetSymbol}`}</figcaption>
-</figure>`;
+  <figcaption id="qr-caption">${v.uriIsAddress ? w.t('qr_address', { amount: ask }) : w.t('qr_pay', { amount: ask })}</figcaption>
+</figure>
+${v.uriIsAddress ? '' : html`<p class="wallet"><a class="button" id="open-wallet" href="${v.uri}">${w.t('open_wallet')}</a></p>`}`;
 }
 
-function details(v: CheckoutView, showAmount: string): Html {
+function details(w: Words, v: CheckoutView, showAmount: string): Html {
   return html`<dl class="details">
-  <div><dt>Amount</dt><dd class="amount">${copyRow(showAmount, 'amount', 'amount', v.assetSymbol)}</dd></div>
-  <div><dt>Network</dt><dd id="network">${v.network}${v.assetId !== 'native' ? html`<br><span class="muted small">token <code class="small">${v.assetId}</code></span>` : ''}</dd></div>
-  <div><dt>Address</dt><dd>${copyRow(v.address, 'address', 'address')}</dd></div>
+  <div><dt>${w.t('amount')}</dt><dd class="amount">${copyRow(w, showAmount, 'copy_amount', 'amount', v.assetSymbol)}</dd></div>
+  <div><dt>${w.t('network')}</dt><dd id="network">${v.network}${v.assetId !== 'native' ? html`<br><span class="muted small">${w.t('token')} <code class="small">${v.assetId}</code></span>` : ''}</dd></div>
+  <div><dt>${w.t('address')}</dt><dd>${copyRow(w, v.address, 'copy_address', 'address')}</dd></div>
 </dl>`;
 }
 
-function countdown(v: CheckoutView): Html {
-  return html`<p class="countdown">Time left: <time id="countdown" datetime="${v.expiresAt}">${remaining(v.expiresAt)}</time></p>`;
+function countdown(w: Words, v: CheckoutView): Html {
+  return html`<p class="countdown">${w.t('time_left')} <time id="countdown" datetime="${v.expiresAt}">${remaining(v.expiresAt)}</time></p>`;
+}
+
+/** The way back to the shop while the order is not paid (the paid page has its own button). */
+function back(w: Words, v: CheckoutView): Html | string {
+  if (!v.redirect) return '';
+  return html`<p class="back"><a id="back" href="${v.redirect}" rel="noreferrer">${v.merchant ? w.t('back', { merchant: v.merchant }) : w.t('back_shop')}</a></p>`;
 }
 
 /** The status's own part of the page: message, and what to pay while that is still to do. */
-function body(v: CheckoutView): Html {
-  const merchant = v.merchant ?? 'the merchant';
+function body(w: Words, v: CheckoutView): Html {
+  const merchant = v.merchant ?? w.t('the_merchant');
+  const unit = (a: string) => `${a} ${v.assetSymbol}`;
   switch (v.status) {
     case 'pending':
-      return html`<p class="state pending" id="state">Awaiting payment</p>
-${countdown(v)}
-${qr(v)}
-${details(v, v.amount)}
-<p class="muted small">Send exactly this amount on ${v.network}. This page updates when the payment arrives.</p>`;
+      return html`<p class="state pending" id="state">${w.t('awaiting')}</p>
+${countdown(w, v)}
+${qr(w, v)}
+${details(w, v, v.amount)}
+<p class="muted small">${w.t('send_exactly', { network: v.network })}</p>
+${back(w, v)}`;
     case 'seen':
-      return html`<p class="state seen" id="state">Payment seen: waiting for ${v.confirmations} confirmation${v.confirmations === 1 ? '' : 's'}</p>
-<p>Your payment is on the network. You can close this page; it completes on its own.</p>
-${details(v, v.amount)}`;
+      return html`<p class="state seen" id="state">${w.t(v.confirmations === 1 ? 'seen_one' : 'seen_other', { n: v.confirmations })}</p>
+<p>${w.t('seen_body')}</p>
+${details(w, v, v.amount)}
+${back(w, v)}`;
     case 'aml_check':
-      return html`<p class="state seen" id="state">Payment received: confirming</p>
-<p>This usually takes a moment. You can close this page.</p>`;
+      return html`<p class="state seen" id="state">${w.t('confirming')}</p>
+<p>${w.t('confirming_body')}</p>
+${back(w, v)}`;
     case 'underpaid':
-      return html`<p class="state warn" id="state">Partly paid: ${v.due} ${v.assetSymbol} still due</p>
-<p>Received ${v.received} of ${v.amount} ${v.assetSymbol}. Send the rest to the same address.</p>
-${countdown(v)}
-${qr(v)}
-${details(v, v.due)}`;
+      return html`<p class="state warn" id="state">${w.t('underpaid', { due: unit(v.due) })}</p>
+<p>${w.t('underpaid_body', { received: unit(v.received), amount: unit(v.amount) })}</p>
+${countdown(w, v)}
+${qr(w, v)}
+${details(w, v, v.due)}
+${back(w, v)}`;
     case 'paid':
-      return html`<p class="state ok" id="state">Paid</p>
-<p>Thank you: ${v.amount} ${v.assetSymbol} received.</p>
-${v.redirect ? html`<p><a class="button" id="return" href="${v.redirect}" rel="noreferrer">Return to ${merchant}</a></p>` : ''}`;
+      return html`<p class="state ok" id="state">${w.t('paid')}</p>
+<p>${w.t('paid_body', { amount: unit(v.amount) })}</p>
+${v.redirect ? html`<p><a class="button" id="return" href="${v.redirect}" rel="noreferrer">${v.merchant ? w.t('return', { merchant: v.merchant }) : w.t('return_shop')}</a></p>` : ''}`;
     case 'expired':
-      return html`<p class="state bad" id="state">Expired</p>
-<p>This payment request has expired. Do not send funds to its address; ask ${merchant} for a new one.</p>`;
+      return html`<p class="state bad" id="state">${w.t('expired')}</p>
+<p>${w.t('expired_body', { merchant })}</p>
+${back(w, v)}`;
     case 'failed':
-      return html`<p class="state bad" id="state">This payment could not be completed</p>
-<p>If you have sent funds, contact ${merchant} with your order number.</p>`;
+      return html`<p class="state bad" id="state">${w.t('failed')}</p>
+<p>${w.t('failed_body', { merchant })}</p>
+${back(w, v)}`;
   }
 }
 
-export function checkoutPage(assets: Assets, v: CheckoutView): Html {
+/** `19,99 €` in German, `€19.99` in English: the price as the customer's language writes it. */
+export function formatPrice(price: { amount: string; currency: string }, locale: string): string {
+  // A decimal string keeps every digit (Intl formats strings exactly); never a float. A price
+  // has up to 30 decimals (fiat.ts): fewer here would round a tiny one to €0.00.
+  return new Intl.NumberFormat(locale, { style: 'currency', currency: price.currency, maximumFractionDigits: 30 })
+    .format(price.amount as unknown as number);
+}
+
+export function checkoutPage(assets: Assets, v: CheckoutView, lang: Language): Html {
+  const w = new Words(lang);
   const open = OPEN.includes(v.status);
-  const title = `${v.merchant ? `${v.merchant}: ` : ''}pay ${v.amount} ${v.assetSymbol}`;
-  return shell(assets, {
-    title, refresh: open,
+  const amount = `${v.amount} ${v.assetSymbol}`;
+  const title = v.merchant ? w.t('title_merchant', { merchant: v.merchant, amount }) : w.t('title', { amount });
+  return hostedShell(assets, w, {
+    ...CHECKOUT, title, refresh: open ? 15 : null, switchTo: `/pay/${v.paymentId}`,
     body: html`<main id="checkout" class="checkout" data-status-url="/pay/${v.paymentId}/status" data-version="${v.version}" data-status="${v.status}">
-<header>
-  <p class="merchant">${v.merchant ?? 'Payment'}</p>
-  <h1>${v.amount} ${v.assetSymbol}</h1>
-  <p class="muted small">Order <span id="order-id">${v.orderId}</span></p>
-</header>
+${amountHeader({
+  merchant: v.merchant ?? w.t('payment'), amount: v.amount, symbol: v.assetSymbol, orderLabel: w.t('order'), orderId: v.orderId,
+  extra: v.price ? html`<p class="price" id="price">${w.t('price', { price: formatPrice(v.price, lang.locale) })}</p>` : '',
+})}
 <section class="panel" aria-labelledby="state">
-${body(v)}
+${body(w, v)}
 </section>
-${open ? html`<noscript><p class="small"><a href="/pay/${v.paymentId}">Refresh the status</a> (this page also refreshes every 15 seconds)</p></noscript>` : ''}
+${open ? html`<noscript><p class="small"><a href="/pay/${v.paymentId}?lang=${lang.code}">${w.t('refresh')}</a> ${w.t('refresh_note')}</p></noscript>` : ''}
 <p class="sr-only" role="status" id="announce"></p>
 </main>`,
   });
 }
 
-export function notFoundPage(assets: Assets): Html {
-  return shell(assets, {
-    title: 'Payment not found', refresh: false,
-    body: html`<main class="checkout"><header><h1>Payment not found</h1></header>
-<section class="panel"><p>There is no payment at this address. Check the link you were given.</p></section></main>`,
-  });
+export function notFoundPage(assets: Assets, lang: Language): Html {
+  const w = new Words(lang);
+  return messagePage(assets, w, { ...CHECKOUT, title: w.t('not_found'), text: w.t('not_found_body') });
 }
 
-export function tooManyPage(assets: Assets): Html {
-  return shell(assets, {
-    title: 'Too many requests', refresh: false,
-    body: html`<main class="checkout"><header><h1>Too many requests</h1></header>
-<section class="panel"><p>This page was loaded too often from your network. Wait a minute, then reload it.</p></section></main>`,
-  });
+export function tooManyPage(assets: Assets, lang: Language): Html {
+  const w = new Words(lang);
+  return messagePage(assets, w, { ...CHECKOUT, title: w.t('too_many'), text: w.t('too_many_body') });
 }

@@ -11,6 +11,8 @@ import type { EnvironmentChains } from '../watch/chains.js';
 import { fromBaseUnits } from './amounts.js';
 import { assetOfRow } from './assets.js';
 import { checkoutPage, notFoundPage, tooManyPage, type CheckoutView } from './checkout-page.js';
+import { languageHeaders, pickLanguage } from './hosted-page.js';
+import { shownRaw } from './shown-amount.js';
 import { getSettings, type OrderRow, type PaymentStatus } from './orders.js';
 
 export interface CheckoutDeps {
@@ -38,11 +40,13 @@ export function checkoutPages(deps: CheckoutDeps): OpenPageRoute[] {
     {
       method: 'GET', path: '/pay/{payment_id}',
       async handler(ctx) {
+        const lang = pickLanguage(ctx.url.searchParams.get('lang'), ctx.req.headers['accept-language']);
+        const headers = languageHeaders(lang);
         const wait = await limited(ctx);
-        if (wait > 0) return send(ctx.res, 429, tooManyPage(ctx.assets), { 'retry-after': String(wait) });
+        if (wait > 0) return send(ctx.res, 429, tooManyPage(ctx.assets, lang), { 'retry-after': String(wait), ...headers });
         const view = await loadView(deps, ctx.params.payment_id!);
-        if (!view) return send(ctx.res, 404, notFoundPage(ctx.assets));
-        send(ctx.res, 200, checkoutPage(ctx.assets, view));
+        if (!view) return send(ctx.res, 404, notFoundPage(ctx.assets, lang), headers);
+        send(ctx.res, 200, checkoutPage(ctx.assets, view, lang), headers);
       },
     },
     {
@@ -99,13 +103,20 @@ async function loadView(deps: CheckoutDeps, paymentId: string): Promise<Checkout
   const asset = assetOfRow(deps.config, env, order.asset, order.decimals);
   const s = publicStatus(order);
   const dueRaw = BigInt(order.amount_raw) - BigInt(order.received_raw);
-  // Underpaid: the QR asks for what is still due.
-  const askRaw = order.status === 'underpaid' && dueRaw > 0n ? dueRaw : BigInt(order.amount_raw);
+  // What the customer is shown, the QR and the wallet link ask for: a fiat-priced order's
+  // amount rounded up to what wallets show (shown-amount.ts); underpaid, what is still due.
+  const shown = (raw: bigint) => shownRaw(order, asset.symbol, raw);
+  const amountRaw = shown(BigInt(order.amount_raw));
+  const shownDue = dueRaw > 0n ? shown(dueRaw) : 0n;
+  const askRaw = order.status === 'underpaid' && dueRaw > 0n ? shownDue : amountRaw;
   const family = chainOf(env.network.family);
   let uri: string;
   try {
     uri = await family.payments.paymentUri(
-      { env, address: order.address, asset: order.asset, amountRaw: askRaw, decimals: order.decimals },
+      {
+        env, address: order.address, asset: order.asset, amountRaw: askRaw, decimals: order.decimals,
+        reference: order.reference ?? undefined, label: settings.display_name ?? undefined, message: `Order ${order.order_id}`,
+      },
       () => deps.chains.of(env),
     );
   } catch (err) {
@@ -119,10 +130,12 @@ async function loadView(deps: CheckoutDeps, paymentId: string): Promise<Checkout
     merchant: settings.display_name,
     network: env.network.environments.length > 1 || env.slug !== 'mainnet' ? `${env.network.name} (${env.slug})` : env.network.name,
     assetSymbol: asset.symbol, assetId: order.asset,
-    amount: s.amount, received: s.amount_received, due: s.amount_due, ask: fromBaseUnits(askRaw, order.decimals),
+    amount: fromBaseUnits(amountRaw, order.decimals), received: s.amount_received, due: fromBaseUnits(shownDue, order.decimals),
+    ask: fromBaseUnits(askRaw, order.decimals),
     address: order.address, uri, uriIsAddress: uri === order.address, qrSvg: qr,
     expiresAt: order.expires_at, confirmations: env.confirmations,
     redirect: settings.redirect_url ? redirectFor(settings.redirect_url, order.order_id, deps.config.payments.checkout.allow_any_redirect) : null,
+    price: order.price_amount !== null && order.price_currency !== null ? { amount: order.price_amount, currency: order.price_currency } : null,
   };
 }
 

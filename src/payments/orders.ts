@@ -1,18 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Config } from '../config/index.js';
-import type { Database, Environment, Plan, Store, WatchedAddressRow } from '../store/index.js';
+import type { Database, Environment, Store } from '../store/index.js';
 import { parseAddress } from '../watch/addresses.js';
-import { addWatchIn, SlotLimitError } from '../watch/watches.js';
 import { envIdentifier } from '../store/index.js';
-import { enqueueDelivery } from '../webhooks/outbox.js';
-import { WALLET_HIT_CREDITS } from '../pricing/credits.js';
-import { fromBaseUnits, toBaseUnits } from './amounts.js';
-import { canonicalDecimal, isCurrency, priceToBaseUnits } from './fiat.js';
-import { RateUnavailableError, type LockedRate, type RateSource } from './rates.js';
-import { assetOfRow, resolveAsset } from './assets.js';
-import type { AmlResult } from './aml/types.js';
 import { chainOf } from '../chains/index.js';
+// The families whose traits derive addresses; each has `xpub_{family}` and `next_index_{family}` in payment_settings.
+import { DERIVING_FAMILIES as DERIVING, REFERENCE_FAMILIES, type DerivingFamily, type ReferenceFamily } from '../chains/traits.js';
 import type { OrderDerivation } from '../chains/family.js';
 import { KeyMisfitError, XpubError } from '../chains/xpub.js';
 import type { PaymentOrdersTable, PaymentSettingsTable } from '../store/payment-tables.js';
@@ -20,8 +12,9 @@ import { RpcctlError } from '../util/errors.js';
 
 export type OrderRow = Selectable<PaymentOrdersTable>;
 export type SettingsRow = Selectable<PaymentSettingsTable>;
-export type PaymentStatus = 'pending' | 'seen' | 'aml_check' | 'paid' | 'failed' | 'underpaid' | 'expired';
-export type FailAt = 'medium' | 'high' | 'severe';
+import type { FailAt, PaymentSettings } from '../wire/payments.js';
+export type { FailAt, PaymentStatus } from '../wire/payments.js';
+export type ParsedAddress = ReturnType<typeof parseAddress>;
 
 /**
  * A client mistake, naming what is wrong: an invalid request, a missing order, or one that
@@ -40,30 +33,16 @@ export class OrderChangedError extends RpcctlError {
   readonly code = 'E_ORDER_CHANGED';
 }
 
-/**
- * Chain families whose addresses an order can derive from an extended public key (their
- * adapters have `payments.derivation`); each has its columns `xpub_{family}` and
- * `next_index_{family}` in payment_settings.
- */
-export const DERIVING = ['evm', 'utxo', 'tron'] as const;
-export type DerivingFamily = (typeof DERIVING)[number];
-type Xpubs = Partial<Record<DerivingFamily, string>>;
+type Xpubs = SettingsValues['xpubs'];
 
-export interface PaymentSettings {
-  xpubs: Xpubs;
-  aml_fail_at: FailAt;
-  underpaid_tolerance_bps: number;
-  accept_late: boolean;
-  /** The checkout page's heading; null: the page names no merchant. */
-  display_name: string | null;
-  /** Where the checkout page sends a paid customer, with `?order_id=`; null: nowhere. */
-  redirect_url: string | null;
-}
+/** The settings a merchant sets (the API's view without `derived`). */
+export type SettingsValues = Omit<PaymentSettings<DerivingFamily, ReferenceFamily>, 'derived'>;
 
-export type StoredSettings = PaymentSettings & { nextIndex: Record<DerivingFamily, number> };
+export type StoredSettings = SettingsValues & { nextIndex: Record<DerivingFamily, number> };
 
-export const DEFAULT_SETTINGS: PaymentSettings = {
-  xpubs: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null,
+export const DEFAULT_SETTINGS: SettingsValues = {
+  xpubs: {}, wallets: {}, aml_fail_at: 'high', underpaid_tolerance_bps: 0, accept_late: false, display_name: null, redirect_url: null,
+  payouts_approval_over: null,
 };
 
 export async function getSettings(db: Kysely<Database>, accountId: number): Promise<StoredSettings> {
@@ -75,11 +54,17 @@ export async function getSettings(db: Kysely<Database>, accountId: number): Prom
     const key = r?.[`xpub_${f}`];
     if (key) xpubs[f] = key;
   }
+  const wallets: SettingsValues['wallets'] = {};
+  for (const f of REFERENCE_FAMILIES) {
+    const wallet = r?.[`wallet_${f}`];
+    if (wallet) wallets[f] = wallet;
+  }
   if (!r) return { ...DEFAULT_SETTINGS, xpubs, nextIndex };
   return {
-    xpubs, aml_fail_at: r.aml_fail_at as FailAt,
+    xpubs, wallets, aml_fail_at: r.aml_fail_at as FailAt,
     underpaid_tolerance_bps: r.underpaid_tolerance_bps, accept_late: r.accept_late === 1,
     display_name: r.display_name, redirect_url: r.redirect_url,
+    payouts_approval_over: r.payouts_approval_over && r.payouts_approval_currency ? { amount: r.payouts_approval_over, currency: r.payouts_approval_currency } : null,
     nextIndex,
   };
 }
@@ -98,26 +83,51 @@ export function checkXpub(family: DerivingFamily, xpub: string): void {
   }
 }
 
-/** PUT: the keys given replace the stored ones ("" clears a text). A new xpub restarts its family's child index at 0. */
-export async function putSettings(db: Kysely<Database>, accountId: number, patch: Partial<PaymentSettings>): Promise<void> {
+/**
+ * Checks a merchant's wallet for a family whose orders share it; the error names the field.
+ * Such a family's addresses read alike on each of its networks (Solana's base58 keys), so no
+ * environment is needed to check one.
+ */
+export function checkWallet(family: ReferenceFamily, input: string): string {
+  try {
+    return chainOf(family).parseAddress({ slug: '', network: { slug: '', family }, upstreams: [] }, input).display;
+  } catch (err) {
+    throw new PaymentError('E_PAYMENT_INVALID', `wallets.${family}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * PUT: the keys given replace the stored ones ("" clears a text). A new xpub restarts its family's
+ * child index at 0; the same key written anew (a UTXO key origin added) keeps it.
+ */
+export async function putSettings(db: Kysely<Database>, accountId: number, patch: Partial<SettingsValues>): Promise<void> {
   for (const f of DERIVING) {
     const x = patch.xpubs?.[f];
     if (x !== undefined && x !== '') checkXpub(f, x);
+  }
+  for (const f of REFERENCE_FAMILIES) {
+    const w = patch.wallets?.[f];
+    if (w !== undefined && w.trim() !== '') checkWallet(f, w);
   }
   await db.transaction().execute(async (trx) => {
     const current = await getSettings(trx, accountId);
     // A family left out of `xpubs` keeps its key; "" removes it.
     const xpub = (f: DerivingFamily) => (patch.xpubs?.[f] === undefined ? current.xpubs[f] ?? null : (patch.xpubs[f]!.trim() || null));
-    const next = (f: DerivingFamily) => (xpub(f) === (current.xpubs[f] ?? null) ? current.nextIndex[f] : 0);
+    const sameKey = (f: DerivingFamily, was = current.xpubs[f] ?? null, now = xpub(f)) =>
+      now === was || (now !== null && was !== null && derivationOf(f).keyIdentity(now) === derivationOf(f).keyIdentity(was));
+    const next = (f: DerivingFamily) => (sameKey(f) ? current.nextIndex[f] : 0);
     const keys = Object.fromEntries(DERIVING.flatMap((f) => [[`xpub_${f}`, xpub(f)], [`next_index_${f}`, next(f)]])) as
       { [F in DerivingFamily as `xpub_${F}`]: string | null } & { [F in DerivingFamily as `next_index_${F}`]: number };
+    const wallet = (f: ReferenceFamily) => (patch.wallets?.[f] === undefined ? current.wallets[f] ?? null : (patch.wallets[f]!.trim() || null));
+    const wallets = Object.fromEntries(REFERENCE_FAMILIES.map((f) => [`wallet_${f}`, wallet(f)])) as { [F in ReferenceFamily as `wallet_${F}`]: string | null };
     const values = {
-      ...keys,
+      ...keys, ...wallets,
       aml_fail_at: patch.aml_fail_at ?? current.aml_fail_at,
       underpaid_tolerance_bps: patch.underpaid_tolerance_bps ?? current.underpaid_tolerance_bps,
       accept_late: (patch.accept_late ?? current.accept_late) ? 1 : 0,
       display_name: patch.display_name === undefined ? current.display_name : (patch.display_name?.trim() || null),
       redirect_url: patch.redirect_url === undefined ? current.redirect_url : (patch.redirect_url?.trim() || null),
+      ...approvalColumns(patch.payouts_approval_over === undefined ? current.payouts_approval_over : patch.payouts_approval_over),
       updated_at: new Date().toISOString(),
     };
     await trx.insertInto('payment_settings').values({ account_id: accountId, ...values })
@@ -125,180 +135,31 @@ export async function putSettings(db: Kysely<Database>, accountId: number, patch
   });
 }
 
+/** The payouts' approval threshold as its two columns (payouts/approval.ts reads them). */
+function approvalColumns(over: SettingsValues['payouts_approval_over']) {
+  return { payouts_approval_over: over?.amount ?? null, payouts_approval_currency: over?.currency ?? null };
+}
+
 /** The first address of each key, so the merchant can check it is the wallet they think. */
-export function presentSettings(s: StoredSettings, catalog: Store['catalog']) {
-  const derived: {
-    evm?: { first_address: string; next_index: number };
-    utxo?: { first_address: string; network: string; next_index: number };
-    tron?: { first_address: string; next_index: number };
-  } = {};
+export function presentSettings(s: StoredSettings, catalog: Store['catalog']): PaymentSettings<DerivingFamily, ReferenceFamily> {
+  const derived: PaymentSettings<DerivingFamily>['derived'] = {};
   for (const f of DERIVING) {
     const xpub = s.xpubs[f];
     if (!xpub) continue;
     const envs = catalog.networks.filter((n) => chainOf(n.family) === chainOf(f)).flatMap((n) => n.environments);
     const first = derivationOf(f).firstAddress(xpub, envs, envIdentifier);
-    (derived as Record<DerivingFamily, object>)[f] = { ...first, next_index: s.nextIndex[f] };
+    derived[f] = { ...first, next_index: s.nextIndex[f] };
   }
   return {
-    xpubs: s.xpubs, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late,
-    display_name: s.display_name, redirect_url: s.redirect_url, derived,
+    xpubs: s.xpubs, wallets: s.wallets, aml_fail_at: s.aml_fail_at, underpaid_tolerance_bps: s.underpaid_tolerance_bps, accept_late: s.accept_late,
+    display_name: s.display_name, redirect_url: s.redirect_url, payouts_approval_over: s.payouts_approval_over, derived,
   };
 }
 
-export interface CreateInput {
-  order_id: string;
-  network_slug: string;
-  /** In the asset; or `price_amount` + `price_currency` (a fiat price, converted at a locked rate). */
-  amount?: string;
-  price_amount?: string;
-  price_currency?: string;
-  asset?: string;
-  address?: string;
-  expires_in?: number;
-  webhook_url?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export interface CreateContext {
-  store: Store;
-  config: Config;
-  accountId: number;
-  plan: Plan | undefined;
-  /** Rates for orders priced in a fiat currency. */
-  rates: RateSource;
-  nowMs?: number;
-}
-
-/** The created or existing order, and the watch row when a new watch was made (to register in memory). */
-export interface CreateResult {
-  order: OrderRow;
-  created: boolean;
-  newWatch: WatchedAddressRow | undefined;
-}
-
-/** A create request checked against the catalog and config: what the transaction writes. */
-interface CheckedCreate {
-  env: Environment;
-  asset: ReturnType<typeof resolveAsset>;
-  /** Undefined for a fiat price until its rate is locked. */
-  amountRaw: bigint | undefined;
-  fiat: { price: string; currency: string; rate?: LockedRate } | undefined;
-  /** The address the request gives; undefined: one is derived from the merchant's key. */
-  given: ParsedAddress | undefined;
-  expiresIn: number;
-  /** What a retry must match to get the same order back. */
-  hash: string;
-}
-
-type ParsedAddress = ReturnType<typeof parseAddress>;
-
-/**
- * Creates an order, or returns the existing one with the same `order_id` and the same body
- * (a retried request); another body with that `order_id` is a 409. Index allocation, the
- * slot check, the watch and the order are one transaction, so concurrent creates with one
- * `order_id` give one order, and two orders never get one derived address.
- */
-export async function createOrder(ctx: CreateContext, input: CreateInput): Promise<CreateResult> {
-  const { store } = ctx;
-  let checked = checkCreate(ctx, input);
-  const { env, given, hash } = checked;
-  if (checked.fiat) {
-    // A retry returns its order whatever the rate does now; a new order locks the rate
-    // before the transaction (a fetch never holds the store's write lock).
-    const existing = await store.db.selectFrom('payment_orders').selectAll()
-      .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
-    if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
-    checked = await lockRate(ctx.rates, checked, checked.fiat);
-  }
-  const attempt = () => store.db.transaction().execute(async (trx): Promise<CreateResult> => {
-    const existing = await trx.selectFrom('payment_orders').selectAll()
-      .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
-    if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
-    const { address, index } = await orderAddress(trx, ctx.accountId, checked);
-    return insertOrder(trx, ctx, input, checked, address, index);
-  });
-
-  try {
-    return await attempt();
-  } catch (err) {
-    // A concurrent create with the same order_id won the unique constraint: answer with its order.
-    if (err instanceof PaymentError || err instanceof SlotLimitError || err instanceof RateUnavailableError) throw err;
-    const existing = await store.db.selectFrom('payment_orders').selectAll()
-      .where('account_id', '=', ctx.accountId).where('order_id', '=', input.order_id).executeTakeFirst();
-    if (existing) return { order: sameOrConflict(existing, hash), created: false, newWatch: undefined };
-    // A concurrent create at the same given address won the open-address index: the same 409
-    // as when it had committed first.
-    const clash = given && await openOrderAt(store.db, env.id, given.key);
-    if (given && clash) throw addressTaken(given, clash, env);
-    throw err;
-  }
-}
-
-/** The request's network, asset, amount and address, each a 400 naming its field when wrong. */
-function checkCreate(ctx: CreateContext, input: CreateInput): CheckedCreate {
-  const { store, config } = ctx;
-  const env = store.catalog.environmentBySlug(input.network_slug);
-  if (!env) throw new PaymentError('E_PAYMENT_INVALID', `network_slug: unknown network "${input.network_slug}" (use a network slug such as "eth", or "{network}-{environment}")`);
-  let asset;
-  try {
-    asset = resolveAsset(config, env, input.asset);
-  } catch (err) {
-    throw new PaymentError('E_PAYMENT_INVALID', `asset: ${(err as Error).message}`);
-  }
-  const { amountRaw, fiat } = checkPrice(input, asset.decimals);
-  let given: ParsedAddress | undefined;
-  if (input.address !== undefined) {
-    try {
-      given = parseAddress(env, input.address);
-    } catch (err) {
-      throw new PaymentError('E_PAYMENT_INVALID', `address: ${(err as Error).message}`);
-    }
-  }
-  const expiresIn = input.expires_in ?? 3600;
-  const request: unknown[] = [
-    input.order_id, env.id, asset.id, amountRaw?.toString() ?? null, given?.key ?? null, expiresIn, input.webhook_url ?? null, canonical(input.metadata ?? null),
-  ];
-  // Appended, so orders priced in the asset keep the hashes they were stored with.
-  if (fiat) request.push(fiat.price, fiat.currency);
-  const hash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
-  return { env, asset, amountRaw, fiat, given, expiresIn, hash };
-}
-
-/** Exactly one of `amount` (in the asset) or `price_amount` + `price_currency`; each mistake names its field. */
-function checkPrice(input: CreateInput, decimals: number): Pick<CheckedCreate, 'amountRaw' | 'fiat'> {
-  const invalid = (message: string) => new PaymentError('E_PAYMENT_INVALID', message);
-  if (input.amount !== undefined && input.price_amount !== undefined) {
-    throw invalid('price_amount: give either amount (in the asset) or price_amount with price_currency, not both');
-  }
-  if (input.price_amount === undefined) {
-    if (input.price_currency !== undefined) throw invalid('price_amount: is required with price_currency (a decimal string such as "19.99")');
-    if (input.amount === undefined) throw invalid('amount: is required (a decimal string in the asset such as "12.50"), or give price_amount with price_currency');
-    try {
-      return { amountRaw: toBaseUnits(input.amount, decimals), fiat: undefined };
-    } catch (err) {
-      throw invalid(`amount: ${(err as Error).message}`);
-    }
-  }
-  let price: string;
-  try {
-    price = canonicalDecimal(input.price_amount);
-  } catch (err) {
-    throw invalid(`price_amount: ${(err as Error).message}`);
-  }
-  const currency = input.price_currency;
-  if (currency === undefined) throw invalid('price_currency: is required with price_amount (an ISO 4217 code such as "USD")');
-  if (!isCurrency(currency)) throw invalid(`price_currency: must be an ISO 4217 currency code in capitals, such as "USD" or "EUR" (got "${currency}")`);
-  return { amountRaw: undefined, fiat: { price, currency } };
-}
-
-/** A fiat-priced order with its rate locked and its amount: the price at that rate, rounded up to the base unit. */
-async function lockRate(rates: RateSource, c: CheckedCreate, fiat: NonNullable<CheckedCreate['fiat']>): Promise<CheckedCreate> {
-  const rate = await rates.rate(c.asset.symbol.toUpperCase(), fiat.currency);
-  return { ...c, fiat: { ...fiat, rate }, amountRaw: priceToBaseUnits(fiat.price, rate.rate, c.asset.decimals) };
-}
-
 /** The given address (no other open order may hold it), or the next derived one and its index. */
-async function orderAddress(trx: Kysely<Database>, accountId: number, c: CheckedCreate): Promise<{ address: ParsedAddress; index: number | null }> {
+export async function orderAddress(
+  trx: Kysely<Database>, accountId: number, c: { env: Environment; given: ParsedAddress | undefined },
+): Promise<{ address: ParsedAddress; index: number | null }> {
   const { env, given } = c;
   if (given) {
     const clash = await openOrderAt(trx, env.id, given.key);
@@ -307,7 +168,7 @@ async function orderAddress(trx: Kysely<Database>, accountId: number, c: Checked
   }
   const family = env.network.family;
   if (!chainOf(family).payments.derivation) {
-    throw new PaymentError('E_PAYMENT_INVALID', `address: required on ${env.network.slug} (deriving addresses is supported for EVM, UTXO and Tron networks)`);
+    throw new PaymentError('E_PAYMENT_INVALID', `address: required on ${env.network.slug} (addresses are derived on ${DERIVING.join(', ')} networks only)`);
   }
   const deriving = family as DerivingFamily;
   const settings = await getSettings(trx, accountId);
@@ -322,37 +183,7 @@ async function orderAddress(trx: Kysely<Database>, accountId: number, c: Checked
   }
 }
 
-/** The order's watch (through Address Watch's writer) and its row. */
-async function insertOrder(
-  trx: Kysely<Database>, ctx: CreateContext, input: CreateInput, c: CheckedCreate, address: ParsedAddress, index: number | null,
-): Promise<CreateResult> {
-  const { env, asset, expiresIn, hash, fiat } = c;
-  const amountRaw = c.amountRaw!;
-  const nowMs = ctx.nowMs ?? Date.now();
-  const now = new Date(nowMs).toISOString();
-  // Through Address Watch's writer: the instance holding the scanner lease hears of it.
-  const { row: watch, created: watchCreated } = await addWatchIn(trx, {
-    accountId: ctx.accountId, plan: ctx.plan, env, networkSlug: input.network_slug, address, createdAt: now,
-    slotLimitMessage: (slots, planName) => slots === 0
-      ? `Payments need watched-address slots: the ${planName} plan has none (webhook_address_slots is 0); upgrade the plan`
-      : `Watched address limit reached: the ${planName} plan allows ${slots} (webhook_address_slots), and every open order holds one`,
-  });
-  const newWatch = watchCreated ? watch : undefined;
-  const expiresMs = nowMs + expiresIn * 1000;
-  const order = await trx.insertInto('payment_orders').values({
-    payment_id: `pay_${randomBytes(12).toString('base64url')}`, account_id: ctx.accountId, order_id: input.order_id, request_hash: hash,
-    network_environment_id: env.id, network: input.network_slug, asset: asset.id, decimals: asset.decimals,
-    address: address.display, address_key: address.key, derivation_index: index, watch_id: watch.watch_id, owns_watch: newWatch ? 1 : 0,
-    amount_raw: amountRaw.toString(), received_raw: '0', status: 'pending', reason: null, late: 0, overpaid: 0, lifecycle: 'pending', aml: null,
-    seq: 0, expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs, monitor_until_ms: expiresMs + ctx.config.payments.late_window_s * 1000,
-    open: 1, webhook_url: input.webhook_url ?? null, metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
-    created_at: now, updated_at: now,
-    ...(fiat && { price_amount: fiat.price, price_currency: fiat.currency, rate: fiat.rate!.rate, rate_source: fiat.rate!.source, rate_at: fiat.rate!.at }),
-  }).returningAll().executeTakeFirstOrThrow();
-  return { order, created: true, newWatch };
-}
-
-function addressTaken(address: { display: string }, clash: { order_id: string; payment_id: string }, env: Environment): PaymentError {
+export function addressTaken(address: { display: string }, clash: { order_id: string; payment_id: string }, env: Environment): PaymentError {
   return new PaymentError('E_CONFLICT', `address: ${address.display} already backs open order ${clash.order_id} (${clash.payment_id}) on ${envIdentifier(env)}; an address takes one open order at a time`);
 }
 
@@ -366,6 +197,11 @@ function deriver(env: Environment, family: DerivingFamily, xpub: string): (index
   }
 }
 
+/** A child index no order will use, for a payout's change (payouts/ asks; the counter is this table's). */
+export async function reserveChildIndex(db: Kysely<Database>, accountId: number, family: DerivingFamily): Promise<number> {
+  return db.transaction().execute((trx) => takeIndex(trx, accountId, family));
+}
+
 /** Takes the family's next child index (the counter moves in the caller's transaction). */
 async function takeIndex(trx: Kysely<Database>, accountId: number, family: DerivingFamily): Promise<number> {
   const column = `next_index_${family}` as const;
@@ -375,22 +211,14 @@ async function takeIndex(trx: Kysely<Database>, accountId: number, family: Deriv
   return (row as Record<typeof column, number>)[column] - 1;
 }
 
-function sameOrConflict(existing: OrderRow, hash: string): OrderRow {
-  if (existing.request_hash !== hash) {
-    throw new PaymentError('E_CONFLICT', `order_id: "${existing.order_id}" already exists (${existing.payment_id}) with a different body; use a new order_id or send the same body`);
-  }
-  return existing;
-}
-
 export async function openOrderAt(trx: Kysely<Database>, envId: number, addressKey: string) {
   return trx.selectFrom('payment_orders').select(['order_id', 'payment_id'])
     .where('network_environment_id', '=', envId).where('address_key', '=', addressKey).where('open', '=', 1).executeTakeFirst();
 }
 
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+/** An order's ids by its row key (refunds name their order by it). */
+export async function orderIdsByPk(db: Kysely<Database>, pk: number): Promise<{ payment_id: string; order_id: string } | undefined> {
+  return db.selectFrom('payment_orders').select(['payment_id', 'order_id']).where('id', '=', pk).executeTakeFirst();
 }
 
 export async function getOrder(db: Kysely<Database>, accountId: number, paymentId: string): Promise<OrderRow | undefined> {
@@ -418,97 +246,27 @@ export async function fundingTxs(db: Kysely<Database>, orderPk: number): Promise
   return [...new Set(rows.map((r) => r.tx_hash))];
 }
 
-/** The order as the API shows it; `publicUrl` is the API's base as customers reach it (AppContext.publicUrl). */
-export function presentOrder(config: Config, store: Store, o: OrderRow, txHashes: string[], publicUrl: string) {
-  const env = store.catalog.environment(o.network_environment_id);
-  const asset = assetOfRow(config, env, o.asset, o.decimals);
-  return {
-    payment_id: o.payment_id, order_id: o.order_id, status: o.status as PaymentStatus, network: o.network,
-    asset: o.asset, asset_symbol: asset.symbol, decimals: o.decimals, address: o.address, watch_id: o.watch_id,
-    derivation_index: o.derivation_index,
-    amount: fromBaseUnits(o.amount_raw, o.decimals), amount_raw: o.amount_raw,
-    amount_received: fromBaseUnits(o.received_raw, o.decimals), amount_received_raw: o.received_raw,
-    // A fiat price and the rate locked at creation (null for orders priced in the asset).
-    price_amount: o.price_amount, price_currency: o.price_currency, rate: o.rate, rate_source: o.rate_source as 'static' | 'http' | null, rate_at: o.rate_at,
-    tx_hashes: txHashes, confirmations: env?.confirmations ?? 1,
-    expires_at: o.expires_at, created_at: o.created_at, updated_at: o.updated_at,
-    webhook_url: o.webhook_url, metadata: o.metadata === null ? null : JSON.parse(o.metadata) as unknown,
-    aml: o.aml === null ? null : JSON.parse(o.aml) as AmlResult, reason: o.reason, late: o.late === 1, overpaid: o.overpaid === 1,
-    lifecycle: o.lifecycle,
-    checkout_url: checkoutUrl(publicUrl, o.payment_id),
-  };
-}
-
-/** The order's hosted checkout page: its payment id (96 random bits) is the only credential. */
-export function checkoutUrl(publicUrl: string, paymentId: string): string {
-  return `${publicUrl}/pay/${paymentId}`;
-}
-
-export type PaymentObject = ReturnType<typeof presentOrder>;
-
-export interface Transition {
-  status: Exclude<PaymentStatus, 'pending'>;
-  txHash: string | null;
-  reason?: string | null;
-  aml?: AmlResult | null;
-  late?: boolean;
-  receivedRaw?: bigint;
-  overpaid?: boolean;
-  /** Closes the order: its address is free for another order. */
-  close?: boolean;
-  monitorUntilMs?: number;
-}
+export type { Environment };
 
 /**
- * Moves the order to a new status and writes its webhook into the outbox, in the caller's
- * transaction: the transition and its delivery commit together or not at all. The update
- * is a compare-and-set on `seq`, so two writers can never both move one order.
+ * Where the merchant's coins are on an environment, for a payout's PSBT (payouts/ asks): each
+ * derived address of the account's orders with its child index and the transactions whose
+ * counted funding reached it.
  */
-export async function transition(trx: Kysely<Database>, ctx: { store: Store; config: Config }, order: OrderRow, t: Transition, nowMs = Date.now()): Promise<OrderRow> {
-  const now = new Date(nowMs).toISOString();
-  const next: OrderRow = {
-    ...order,
-    status: t.status,
-    reason: t.reason === undefined ? (t.status === 'failed' || t.status === 'expired' ? order.reason : null) : t.reason,
-    aml: t.aml === undefined ? order.aml : t.aml === null ? null : JSON.stringify(t.aml),
-    late: t.late ? 1 : order.late,
-    received_raw: t.receivedRaw === undefined ? order.received_raw : t.receivedRaw.toString(),
-    overpaid: t.overpaid === undefined ? order.overpaid : t.overpaid ? 1 : 0,
-    lifecycle: `${order.lifecycle}>${t.status}`,
-    seq: order.seq + 1,
-    open: t.close ? 0 : order.open,
-    monitor_until_ms: t.monitorUntilMs ?? order.monitor_until_ms,
-    updated_at: now,
-  };
-  const res = await trx.updateTable('payment_orders').set({
-    status: next.status, reason: next.reason, aml: next.aml, late: next.late, received_raw: next.received_raw, overpaid: next.overpaid,
-    lifecycle: next.lifecycle, seq: next.seq, open: next.open, monitor_until_ms: next.monitor_until_ms, updated_at: now,
-  }).where('id', '=', order.id).where('seq', '=', order.seq).executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) throw new OrderChangedError(`order ${order.payment_id} changed under us`);
-  await enqueueDelivery(trx, {
-    accountId: order.account_id, eventId: null, webhookId: `${order.payment_id}_${next.seq}`, type: 'payment_order', network: order.network,
-    body: webhookBody(ctx, next, t.txHash, now), credits: WALLET_HIT_CREDITS, isTest: false,
-    sequenceKey: order.payment_id, targetUrl: order.webhook_url,
-  // Due now whatever clock the decision used (a test may run the engine ahead of time).
-  }, Math.min(nowMs, Date.now()));
-  return next;
+export async function coinSourcesOf(db: Kysely<Database>, accountId: number, envId: number): Promise<Array<{ address: string; index: number; txHashes: string[] }>> {
+  const rows = await db.selectFrom('payment_orders as o').innerJoin('payment_funding as f', 'f.order_pk', 'o.id')
+    .select(['o.address', 'o.derivation_index', 'f.tx_hash']).where('o.account_id', '=', accountId).where('o.network_environment_id', '=', envId)
+    .where('o.derivation_index', 'is not', null).where('f.counted', '=', 1).where('f.removed', '=', 0).execute();
+  const by = new Map<string, { address: string; index: number; txHashes: string[] }>();
+  for (const r of rows) {
+    const s = by.get(r.address) ?? { address: r.address, index: r.derivation_index!, txHashes: [] };
+    if (!s.txHashes.includes(r.tx_hash)) s.txHashes.push(r.tx_hash);
+    by.set(r.address, s);
+  }
+  return [...by.values()];
 }
 
-/** The spec's payment-order fields, then ours. `status` is the event; `aml` is null on `aml_check`. */
-export function webhookBody({ store, config }: { store: Store; config: Config }, o: OrderRow, txHash: string | null, createdAt: string): string {
-  const env = store.catalog.environment(o.network_environment_id);
-  return JSON.stringify({
-    id: `${o.payment_id}_${o.seq}`,
-    product: 'payments', type: 'payment_order', event: o.status, payment_id: o.payment_id, order_id: o.order_id, watch_id: o.watch_id,
-    network: o.network, address: o.address, amount: fromBaseUnits(o.amount_raw, o.decimals), amount_raw: o.amount_raw,
-    status: o.status, tx_hash: txHash, lifecycle: o.lifecycle, aml: o.status === 'aml_check' ? null : o.aml === null ? null : JSON.parse(o.aml) as unknown,
-    reason: o.reason, late: o.late === 1, overpaid: o.overpaid === 1,
-    asset: o.asset, asset_symbol: env ? assetOfRow(config, env, o.asset, o.decimals).symbol : o.asset,
-    amount_received: fromBaseUnits(o.received_raw, o.decimals), amount_received_raw: o.received_raw,
-    expires_at: o.expires_at, metadata: o.metadata === null ? null : JSON.parse(o.metadata) as unknown,
-    sequence: o.seq, created_at: createdAt,
-  });
+/** An order's ids by its row id (a refund's webhooks name them). */
+export async function orderIdsOf(db: Kysely<Database>, orderPk: number): Promise<{ payment_id: string; order_id: string } | undefined> {
+  return db.selectFrom('payment_orders').select(['payment_id', 'order_id']).where('id', '=', orderPk).executeTakeFirst();
 }
-
-export { SlotLimitError };
-export type { Environment };

@@ -64,13 +64,15 @@ export class StaticRates implements RateSource {
  * `http`: GET the operator's price API. The URL and the selector take `{asset}`, `{currency}`,
  * `{asset_lower}`, `{currency_lower}`; the selector is a dotted path into the JSON answer
  * (a segment of digits indexes an array). An answer is cached per pair for `ttl_s`; a failed
- * fetch, a missing or non-positive number, or a `time_selector` time older than `ttl_s`
- * refuses the order. Headers come from the JSON object in the `headers_env` variable and are
+ * fetch, a missing or non-positive number, a `time_selector` time older than `ttl_s`, or a
+ * rate outside the sanity band or too far from the pair's last one refuses the order. Headers come from the JSON object in the `headers_env` variable and are
  * never logged.
  */
 export class HttpRates implements RateSource {
   readonly #cache = new Map<string, { rate: LockedRate; fetchedMs: number }>();
   readonly #inflight = new Map<string, Promise<LockedRate>>();
+  /** The last rate accepted per pair, which the next one may not move too far from. */
+  readonly #last = new Map<string, AcceptedRate>();
   readonly #http: NonNullable<RatesConfig['http']>;
   readonly #ttlMs: number;
   readonly #env: NodeJS.ProcessEnv;
@@ -141,7 +143,11 @@ export class HttpRates implements RateSource {
     }
     const locked: LockedRate = { rate, source: 'http', at };
     if (!this.#fresh(locked)) throw unavailable(`the source priced it at ${at}, older than ttl_s`);
-    this.#cache.set(`${asset}/${currency}`, { rate: locked, fetchedMs });
+    const key = `${asset}/${currency}`;
+    const implausible = implausibleRate(rate, this.#last.get(key), this.#http, fetchedMs);
+    if (implausible) throw unavailable(implausible);
+    this.#last.set(key, { rate, atMs: fetchedMs });
+    this.#cache.set(key, { rate: locked, fetchedMs });
     return locked;
   }
 
@@ -160,8 +166,39 @@ export class HttpRates implements RateSource {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === 'string')) {
       throw new Error(`payments.rates.http.headers_env: ${name} must hold a JSON object of string headers`);
     }
+    // A CR or LF would split the request (undici refuses it per request: every order would fail).
+    for (const [header, value] of Object.entries(parsed as Record<string, string>)) {
+      if (!HEADER_NAME.test(header)) throw new Error(`payments.rates.http.headers_env: ${name} has a header name that is not a token (letters, digits, -)`);
+      if (/[\0-\x08\x0a-\x1f\x7f]/.test(value)) throw new Error(`payments.rates.http.headers_env: ${name} has a header value with a control character (CR, LF, NUL...)`);
+    }
     return parsed as Record<string, string>;
   }
+}
+
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+interface AcceptedRate { rate: string; atMs: number }
+
+type RateChecks = Pick<NonNullable<RatesConfig['http']>, 'min_rate' | 'max_rate' | 'max_move' | 'max_move_window_s'>;
+
+/**
+ * Why a fetched rate is not believed, or undefined: outside the sanity band, or moved more than
+ * `max_move` from the pair's last accepted rate (when that is younger than the window). Numbers
+ * suffice: these are bounds, not prices, and the rate itself stays a decimal string.
+ */
+export function implausibleRate(rate: string, last: AcceptedRate | undefined, checks: RateChecks, nowMs: number): string | undefined {
+  const r = Number(rate);
+  if (r < Number(checks.min_rate) || r > Number(checks.max_rate)) {
+    return `the source's rate ${rate} is outside min_rate ${checks.min_rate} .. max_rate ${checks.max_rate}`;
+  }
+  if (last && nowMs - last.atMs <= checks.max_move_window_s * 1000) {
+    const l = Number(last.rate);
+    if (Math.max(r / l, l / r) > 1 + checks.max_move) {
+      return `the source's rate ${rate} moved more than max_move ${checks.max_move} from ${last.rate} (accepted ${Math.round((nowMs - last.atMs) / 1000)} s ago)`;
+    }
+  }
+  return undefined;
 }
 
 /** A price answer larger than this is refused: a rate is a few bytes, and the answer is held in memory. */

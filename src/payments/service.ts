@@ -3,6 +3,8 @@ import type { Supervisor } from '../runtime/supervisor.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import type { AddressWatch } from '../watch/service.js';
+import type { Webhooks } from '../webhooks/service.js';
+import { CHANNELS } from '../store/index.js';
 import { DEV_SANCTIONS_LIST } from './aml/dev-list.js';
 import { HttpAmlProvider } from './aml/http.js';
 import { NoAmlProvider, parseSanctionsList, SanctionsFileError, replaceSanctions, sanctionsCount, SanctionsListProvider } from './aml/sanctions.js';
@@ -15,6 +17,8 @@ export interface PaymentsOptions {
   config: Config;
   log: (line: string) => void;
   addressWatch: AddressWatch;
+  /** The running webhook service: woken when transitions wrote deliveries. */
+  webhooks: Pick<Webhooks, 'kick'>;
   env?: NodeJS.ProcessEnv;
   /** Runs the engine's loops (one of its own when none is given). */
   supervisor?: Supervisor;
@@ -74,10 +78,23 @@ export async function startPayments(o: PaymentsOptions): Promise<Payments> {
     amlLeaseMs: (o.config.payments.aml.http?.timeout_ms ?? 10_000) * 2 + 2000,
     watches: { added: (row) => void watch.watchAdded(row), removed: (row) => watch.watchRemoved(row) },
     registry: watch.registry,
-    onDeliveries: () => watch.worker.kick(),
+    leaseOf: (envId) => watch.leaseOf(envId),
+    onDeliveries: () => o.webhooks.kick(),
     supervisor: o.supervisor,
   });
   const rates = rateSourceFor(o.store.db, o.config.payments.rates, o.env ?? process.env, o.log);
   engine.start();
-  return { engine, rates, stop: () => engine.stop() };
+  // Recorded events reach the engine by a call: this instance's scanners tell it, and those of
+  // the others through the store's notifications (PostgreSQL; SQLite is one instance). The
+  // poll (`payments.tick_ms`) is the safety net for a notification lost with its connection.
+  const unhook = watch.onRecorded(() => engine.kick());
+  const unlisten = o.store.notifications.on(CHANNELS.events, () => engine.kick(), () => engine.kick());
+  return {
+    engine, rates,
+    stop: async () => {
+      unhook();
+      unlisten();
+      await engine.stop();
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/index.js';
+import { sequenceDeliveries } from '../webhooks/deliveries.js';
 
 /** One step of an order's `lifecycle`, with what the store still knows about it. */
 export interface TimelineStep {
@@ -36,10 +37,7 @@ export interface FundingTransfer {
 export async function orderTimeline(
   db: Kysely<Database>, accountId: number, order: { payment_id: string; lifecycle: string; created_at: string },
 ): Promise<TimelineStep[]> {
-  const rows = await db.selectFrom('webhook_deliveries')
-    .select(['webhook_id', 'body', 'created_at', 'status', 'last_error', 'attempts'])
-    .where('account_id', '=', accountId).where('sequence_key', '=', order.payment_id)
-    .execute();
+  const rows = await sequenceDeliveries(db, accountId, order.payment_id);
   const bySeq = new Map<number, (typeof rows)[number]>();
   const prefix = `${order.payment_id}_`;
   for (const r of rows) {

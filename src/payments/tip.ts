@@ -1,3 +1,4 @@
+import { SKIPPED } from '../chains/family.js';
 import type { Environment, Store } from '../store/index.js';
 import type { EnvironmentChains } from '../watch/chains.js';
 import { getCursor } from '../watch/record.js';
@@ -10,6 +11,8 @@ export interface TipHit {
   txHash: string;
   token: string | null;
   amount: string;
+  /** The account paid (a referenced order's recipient check). */
+  to: string | null;
 }
 
 /** What a look at the unconfirmed blocks found. */
@@ -37,15 +40,18 @@ export class TipWatcher {
   readonly #store: Store;
   readonly #registry: WatchRegistry;
   readonly #chains: EnvironmentChains;
-  /** The blocks looked at per environment: hash and payment hits by height. */
-  readonly #seen = new Map<number, Map<number, { hash: string; hits: TipHit[] }>>();
-  /** Head and cursor at the last look: with neither moved there is nothing new to fetch. */
+  /** The blocks looked at per environment, by height: the hash, and the hits already reported for it. */
+  readonly #seen = new Map<number, Map<number, { hash: string; reported: Set<string> }>>();
+  /** Head, cursor, watches and registry at the last look: with none changed there is nothing new to fetch. */
   readonly #last = new Map<number, { mark: string; present: Set<string> | undefined }>();
+  /** Bumped when this instance's registry changes (a watch heard of late, from another instance). */
+  #registryVersion = 0;
 
   constructor(store: Store, registry: WatchRegistry, chains: EnvironmentChains) {
     this.#store = store;
     this.#registry = registry;
     this.#chains = chains;
+    registry.onChange(() => { this.#registryVersion++; });
   }
 
   /** Payment hits on `watchIds` in the unconfirmed blocks of `env`. */
@@ -55,10 +61,10 @@ export class TipWatcher {
     const cursor = await getCursor(this.#store, env.id);
     if (cursor === undefined) return { hits: [], present: undefined };
     const head = await chain.head();
-    const mark = `${cursor}:${head}:${[...watchIds].sort().join(',')}`;
+    const mark = `${cursor}:${head}:${this.#registryVersion}:${[...watchIds].sort().join(',')}`;
     const last = this.#last.get(env.id);
     if (last?.mark === mark) return { hits: [], present: last.present };
-    const looked = this.#seen.get(env.id) ?? new Map<number, { hash: string; hits: TipHit[] }>();
+    const looked = this.#seen.get(env.id) ?? new Map<number, { hash: string; reported: Set<string> }>();
     this.#seen.set(env.id, looked);
     for (const h of looked.keys()) if (h < cursor || h > head) looked.delete(h);
     const out: TipHit[] = [];
@@ -70,17 +76,21 @@ export class TipWatcher {
         complete = false;
         break;
       }
+      // A skipped slot has nothing to show.
+      if (block === SKIPPED) continue;
       let entry = looked.get(h);
-      if (entry?.hash !== block.hash) {
-        entry = { hash: block.hash, hits: [] };
-        for (const hit of block.hits) {
-          if (hit.type !== 'payment' || hit.direction !== 'in') continue;
-          entry.hits.push({ envId: env.id, watchId: hit.watch.watchId, txHash: hit.txHash, token: hit.token, amount: hit.amount });
-        }
-        looked.set(h, entry);
-        out.push(...entry.hits.filter((x) => watchIds.has(x.watchId)));
+      if (entry?.hash !== block.hash) looked.set(h, (entry = { hash: block.hash, reported: new Set() }));
+      // Matched again on every look, not only when the block is new: an order whose row this
+      // pass's query missed (committed while the look was under way) or whose watch the
+      // registry heard of late must still get its hit from a block looked at before.
+      for (const hit of block.hits) {
+        if (hit.type !== 'payment' || hit.direction !== 'in') continue;
+        const key = `${hit.watch.watchId} ${hit.txHash}`;
+        present.add(key);
+        if (!watchIds.has(hit.watch.watchId) || entry.reported.has(key)) continue;
+        entry.reported.add(key);
+        out.push({ envId: env.id, watchId: hit.watch.watchId, txHash: hit.txHash, token: hit.token, amount: hit.amount, to: hit.to });
       }
-      for (const x of entry.hits) present.add(`${x.watchId} ${x.txHash}`);
     }
     const result = complete ? present : undefined;
     this.#last.set(env.id, { mark, present: result });

@@ -56,33 +56,15 @@ export function priceRpc(network: PricedNetwork, method: string): number {
   return Object.hasOwn(network.credits.methods, method) ? network.credits.methods[method]! : network.credits.default;
 }
 
-/**
- * Standard JSON-RPC methods of EVM nodes. Usage is broken down by these and by the network's
- * own priced methods; any other name a client sends is counted as `other`, so clients cannot
- * grow the usage tables with made-up method names.
- */
-const STANDARD_METHODS = new Set([
-  'web3_clientVersion', 'web3_sha3', 'net_version', 'net_listening', 'net_peerCount',
-  'eth_protocolVersion', 'eth_syncing', 'eth_coinbase', 'eth_chainId', 'eth_mining', 'eth_hashrate', 'eth_gasPrice',
-  'eth_maxPriorityFeePerGas', 'eth_blobBaseFee', 'eth_feeHistory', 'eth_accounts', 'eth_blockNumber', 'eth_getBalance',
-  'eth_getStorageAt', 'eth_getTransactionCount', 'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber',
-  'eth_getUncleCountByBlockHash', 'eth_getUncleCountByBlockNumber', 'eth_getCode', 'eth_sign', 'eth_signTransaction',
-  'eth_sendTransaction', 'eth_sendRawTransaction', 'eth_call', 'eth_estimateGas', 'eth_createAccessList',
-  'eth_getBlockByHash', 'eth_getBlockByNumber', 'eth_getBlockReceipts', 'eth_getTransactionByHash',
-  'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionByBlockNumberAndIndex', 'eth_getTransactionReceipt',
-  'eth_getUncleByBlockHashAndIndex', 'eth_getUncleByBlockNumberAndIndex', 'eth_newFilter', 'eth_newBlockFilter',
-  'eth_newPendingTransactionFilter', 'eth_uninstallFilter', 'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_getLogs',
-  'eth_getProof', 'eth_subscribe', 'eth_unsubscribe', 'eth_simulateV1',
-  'debug_traceTransaction', 'debug_traceCall', 'debug_traceBlockByNumber', 'debug_traceBlockByHash',
-  'trace_block', 'trace_transaction', 'trace_call', 'trace_filter', 'trace_replayTransaction', 'trace_replayBlockTransactions',
-  'txpool_status', 'txpool_content', 'txpool_inspect',
-]);
-
 export const OTHER_METHOD = 'other';
 
-/** The name usage is recorded under: the method itself when known, else `other`. */
+/**
+ * The name usage is recorded under: the method itself when it is one of the family's standard
+ * methods (`gateway.methods.isStandard`) or the network prices it, else `other`, so clients cannot
+ * grow the usage tables with made-up method names.
+ */
 export function usageMethodName(network: PricedNetwork, method: string): string {
-  return STANDARD_METHODS.has(method) || Object.hasOwn(network.credits.methods, method) ? method : OTHER_METHOD;
+  return Object.hasOwn(network.credits.methods, method) || traitsOf(network.family).gateway.methods.isStandard(method) ? method : OTHER_METHOD;
 }
 
 /** What a webhook for a watched address's hit costs. */

@@ -1,6 +1,8 @@
 import type { Config } from '../config/index.js';
 import { pruneAudit, type Store } from '../store/index.js';
 import { Supervisor } from '../runtime/supervisor.js';
+import { pruneEvents } from '../watch/events.js';
+import { pruneDeliveries } from '../webhooks/deliveries.js';
 
 /** The job's name under the supervisor. */
 export const RETENTION_TASK = 'retention';
@@ -27,7 +29,8 @@ const DAY_MS = 86_400_000;
 const MAX_BATCHES_PER_RUN = 20;
 
 /**
- * Deletes what is past its retention, in small batches of one short transaction each, with a
+ * Deletes what is past its retention through each table's owner (watch/ its events, webhooks/
+ * their deliveries, store/ the audit log), in small batches of one short transaction each, with a
  * turn of the event loop between them: the gateway and the API keep being answered while it
  * runs. Pending deliveries are never deleted, however old.
  */
@@ -35,8 +38,8 @@ export async function pruneOnce(store: Store, policy: RetentionPolicy, nowMs = D
   const result: PruneResult = { events: 0, deliveries: 0, attempts: 0, audit: 0 };
   for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
     const [events, deliveries, audit] = await Promise.all([
-      policy.eventsDays > 0 ? pruneEvents(store, new Date(nowMs - policy.eventsDays * DAY_MS).toISOString(), policy.batchSize) : 0,
-      policy.deliveriesDays > 0 ? pruneDeliveries(store, new Date(nowMs - policy.deliveriesDays * DAY_MS).toISOString(), policy.batchSize) : { deliveries: 0, attempts: 0 },
+      policy.eventsDays > 0 ? pruneEvents(store.db, new Date(nowMs - policy.eventsDays * DAY_MS).toISOString(), policy.batchSize) : 0,
+      policy.deliveriesDays > 0 ? pruneDeliveries(store.db, new Date(nowMs - policy.deliveriesDays * DAY_MS).toISOString(), policy.batchSize) : { deliveries: 0, attempts: 0 },
       policy.auditDays > 0 ? pruneAudit(store, new Date(nowMs - policy.auditDays * DAY_MS).toISOString(), policy.batchSize) : 0,
     ]);
     result.events += events;
@@ -47,31 +50,6 @@ export async function pruneOnce(store: Store, policy: RetentionPolicy, nowMs = D
     await new Promise((r) => setImmediate(r));
   }
   return result;
-}
-
-async function pruneEvents(store: Store, cutoff: string, limit: number): Promise<number> {
-  // Oldest first by the created_at index (0018): reads the rows it deletes, and nothing when
-  // none is old enough (in id order it walked every kept event to find that out).
-  const rows = await store.db.selectFrom('watch_events').select('id').where('created_at', '<', cutoff)
-    .orderBy('created_at').orderBy('id').limit(limit).execute();
-  if (rows.length === 0) return 0;
-  await store.db.deleteFrom('watch_events').where('id', 'in', rows.map((r) => r.id)).execute();
-  return rows.length;
-}
-
-async function pruneDeliveries(store: Store, cutoff: string, limit: number): Promise<{ deliveries: number; attempts: number }> {
-  // Finished is "not pending": an inequality no index serves, so the created_at index does
-  // (with `status in (...)` SQLite walked and sorted every delivered row).
-  const rows = await store.db.selectFrom('webhook_deliveries').select('id')
-    .where('created_at', '<', cutoff).where('status', '!=', 'pending')
-    .orderBy('created_at').orderBy('id').limit(limit).execute();
-  if (rows.length === 0) return { deliveries: 0, attempts: 0 };
-  const ids = rows.map((r) => r.id);
-  return store.db.transaction().execute(async (trx) => {
-    const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst();
-    await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
-    return { deliveries: ids.length, attempts: Number(attempts.numDeletedRows) };
-  });
 }
 
 /** Runs pruneOnce every `intervalMs` in the background; stop() waits for a run in progress. */

@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { RpcctlError } from '../util/errors.js';
 
 /** What `rpcctl serve` flags change on top of the config file. */
 export interface ServeOverrides {
@@ -12,6 +13,19 @@ export interface ServeOverrides {
    * Never the default.
    */
   dev?: boolean;
+  /**
+   * `--upstream eth-mainnet=URL`: the nodes of a network environment (`network-env` slugs),
+   * instead of the config's (the built-in public ones): your own node, an anvil on loopback.
+   */
+  upstreams?: Record<string, string[]>;
+}
+
+/** A `--upstream` for a network environment the config does not have. */
+export class UnknownUpstreamTargetError extends RpcctlError {
+  readonly code = 'E_CONFIG';
+  constructor(target: string, known: string[]) {
+    super(`--upstream ${target}=...: no network environment "${target}" (one of: ${known.join(', ')})`);
+  }
 }
 
 /** The config with the flags applied; the input is left as it was. */
@@ -21,7 +35,15 @@ export function applyOverrides(config: Config, o: ServeOverrides): Config {
   const webhooks = o.dev ? { ...config.webhooks, allow_private_urls: true } : config.webhooks;
   // And the checkout page may send customers back to http://localhost.
   const payments = o.dev ? { ...config.payments, checkout: { ...config.payments.checkout, allow_any_redirect: true } } : config.payments;
-  return { ...config, api, gateway: { ...gateway, rpc_domain: followGatewayPort(config.gateway, gateway.port) }, webhooks, payments };
+  const known = config.networks.flatMap((n) => n.environments.map((e) => `${n.slug}-${e.slug}`));
+  for (const target of Object.keys(o.upstreams ?? {})) if (!known.includes(target)) throw new UnknownUpstreamTargetError(target, known);
+  const networks = o.upstreams === undefined ? config.networks : config.networks.map((n) => ({
+    ...n, environments: n.environments.map((e) => {
+      const urls = o.upstreams![`${n.slug}-${e.slug}`];
+      return urls ? { ...e, upstreams: urls } : e;
+    }),
+  }));
+  return { ...config, api, gateway: { ...gateway, rpc_domain: followGatewayPort(config.gateway, gateway.port) }, webhooks, payments, networks };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../wire/account.js';
 import type { Store } from './store.js';
 
 /**
@@ -11,7 +12,7 @@ export interface AuditActor {
 }
 
 /** One change to record. `changes` holds the changed fields worth reading later, never a secret. */
-export interface AuditEntry {
+export interface AuditChange {
   accountId: number;
   actor: AuditActor;
   /** `<target>.<verb>`: `endpoint.create`, `key.revoke`, `webhook.set`. */
@@ -22,17 +23,6 @@ export interface AuditEntry {
   ip?: string | null;
 }
 
-/** An entry as the API and the cabinet show it. */
-export interface AuditRecord {
-  audit_id: string;
-  created_at: string;
-  actor: AuditActor;
-  action: string;
-  target: { type: string; id: string | null };
-  changes: Record<string, unknown> | null;
-  ip: string | null;
-}
-
 /** The changes column is for a few fields; a larger object is cut to its keys, never to a half JSON. */
 const MAX_CHANGES_BYTES = 2048;
 
@@ -40,7 +30,7 @@ const MAX_CHANGES_BYTES = 2048;
  * The one writer of `audit_log`. Throws when the row cannot be written: the caller decides
  * what a failed record means (the API and the cabinet log and count it, see api/audit.ts).
  */
-export async function recordAudit(store: Store, entry: AuditEntry, now = new Date()): Promise<void> {
+export async function recordAudit(store: Store, entry: AuditChange, now = new Date()): Promise<void> {
   await store.db.insertInto('audit_log').values({
     account_id: entry.accountId,
     created_at: now.toISOString(),
@@ -71,7 +61,7 @@ export interface AuditQuery {
 }
 
 /** Newest first; `next_before` is set while a full page came back. */
-export async function listAudit(store: Store, q: AuditQuery): Promise<{ entries: AuditRecord[]; next_before: string | null }> {
+export async function listAudit(store: Store, q: AuditQuery): Promise<{ entries: AuditEntry[]; next_before: string | null }> {
   let query = store.db.selectFrom('audit_log').selectAll().where('account_id', '=', q.accountId);
   if (q.before !== undefined) query = query.where('id', '<', q.before);
   if (q.action !== undefined) {

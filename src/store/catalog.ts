@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
-import { traitsOf } from '../chains/traits.js';
+import { isFamily, traitsOf, UnknownFamilyError } from '../chains/traits.js';
 import type { Database, PlanRow } from './tables.js';
 import type { UtxoAddressFormat } from '../chains/utxo/address.js';
 import type { NetworkFamily } from '../chains/family.js';
@@ -36,20 +36,20 @@ export interface Environment {
   addressFormat?: UtxoAddressFormat;
 }
 
-/** A plan row with its network allowlist parsed. */
-export type Plan = Omit<PlanRow, 'allowed_network_slugs'> & { allowed_network_slugs: string[] };
+/** A plan row with its network allowlist parsed (the API shows it as wire/ Plan). */
+export type CatalogPlan = Omit<PlanRow, 'allowed_network_slugs'> & { allowed_network_slugs: string[] };
 
 /** Networks and plans as the running service sees them; config is their source of truth. */
 export class Catalog {
   readonly networks: Network[];
-  readonly plans: Plan[];
+  readonly plans: CatalogPlan[];
   readonly #envById = new Map<number, Environment>();
   readonly #netById = new Map<number, Network>();
   readonly #netBySlug = new Map<string, Network>();
-  readonly #planById = new Map<number, Plan>();
-  readonly #planBySlug = new Map<string, Plan>();
+  readonly #planById = new Map<number, CatalogPlan>();
+  readonly #planBySlug = new Map<string, CatalogPlan>();
 
-  constructor(networks: Network[], plans: Plan[]) {
+  constructor(networks: Network[], plans: CatalogPlan[]) {
     this.networks = [...networks].sort((a, b) => a.sort - b.sort || a.id - b.id);
     this.plans = plans;
     for (const n of networks) {
@@ -66,8 +66,8 @@ export class Catalog {
   environment(id: number): Environment | undefined { return this.#envById.get(id); }
   network(id: number): Network | undefined { return this.#netById.get(id); }
   networkBySlug(slug: string): Network | undefined { return this.#netBySlug.get(slug); }
-  plan(id: number): Plan | undefined { return this.#planById.get(id); }
-  planBySlug(slug: string): Plan | undefined { return this.#planBySlug.get(slug); }
+  plan(id: number): CatalogPlan | undefined { return this.#planById.get(id); }
+  planBySlug(slug: string): CatalogPlan | undefined { return this.#planBySlug.get(slug); }
 
   /** `eth` is the network's first (default) environment; `eth-sepolia` names one. */
   environmentBySlug(slug: string): Environment | undefined {
@@ -136,10 +136,14 @@ export async function loadCatalog(db: Kysely<Database>): Promise<Catalog> {
     db.selectFrom('network_environments').selectAll().where('active', '=', 1).orderBy('position').execute(),
     db.selectFrom('plans').selectAll().orderBy('id').execute(),
   ]);
-  const networks: Network[] = nets.map((n) => ({
-    id: n.id, uuid: n.uuid, slug: n.slug, name: n.name, family: n.family as NetworkFamily, sort: n.sort,
-    credits: JSON.parse(n.credits) as Network['credits'], environments: [],
-  }));
+  const networks: Network[] = nets.map((n) => {
+    // A row a newer version wrote: said here, naming the network, not scanned as some other family.
+    if (!isFamily(n.family)) throw new UnknownFamilyError(n.family, `network "${n.slug}" in the store`);
+    return {
+      id: n.id, uuid: n.uuid, slug: n.slug, name: n.name, family: n.family, sort: n.sort,
+      credits: JSON.parse(n.credits) as Network['credits'], environments: [],
+    };
+  });
   const byId = new Map(networks.map((n) => [n.id, n]));
   for (const e of envs) {
     const network = byId.get(e.network_id);

@@ -1,7 +1,7 @@
 export { Store, storeUrl } from './store.js';
 export type { OpenStoreOptions } from './store.js';
 export { Catalog, syncCatalog, loadCatalog, envIdentifier } from './catalog.js';
-export type { Network, Environment, Plan, NetworkFamily, UtxoAddressFormat } from './catalog.js';
+export type { Network, Environment, CatalogPlan, NetworkFamily, UtxoAddressFormat } from './catalog.js';
 export * from './accounts.js';
 export * from './keys.js';
 export * from './roles.js';
@@ -9,6 +9,8 @@ export * from './members.js';
 export * from './endpoints.js';
 export * from './usage.js';
 export * from './audit.js';
+export * from './member-logins.js';
+export * from './member-two-factor.js';
 export type * from './tables.js';
 export { SecretBox, loadMasterKey } from './secrets.js';
 export { lockFor, notifyIn, CHANNELS, storeKindOf, isStoreUnavailable, storeHealth, type StoreKind } from './dialect.js';

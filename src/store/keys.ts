@@ -25,6 +25,8 @@ export interface ActiveKey {
   allowedIps: string[];
   /** Its maker's role (today's, so demoting a member demotes their keys); owner when no member made it. */
   role: Role;
+  /** The member who made it (or, in the cabinet, who is signed in); null: a key no member made. */
+  member?: number | null;
 }
 
 const aad = (id: string) => `api_key:${id}`;
@@ -87,7 +89,7 @@ export async function findActiveKey(store: Store, id: string): Promise<ActiveKey
   if (!row) return undefined;
   // A maker no longer a member (a row removed by hand; removal revokes their keys) grants the least.
   const role = row.created_by_member === null ? 'owner' : asRole(row.role);
-  return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[], role };
+  return { id: row.id, accountId: row.account_id, secret: store.secrets.open(row.secret, aad(row.id)), allowedIps: JSON.parse(row.allowed_ips) as string[], role, member: row.created_by_member };
 }
 
 /**

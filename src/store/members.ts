@@ -7,8 +7,9 @@ import type { Database } from './tables.js';
 import { RpcctlError } from '../util/errors.js';
 
 /**
- * An account's members: each its own login (e-mail, password, second factor) with a role. The
- * rule kept here, in one transaction per change: an account keeps at least one owner who has
+ * An account's members: each its own login (e-mail, password, second factor) with a role. One
+ * e-mail is one login: among joined members an e-mail is unique service-wide; an invitation
+ * reserves it only within its account (migration 0031). The rule kept here, in one transaction per change: an account keeps at least one owner who has
  * joined, so nobody is locked out of members, keys and settings.
  */
 
@@ -54,8 +55,15 @@ export async function getMember(store: Store, memberId: number): Promise<Member 
   return row && member(row);
 }
 
-export async function memberByEmail(store: Store, email: string): Promise<Member | undefined> {
-  const row = await store.db.selectFrom('cabinet_members').select(COLUMNS).where('email', '=', email).executeTakeFirst();
+/**
+ * The login of an e-mail: its member who has joined (one at most, service-wide). With an account,
+ * that account's member of the e-mail instead, joined or invited (one at most per account).
+ * Invitations reserve nothing service-wide: one e-mail may be invited by several accounts.
+ */
+export async function memberByEmail(store: Store, email: string, accountId?: number): Promise<Member | undefined> {
+  let q = store.db.selectFrom('cabinet_members').select(COLUMNS).where('email', '=', email);
+  q = accountId === undefined ? q.where('joined_at', 'is not', null) : q.where('account_id', '=', accountId);
+  const row = await q.executeTakeFirst();
   return row && member(row);
 }
 
@@ -96,21 +104,24 @@ export async function setMemberRole(store: Store, accountId: number, memberId: n
   return member(row);
 }
 
+/** Deletes what a higher layer keeps of a member, in the removal's transaction (the cabinet's `forgetMemberIn`). */
+export type ForgetMember = (trx: Kysely<Database>, memberId: number) => Promise<void>;
+
 /**
- * Removes a member (or withdraws an invitation): their sessions, links and second factor go,
- * and the API keys they made are revoked, since those keys act with the member's role.
- * Returns how many keys were revoked.
+ * Removes a member (or withdraws an invitation): the API keys they made are revoked, since
+ * those keys act with the member's role, and `forget` deletes what the cabinet keeps of them
+ * (sessions, links, second factor), all in one transaction. Returns how many keys were revoked.
  */
-export async function removeMember(store: Store, accountId: number, memberId: number): Promise<{ member: Member; keysRevoked: number }> {
+export async function removeMember(
+  store: Store, accountId: number, memberId: number, forget: ForgetMember,
+): Promise<{ member: Member; keysRevoked: number }> {
   const out = await store.db.transaction().execute(async (trx) => {
     await lockFor(trx, `members:${accountId}`);
     const row = await memberIn(trx, accountId, memberId);
     await keepAnOwner(trx, row, 'leave');
     const revoked = await trx.updateTable('api_keys').set({ revoked_at: new Date().toISOString() })
       .where('created_by_member', '=', memberId).where('revoked_at', 'is', null).executeTakeFirst();
-    for (const table of ['cabinet_sessions', 'cabinet_login_links', 'cabinet_recovery_codes', 'cabinet_sign_in_challenges'] as const) {
-      await trx.deleteFrom(table).where('member_id', '=', memberId).execute();
-    }
+    await forget(trx, memberId);
     await trx.deleteFrom('cabinet_members').where('id', '=', memberId).execute();
     await countChangeIn(trx, 'auth');
     return { member: member(row), keysRevoked: Number(revoked.numUpdatedRows) };

@@ -487,7 +487,272 @@ export const migrationsAudit: Record<string, Migration> = {
     },
   },
 };
-Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat, migrationsCabinetTotp, migrationsCabinetMembers, migrationsAudit);
+/**
+ * Who holds a watch lives on the watch row, written only by watch/ (payments tell it through
+ * calls). `payment_orders.owns_watch` stays for one release, kept in step by payments when the
+ * merchant takes or gives back a watch (payments/holds.ts ownsWatch) and read only to know a
+ * watch such an instance added for an order (it leaves `holder` at its default), so an instance
+ * of the previous release running beside this one for a moment (a rolling upgrade) still finds
+ * it true; the next release drops it.
+ */
+export const migrationsWatchHolder: Record<string, Migration> = {
+  '0029_watch_holder': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('watched_addresses').addColumn('holder', 'text', (c) => c.notNull().defaultTo('merchant')).execute();
+      await db.schema.alterTable('watched_addresses').addColumn('order_open', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('watched_addresses').addColumn('order_held', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      // What the orders said until now: an order that owns the watch makes it the orders'; open
+      // and held (closed, funding not final) orders using it are its two uses.
+      await sql`UPDATE watched_addresses SET holder = 'order' WHERE EXISTS (SELECT 1 FROM payment_orders o WHERE o.watch_id = watched_addresses.watch_id AND o.owns_watch = 1)`.execute(db);
+      await sql`UPDATE watched_addresses SET order_open = 1 WHERE EXISTS (SELECT 1 FROM payment_orders o WHERE o.watch_id = watched_addresses.watch_id AND o.open = 1)`.execute(db);
+      await sql`UPDATE watched_addresses SET order_held = 1 WHERE EXISTS (SELECT 1 FROM payment_orders o WHERE o.watch_id = watched_addresses.watch_id AND o.held = 1 AND o.open = 0)`.execute(db);
+    },
+  },
+};
+Object.assign(migrations, migrations11, migrations18, migrationsOps, migrationsFinality, migrationsWatchStart, migrationsCheckout, migrationsFiat, migrationsCabinetTotp, migrationsCabinetMembers, migrationsAudit, migrationsWatchHolder);
+
+/**
+ * Endpoint names unique within an account (the API answers 409 since). Duplicates made before
+ * it are renamed, not refused: the oldest endpoint keeps the name, each later one becomes
+ * `NAME-2`, `NAME-3`, ... (the first such name free in its account), and the account's audit
+ * log says so (`endpoint.rename` by `migration 0030`), so the owner sees why a name changed.
+ */
+export const migrationsEndpointNames: Record<string, Migration> = {
+  '0030_endpoint_names_unique': {
+    async up(db: Kysely<any>) {
+      const rows = await db.selectFrom('endpoints').select(['id', 'account_id', 'name']).orderBy('account_id').orderBy('id').execute() as Array<{ id: number; account_id: number; name: string }>;
+      const taken = new Map<number, Set<string>>();
+      for (const r of rows) {
+        if (!taken.has(r.account_id)) taken.set(r.account_id, new Set());
+        taken.get(r.account_id)!.add(r.name);
+      }
+      const seen = new Map<number, Set<string>>();
+      const now = new Date().toISOString();
+      for (const r of rows) {
+        const mine = seen.get(r.account_id) ?? new Set<string>();
+        seen.set(r.account_id, mine);
+        if (!mine.has(r.name)) {
+          mine.add(r.name);
+          continue;
+        }
+        const names = taken.get(r.account_id)!;
+        let n = 2;
+        while (names.has(`${r.name}-${n}`)) n++;
+        const name = `${r.name}-${n}`;
+        names.add(name);
+        mine.add(name);
+        await db.updateTable('endpoints').set({ name, updated_at: now }).where('id', '=', r.id).execute();
+        await db.insertInto('audit_log').values({
+          account_id: r.account_id, created_at: now, actor_kind: 'admin', actor_id: 'migration', actor_label: 'migration 0030',
+          action: 'endpoint.rename', target_type: 'endpoint', target_id: String(r.id),
+          changes: JSON.stringify({ name, was: r.name, why: 'endpoint names are unique within an account' }), ip: null,
+        }).execute();
+      }
+      await db.schema.createIndex('endpoints_account_name').on('endpoints').columns(['account_id', 'name']).unique().execute();
+    },
+  },
+};
+Object.assign(migrations, migrationsEndpointNames);
+
+/**
+ * An invitation no longer reserves its e-mail service-wide: one e-mail is one login among the
+ * members who have joined (a partial unique index), and at most one row per account. So an
+ * invitation of an e-mail that signs in elsewhere is stored and listed like any other, and the
+ * difference shows only to the invitee, when they try to join (cabinet/join.ts).
+ */
+export const migrationsInvitationEmails: Record<string, Migration> = {
+  '0031_member_email_joined_unique': {
+    async up(db: Kysely<any>) {
+      if (storeKindOf(db) === 'postgres') {
+        await db.schema.alterTable('cabinet_members').dropConstraint('cabinet_members_email_key').execute();
+      } else {
+        // SQLite cannot drop a column's UNIQUE: the table is made again without it (nothing
+        // references cabinet_members by a foreign key, so the copy keeps every id as it was).
+        await db.schema.createTable('cabinet_members_0031')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id'))
+          .addColumn('email', 'text', (c) => c.notNull())
+          .addColumn('password_hash', 'text')
+          .addColumn('role', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('joined_at', 'text')
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addColumn('totp_secret', 'text')
+          .addColumn('totp_pending', 'text')
+          .addColumn('totp_enabled_at', 'text')
+          .addColumn('totp_last_step', 'bigint')
+          .execute();
+        const cols = 'id, account_id, email, password_hash, role, created_at, joined_at, updated_at, totp_secret, totp_pending, totp_enabled_at, totp_last_step';
+        await sql`INSERT INTO cabinet_members_0031 (${sql.raw(cols)}) SELECT ${sql.raw(cols)} FROM cabinet_members`.execute(db);
+        await db.schema.dropTable('cabinet_members').execute();
+        await db.schema.alterTable('cabinet_members_0031').renameTo('cabinet_members').execute();
+        await db.schema.createIndex('cabinet_members_account').on('cabinet_members').column('account_id').execute();
+      }
+      await db.schema.createIndex('cabinet_members_joined_email').on('cabinet_members').column('email').unique()
+        .where(sql.ref('joined_at'), 'is not', null).execute();
+      await db.schema.createIndex('cabinet_members_account_email').on('cabinet_members').columns(['account_id', 'email']).unique().execute();
+    },
+  },
+};
+Object.assign(migrations, migrationsInvitationEmails);
+
+/**
+ * A hit's fields in columns of their own: what payments (and later refunds and payouts, by
+ * watch, address or direction) query through watch/events.ts `hitEvents`, never parsing the
+ * webhook body. Existing events are filled from their body here. An instance of the previous
+ * release, running beside this one during a rolling upgrade, still records events with the body
+ * alone: an insert trigger fills their columns from it (the next release drops the trigger).
+ */
+const HIT_FIELDS = [
+  ['tx_hash', 'tx_hash', 'text'], ['direction', 'direction', 'text'], ['address', 'address', 'text'], ['from', 'from_address', 'text'],
+  ['to', 'to_address', 'text'], ['token', 'token', 'text'], ['amount', 'amount', 'text'], ['log_index', 'log_index', 'integer'],
+] as const;
+
+/** `column = <the body's field>, ...`: SQLite's json_extract of `body`, or PostgreSQL's ->> of the jsonb `b`. */
+function hitColumnsFromBody(kind: 'sqlite' | 'postgres', body: string): string {
+  return HIT_FIELDS.map(([field, column, type]) => {
+    if (kind === 'sqlite') return `${column} = json_extract(${body}, '$.${field}')`;
+    return `${column} = (${body} ->> '${field}')${type === 'integer' ? '::integer' : ''}`;
+  }).join(', ');
+}
+
+export const migrationsHitColumns: Record<string, Migration> = {
+  '0032_watch_event_hit_columns': {
+    async up(db: Kysely<any>) {
+      for (const [, column, type] of HIT_FIELDS) await db.schema.alterTable('watch_events').addColumn(column, type).execute();
+      if (storeKindOf(db) === 'postgres') {
+        await sql.raw(`UPDATE watch_events AS w SET ${hitColumnsFromBody('postgres', 's.b')}
+          FROM (SELECT id, body::jsonb AS b FROM watch_events WHERE type <> 'block') AS s WHERE w.id = s.id`).execute(db);
+        const assign = HIT_FIELDS.map(([field, column, type]) => `NEW.${column} := (b ->> '${field}')${type === 'integer' ? '::integer' : ''};`).join(' ');
+        await sql.raw(`CREATE FUNCTION watch_events_hit_columns() RETURNS trigger LANGUAGE plpgsql AS $$
+          DECLARE b jsonb := NEW.body::jsonb; BEGIN ${assign} RETURN NEW; END $$`).execute(db);
+        await sql.raw(`CREATE TRIGGER watch_events_hit_columns BEFORE INSERT ON watch_events FOR EACH ROW
+          WHEN (NEW.tx_hash IS NULL AND NEW.type <> 'block') EXECUTE FUNCTION watch_events_hit_columns()`).execute(db);
+      } else {
+        await sql.raw(`UPDATE watch_events SET ${hitColumnsFromBody('sqlite', 'body')} WHERE type <> 'block'`).execute(db);
+        await sql.raw(`CREATE TRIGGER watch_events_hit_columns AFTER INSERT ON watch_events FOR EACH ROW
+          WHEN NEW.tx_hash IS NULL AND NEW.type <> 'block'
+          BEGIN UPDATE watch_events SET ${hitColumnsFromBody('sqlite', 'NEW.body')} WHERE id = NEW.id; END`).execute(db);
+      }
+    },
+  },
+};
+Object.assign(migrations, migrationsHitColumns);
+
+/**
+ * Solana Pay orders (issue 33): paid to the merchant's one wallet (`payment_settings.wallet_solana`,
+ * or the order's `address`) and told apart by `payment_orders.reference`, the fresh key the
+ * customer's transaction names; null on orders at an address of their own.
+ */
+export const migrationsSolanaPay: Record<string, Migration> = {
+  '0033_payment_references': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('payment_orders').addColumn('reference', 'text').execute();
+      await db.schema.alterTable('payment_settings').addColumn('wallet_solana', 'text').execute();
+    },
+  },
+};
+Object.assign(migrations, migrationsSolanaPay);
+
+/**
+ * 0034: refunds and payouts (payouts/): a payout is a batch approved and cancelled as one, its
+ * lines are the transfers, each with its own state machine; a refund is a payout of one line
+ * with the order it refunds; a refund link lets the customer give the address once. The
+ * approval threshold is a payment setting. One line per matched transfer event (the partial
+ * unique index), so one transfer never completes two lines.
+ */
+export const migrationsPayouts: Record<string, Migration> = {
+  '0034_payouts': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('payouts')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('payout_id', 'text', (c) => c.notNull().unique())
+        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id'))
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('order_pk', 'integer', (c) => c.references('payment_orders.id'))
+        .addColumn('refund_amount', 'text')
+        .addColumn('webhook_url', 'text')
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('created_by_label', 'text', (c) => c.notNull())
+        .addColumn('created_role', 'text', (c) => c.notNull())
+        .addColumn('approval', 'text', (c) => c.notNull())
+        .addColumn('approval_reason', 'text')
+        .addColumn('approved_by', 'text')
+        .addColumn('approved_by_label', 'text')
+        .addColumn('approved_at', 'text')
+        .addColumn('fiat_total', 'text')
+        .addColumn('fiat_currency', 'text')
+        .addColumn('canceled_at', 'text')
+        .addColumn('psbt_coins', 'text')
+        .addColumn('psbt_change_indexes', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('payouts_account').on('payouts').columns(['account_id', 'kind', 'id']).execute();
+      await db.schema.createIndex('payouts_order').on('payouts').columns(['order_pk', 'id']).execute();
+      await db.schema.createTable('payout_lines')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('payout_pk', 'integer', (c) => c.notNull().references('payouts.id'))
+        .addColumn('account_id', 'integer', (c) => c.notNull())
+        .addColumn('line_no', 'integer', (c) => c.notNull())
+        .addColumn('network_environment_id', 'integer', (c) => c.notNull())
+        .addColumn('network', 'text', (c) => c.notNull())
+        .addColumn('asset', 'text', (c) => c.notNull())
+        .addColumn('decimals', 'integer', (c) => c.notNull())
+        .addColumn('address', 'text')
+        .addColumn('address_key', 'text')
+        .addColumn('amount_raw', 'text', (c) => c.notNull())
+        .addColumn('price_amount', 'text')
+        .addColumn('price_currency', 'text')
+        .addColumn('rate', 'text')
+        .addColumn('rate_source', 'text')
+        .addColumn('rate_at', 'text')
+        .addColumn('reference', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('lifecycle', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('watch_id', 'text')
+        .addColumn('expected_tx', 'text')
+        .addColumn('tx_hash', 'text')
+        .addColumn('event_id', 'bigint')
+        .addColumn('block_height', 'bigint')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('payout_lines_line', ['payout_pk', 'line_no'])
+        .execute();
+      // The engine's passes look at the lines of a few statuses (awaiting_payment, sent).
+      await db.schema.createIndex('payout_lines_status').on('payout_lines').columns(['status', 'id']).execute();
+      await db.schema.createIndex('payout_lines_event').on('payout_lines').column('event_id').unique()
+        .where(sql.ref('event_id'), 'is not', null).execute();
+      await db.schema.createIndex('payout_lines_watch').on('payout_lines').column('watch_id').execute();
+      await db.schema.createTable('refund_links')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('payout_pk', 'integer', (c) => c.notNull().unique().references('payouts.id'))
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('claimed_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('payment_settings').addColumn('payouts_approval_over', 'text').execute();
+      await db.schema.alterTable('payment_settings').addColumn('payouts_approval_currency', 'text').execute();
+    },
+  },
+};
+Object.assign(migrations, migrationsPayouts);
+
+/**
+ * 0035: every signed transaction recorded for a payout line (a replacement keeps the one it
+ * replaces: either may confirm), with what each spends, so a second transaction is taken only
+ * when it conflicts with every one recorded (payouts/submit.ts).
+ */
+export const migrationsPayoutReplacements: Record<string, Migration> = {
+  '0035_payout_recorded_txs': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('payout_lines').addColumn('recorded_txs', 'text').execute();
+    },
+  },
+};
+Object.assign(migrations, migrationsPayoutReplacements);
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { DerivingFamily, ReferenceFamily } from '../chains/traits.js';
 
 /** Row types of the payments part (registered in store/tables.ts). Amounts are integer strings in base units. */
 export interface PaymentOrdersTable {
@@ -54,6 +55,11 @@ export interface PaymentOrdersTable {
   rate: Generated<string | null>;
   rate_source: Generated<string | null>;
   rate_at: Generated<string | null>;
+  /**
+   * 0033: the Solana Pay reference its payments name, on orders paid to the merchant's one wallet
+   * (`address`, then, is that wallet and `address_key` the reference's watch key); null otherwise.
+   */
+  reference: Generated<string | null>;
 }
 
 /** 0025: the operator's rate table (`rpcctl admin rates set`); extends and overrides `payments.rates.static`. */
@@ -93,16 +99,18 @@ export interface PaymentSightingsTable {
   removed: Generated<number>;
 }
 
-export interface PaymentSettingsTable {
+/**
+ * Each deriving family's account key and its child counter (evm from the start, utxo and tron
+ * from 0019): the columns follow the families whose traits derive; a new one needs its migration.
+ */
+export type DerivationColumns =
+  { [F in DerivingFamily as `xpub_${F}`]: string | null } & { [F in DerivingFamily as `next_index_${F}`]: number };
+
+/** 0033: the merchant's wallet per family whose orders are told apart by a reference (`wallet_solana`). */
+export type WalletColumns = { [F in ReferenceFamily as `wallet_${F}`]: string | null };
+
+export type PaymentSettingsTable = DerivationColumns & WalletColumns & {
   account_id: number;
-  xpub_evm: string | null;
-  next_index_evm: number;
-  /** 0019: the UTXO family's account key (zpub/vpub, ypub/upub, xpub/tpub) and its counter. */
-  xpub_utxo: string | null;
-  next_index_utxo: number;
-  /** 0019: the Tron account key (m/44'/195'/0') and its counter. */
-  xpub_tron: string | null;
-  next_index_tron: number;
   aml_fail_at: string;
   underpaid_tolerance_bps: number;
   accept_late: number;
@@ -110,7 +118,10 @@ export interface PaymentSettingsTable {
   display_name: string | null;
   redirect_url: string | null;
   updated_at: string;
-}
+  /** 0034: above this fiat amount (decimal string, in its currency) a refund or payout needs a second owner's approval; null: never. */
+  payouts_approval_over: Generated<string | null>;
+  payouts_approval_currency: Generated<string | null>;
+};
 
 /** The durable screening queue: one job per order that reached `aml_check`. */
 export interface AmlJobsTable {

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { WebhookAttempt } from '../client/address-watch.js';
+import type { WebhookAttempt } from '../wire/webhooks.js';
 import type { PaymentOrdersTable, PaymentFundingTable, PaymentSightingsTable, PaymentSettingsTable, AmlJobsTable, AmlSanctionsTable, PaymentRatesTable } from './payment-tables.js';
+import type { PayoutsTable, PayoutLinesTable, RefundLinksTable } from './payout-tables.js';
 
 /** Row types of the store. JSON columns hold text; booleans are 0/1 (SQLite has neither). */
 export interface Database {
@@ -34,6 +35,9 @@ export interface Database {
   payment_rates: PaymentRatesTable;
   aml_jobs: AmlJobsTable;
   aml_sanctions: AmlSanctionsTable;
+  payouts: PayoutsTable;
+  payout_lines: PayoutLinesTable;
+  refund_links: RefundLinksTable;
   scanner_leases: ScannerLeasesTable;
   store_meta: StoreMetaTable;
   instance_heartbeats: InstanceHeartbeatsTable;
@@ -176,6 +180,17 @@ export interface WatchedAddressesTable {
    * records a block at or past it without the watch (watch/record.ts).
    */
   start_height: Generated<number>;
+  /**
+   * Whose watch it is (written only by watch/, payments ask through its calls): `merchant` (the
+   * API's: the merchant's webhooks, their slot, theirs to remove) or `order` (a payment order
+   * made it: no Address Watch webhooks; removed once no order uses it) or `payout` (0034: a
+   * refund or payout line tracks a transfer to it: no webhooks, no slot; removed at final).
+   */
+  holder: Generated<'merchant' | 'order' | 'payout'>;
+  /** 1 while an open payment order listens through it (the API refuses to remove it). */
+  order_open: Generated<number>;
+  /** 1 while a closed order keeps it until its funding is final (a finality hold). */
+  order_held: Generated<number>;
 }
 
 export interface WatchWebhooksTable {
@@ -201,6 +216,19 @@ export interface WatchEventsTable {
   /** 1 when the event's block left the chain in a reorg. */
   removed: number;
   created_at: string;
+  // A hit's fields in columns of their own (migration 0032), what other modules query through
+  // watch/events.ts hitEvents; null on `block` events.
+  tx_hash: string | null;
+  direction: string | null;
+  /** The watched address, as the watch shows it. */
+  address: string | null;
+  from_address: string | null;
+  to_address: string | null;
+  /** The token contract (mint), null for the native coin. */
+  token: string | null;
+  /** In base units, as a decimal string. */
+  amount: string | null;
+  log_index: number | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { storeKindOf } from './dialect.js';
 import type { Database, UsageDailyTable } from './tables.js';
-import type { Usage } from '../client/types.js';
+import type { Usage } from '../wire/account.js';
 import type { Store } from './store.js';
 
 /** One row's increment; `endpoint_id` 0 for account-level charges such as webhook deliveries. */

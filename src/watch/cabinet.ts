@@ -47,7 +47,7 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
   <form method="post" action="/watch/addresses" class="row-form">
     ${csrfField(ctx)}
     <label>Network <select name="network_slug">${networks.map((n) => html`<option value="${n.id}"${n.id === opts.network ? html` selected` : ''}>${n.label}</option>`)}</select></label>
-    <label class="grow">Address <input name="address" required maxlength="128" value="${opts.address ?? ''}" placeholder="0x… or G…" autocomplete="off" spellcheck="false"></label>
+    <label class="grow">Address <input name="address" required maxlength="128" value="${opts.address ?? ''}" placeholder="0x…, G…, bc1…, T…, or a Solana public key" autocomplete="off" spellcheck="false"></label>
     <button type="submit" class="primary"${slots.slots_free === 0 ? html` disabled` : ''}>Watch</button>
   </form>
 </section>
@@ -67,7 +67,7 @@ ${!slots.webhook_configured ? html`<p class="notice">No webhook yet: events are 
 </section>
 <section class="card" aria-labelledby="events-title">
   <h2 id="events-title">Events</h2>
-  ${feed.events.length === 0 ? html`<p class="empty">No events yet. Payments to and from watched addresses appear here.</p>` : html`<div class="table-wrap"><table id="events-table">
+  ${feed.events.length === 0 ? html`<p class="empty">No events yet. Payments to and from watched addresses appear here.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Events table, scrolls sideways"><table id="events-table">
   <thead><tr><th scope="col">Type</th><th scope="col">Network</th><th scope="col">Address</th><th scope="col" class="num">Amount <span class="muted small">(base units)</span></th><th scope="col">Block</th><th scope="col">Transaction</th><th scope="col">Seen</th></tr></thead>
   <tbody>${feed.events.map((e) => html`<tr>
     <td>${badge(String(e.type), typeTone(String(e.type)))}</td>

@@ -1,10 +1,26 @@
 import type { ChainAdapter } from '../chains/family.js';
 import { chainOf } from '../chains/index.js';
+import type { Config } from '../config/index.js';
 import type { Environment } from '../store/index.js';
 
-/** The chain adapter of an environment's family (the scanners' and the payments' unconfirmed-block look). */
-export function chainFor(env: Environment): ChainAdapter {
-  return chainOf(env.network.family).scanner(env.upstreams);
+/**
+ * The contract tokens config lists for an environment (its own `tokens`, else its network's),
+ * as the family's match keys: what an adapter that reports only listed tokens (Solana's mints)
+ * looks for.
+ */
+export function listedTokenKeys(config: Pick<Config, 'networks'>, env: Environment): string[] {
+  const network = config.networks.find((n) => n.slug === env.network.slug);
+  const tokens = network?.environments.find((e) => e.slug === env.slug)?.tokens ?? network?.tokens ?? [];
+  const family = chainOf(env.network.family);
+  return tokens.flatMap((t) => (t.address === undefined ? [] : [family.payments.contractToken(t.address).matchKey]));
+}
+
+/**
+ * The chain adapter of an environment's family (the scanners' and the payments' unconfirmed-block
+ * look). With config, it knows the environment's listed tokens.
+ */
+export function chainFor(env: Environment, config?: Pick<Config, 'networks'>): ChainAdapter {
+  return chainOf(env.network.family).scanner(env.upstreams, undefined, config ? { tokens: listedTokenKeys(config, env) } : undefined);
 }
 
 /**
@@ -14,11 +30,17 @@ export function chainFor(env: Environment): ChainAdapter {
  */
 export class EnvironmentChains {
   readonly #chains = new Map<number, ChainAdapter>();
+  readonly #config: Pick<Config, 'networks'> | undefined;
+
+  /** With config, the adapters know the environments' listed tokens (Solana's reference lookup matches those mints). */
+  constructor(config?: Pick<Config, 'networks'>) {
+    this.#config = config;
+  }
 
   of(env: Environment): ChainAdapter {
     let chain = this.#chains.get(env.id);
     if (!chain) {
-      chain = chainFor(env);
+      chain = chainFor(env, this.#config);
       this.#chains.set(env.id, chain);
     }
     return chain;

@@ -7,13 +7,18 @@ import type { Environment, WatchedAddressRow } from '../store/index.js';
 import { getWebhook } from '../webhooks/config.js';
 import { parseAddress } from './addresses.js';
 import { latestEventId, listEvents } from './events.js';
-import { addWatchBody, deleteWatchBody, eventSchema, eventsQuery, listWatchQuery, watchSchema } from './schemas.js';
-import { addWatch, countWatches, deleteWatch, listWatches, presentWatch } from './watches.js';
+import { addWatchBody, deleteWatchBody, eventSchema, eventsQuery, listWatchQuery } from './schemas.js';
+import { watchSchema } from '../wire/watch.js';
+import { addWatch, countWatches, deleteWatch, listWatches, presentWatch, type HolderChanged } from './watches.js';
 
 /** What the routes need from the running Address Watch. */
 export interface AddressWatchDeps {
   watchAdded(row: WatchedAddressRow): Promise<void>;
   watchRemoved(row: WatchedAddressRow): void;
+  /** The open payment order listening through a watch, to name it in a refusal (payments own orders; serve hands this in). */
+  openOrderOf?(accountId: number, watchId: string): Promise<{ order_id: string; payment_id: string } | undefined>;
+  /** Payments told when the merchant takes a watch from the orders or gives it back (watches.ts HolderChanged). */
+  holderChanged?: HolderChanged;
 }
 
 const TAG = 'Address Watch';
@@ -82,7 +87,7 @@ function addWatchRoute(deps: AddressWatchDeps): RouteDef {
       const env = resolveEnv(app, 'network_slug', body.network_slug);
       const address = await forField('address', () => parseAddress(env, body.address));
       const { row, created } = await addWatch(app.store, {
-        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address, claim: true,
+        accountId: account.id, plan: app.store.catalog.plan(account.plan_id), env, networkSlug: body.network_slug, address, claim: true, holderChanged: deps.holderChanged,
       });
       // Returns once a scanner for the network knows where it starts, so a payment sent
       // right after this answer is seen.
@@ -100,12 +105,13 @@ function deleteWatchRoute(deps: AddressWatchDeps): RouteDef {
     response: okSchema.extend({ watch_id: z.string() }),
     audit: { action: 'watch.remove', describe: ({ body }) => ({ type: 'watch', id: body.watch_id }) },
     async handler({ account, app, body }) {
-      // An open payment order listens through this watch: deleting it would blind the order.
-      const order = await app.store.db.selectFrom('payment_orders').select(['payment_id', 'order_id'])
-        .where('account_id', '=', account.id).where('watch_id', '=', body.watch_id).where('open', '=', 1).executeTakeFirst();
-      if (order) throw new HttpError(409, `Watched address backs open payment order ${order.order_id} (${order.payment_id}); it is released when the order ends`);
-      const gone = await deleteWatch(app.store, account.id, body.watch_id);
+      const gone = await deleteWatch(app.store, account.id, body.watch_id, deps.holderChanged);
       if (!gone) throw notFound('Watched address not found');
+      // An open payment order listens through this watch: deleting it would blind the order.
+      if (gone.inUse) {
+        const order = await deps.openOrderOf?.(account.id, body.watch_id);
+        throw new HttpError(409, `Watched address backs open payment order${order ? ` ${order.order_id} (${order.payment_id})` : ''}; it is released when the order ends`);
+      }
       if (!gone.kept) deps.watchRemoved(gone.row);
       return { ok: true, watch_id: gone.row.watch_id };
     },

@@ -1,12 +1,22 @@
 import type { Environment, Store } from '../store/index.js';
-import type { ChainAdapter, WatchLookup } from '../chains/family.js';
-import { getCursor, initCursor, lastEventBlockBelow, recordBlock, rewindTo, storedBlockHash } from './record.js';
+import { SKIPPED, type ChainAdapter, type FetchedBlock, type WatchLookup } from '../chains/family.js';
+import { getCursor, initCursor, lastEventBlockBelow, lastKeptBlock, recordBlock, rewindTo, skipHeights } from './record.js';
 import type { WatchRegistry } from './registry.js';
 import { acquireLease, LeaseLostError, releaseLease, SCANNER_LEASE_MS, type ScannerLease } from './lease.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+import type { Span, Tracing } from '../telemetry/index.js';
 
 /** Matches nothing: a block fetched only for its hash. */
 const NO_WATCHES: WatchLookup = { lookup: () => undefined, size: () => 0 };
+
+/**
+ * On chains that tell which heights have a block (`produced`): how many heights one step looks
+ * over, and how many of their blocks it fetches at once. A slot is 400 ms and a full block
+ * several MB: fetched one after another, a block's round trip and its store writes would not
+ * keep up with 2.5 slots a second.
+ */
+export const RANGE_HEIGHTS = 64;
+export const RANGE_FETCHES = 8;
 
 /** Retries of a failing scanner: soon at first, at most every 5 s (it is back within 5 s of its dependency). */
 export const SCANNER_BACKOFF: Backoff = { minMs: 250, maxMs: 5000 };
@@ -18,19 +28,26 @@ export interface ScannerOptions {
   chain: ChainAdapter;
   log: (line: string) => void;
   pollMs: number;
-  /** Told after a block's events are committed, so the delivery worker need not wait for its poll. */
-  onRecorded?: (deliveries: number) => void;
+  /**
+   * Told after a block's events or deliveries are committed, or a reorg took events off, so the
+   * delivery worker and the payment engine need not wait for their polls.
+   */
+  onRecorded?: (r: { events: number; deliveries: number }) => void;
   /** This instance, as the scanner lease names it: one instance scans an environment at a time. */
   owner: string;
   leaseMs?: number;
   /** Runs each step: a failure is logged at error as `scanner:{network}-{env}`, counted and retried with back-off. */
   supervisor?: Supervisor;
+  /** Each block scanned a span (tracing on only). */
+  tracing?: Tracing | undefined;
 }
 
 /**
  * Follows one environment's chain, block by block, `confirmations` behind the head. Each
- * block is checked against the parent hash of the block before it; on a mismatch the
- * scanner rewinds one block at a time until it is back on the chain.
+ * block is checked against the parent hash of the block before it (the last height that had
+ * one, on chains with skipped slots); on a mismatch the scanner rewinds one block at a time
+ * until it is back on the chain. Heights the chain skipped are passed over; where the family
+ * tells them for a range at once, a step takes a range and fetches its blocks together.
  */
 export class Scanner {
   readonly env: Environment;
@@ -137,36 +154,131 @@ export class Scanner {
   }
 
   async #step(): Promise<boolean> {
-    const { store, env, chain, registry } = this.#o;
+    const { env, chain } = this.#o;
     const lease = await this.#holdLease();
     if (!lease) return true;
     const head = await chain.head();
     const safe = head - Math.max(1, env.confirmations) + 1;
     const next = await this.#startingCursor(head);
     this.lag = Math.max(0, head - next + 1);
-    if (next > safe || !this.#running) return true;
+    if (!this.#running) return true;
+    if (next > safe) return !await this.#lastBlockReplaced(next, lease);
+    const range = chain.produced !== undefined && safe > next;
+    const tracing = this.#o.tracing;
+    if (!tracing) return range ? this.#range(next, safe, lease) : this.#block(next, safe, lease);
+    const span = tracing.start(range ? 'scan range' : 'scan block', 'internal', undefined, {
+      'rpcctl.network': env.network.slug, 'rpcctl.environment': env.slug, 'rpcctl.block.height': next, 'rpcctl.block.head': head,
+    });
+    try {
+      return await (range ? this.#range(next, safe, lease, span) : this.#block(next, safe, lease, span));
+    } catch (err) {
+      tracing.fail(span, err instanceof Error ? err.message : String(err));
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
 
+  /** Block `next`: checked against its parent (a reorg rewinds instead), then its hits recorded. True when caught up. */
+  async #block(next: number, safe: number, lease: ScannerLease, span?: Span): Promise<boolean> {
+    const { registry, env, chain } = this.#o;
     const block = await chain.block(next, registry, env.id);
     if (!block) return true;
+    if (block === SKIPPED) {
+      if (!await skipHeights(this.#o.store, env.id, next, next + 1, lease)) this.#o.log(`watch: ${this.#name()}: slot ${next} was passed by another scanner`);
+      return next >= safe;
+    }
+    return await this.#record(next, block, lease, span) && next >= safe;
+  }
+
+  /**
+   * Heights `next..` up to `safe`, as many as one step takes: the ones without a block passed
+   * over, the others fetched together and recorded in order. True when caught up.
+   */
+  async #range(next: number, safe: number, lease: ScannerLease, span?: Span): Promise<boolean> {
+    const { store, registry, env, chain } = this.#o;
+    const to = Math.min(safe, next + RANGE_HEIGHTS - 1);
+    const heights = (await chain.produced!(next, to)).filter((h) => h >= next && h <= to).slice(0, RANGE_FETCHES);
+    // Past the last block fetched, heights are decided by the next step.
+    const until = heights.length === RANGE_FETCHES ? heights[heights.length - 1]! : to;
+    const blocks = await Promise.all(heights.map((h) => chain.block(h, registry, env.id)));
+    let cursor = next;
+    for (const [i, height] of heights.entries()) {
+      const block = blocks[i];
+      // Listed as produced but not served yet (a node a moment behind its own list): next tick.
+      if (block === undefined) return true;
+      if (block === SKIPPED) continue;
+      if (cursor < height && !await skipHeights(store, env.id, cursor, height, lease)) return false;
+      if (!this.#running || !await this.#record(height, block, lease, span)) return false;
+      cursor = height + 1;
+    }
+    if (cursor <= until && !await skipHeights(store, env.id, cursor, until + 1, lease)) return false;
+    span?.setAttributes({ 'rpcctl.range.until': until, 'rpcctl.range.blocks': heights.length });
+    this.lag = Math.max(0, safe - until);
+    return until >= safe;
+  }
+
+  /**
+   * A fetched block, checked against the last kept block below it: its parent (same height and
+   * hash), or on a chain with skipped slots a block the new one does not descend from (a dropped
+   * slot), or a parent the scanner passed as skipped. Any of those rewinds instead. False when
+   * the block was not recorded (rewound, or to be matched again).
+   */
+  async #record(next: number, block: FetchedBlock, lease: ScannerLease, span?: Span): Promise<boolean> {
+    const { store, env, registry, chain } = this.#o;
     if (next > 0) {
-      const parent = await storedBlockHash(store, env.id, next - 1);
-      if (parent !== undefined && parent !== block.parentHash) {
-        const r = await rewindTo(store, env.id, next - 1, lease, { from: next, hash: parent });
+      const parentHeight = block.parentHeight ?? next - 1;
+      const last = await lastKeptBlock(store, env.id, next);
+      const orphan = last && (last.height > parentHeight || (last.height === parentHeight && last.hash !== block.parentHash))
+        ? last
+        // Passed as skipped, produced after all: its transactions were never matched.
+        : last && block.parentHeight !== undefined && last.height < parentHeight ? { height: parentHeight, hash: undefined } : undefined;
+      if (orphan && orphan.hash === undefined && await chain.blockHash(orphan.height) === SKIPPED) {
+        // The node names a parent it says it has no block at: it lost the block (a gap in its
+        // long-term storage, -32009, or a ledger jump to a snapshot, -32007). Scanned again it
+        // would answer the same for ever, so the scanner goes on without it; a family with
+        // references finds an order's payment there by reference (payments/references.ts).
+        this.#o.log(`watch: ${this.#name()}: block ${orphan.height} is named as a parent but the node has no block there (lost from its storage); passed without its transactions`);
+      } else if (orphan) {
+        const r = await rewindTo(store, env.id, orphan.height, lease, { from: next, ...(orphan.hash !== undefined ? { hash: orphan.hash } : {}) });
         this.#rewinding = true;
-        this.#o.log(`watch: ${this.#name()}: reorg at block ${next - 1}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+        span?.setAttribute('rpcctl.reorg', true);
+        this.#o.log(`watch: ${this.#name()}: reorg at block ${orphan.height}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+        if (r.removedEvents > 0) this.#o.onRecorded?.({ events: r.removedEvents, deliveries: 0 });
         return false;
       }
-      if (parent === undefined && this.#rewinding && await this.#rewindBelowWindow(next, lease)) return false;
+      const parentKept = last !== undefined && last.height === parentHeight;
+      if (!parentKept && this.#rewinding && await this.#rewindBelowWindow(next, lease)) return false;
     }
     this.#rewinding = false;
     const r = await recordBlock(store, registry, env, { height: next, hash: block.hash, txHashes: block.txHashes }, block.hits, lease);
+    span?.setAttributes({ 'rpcctl.block.hits': block.hits.length, 'rpcctl.block.recorded': r.recorded, 'rpcctl.deliveries': r.deliveries });
     // Watches added elsewhere that this instance had not heard of are known now: match again.
     if (r.rematch) return false;
     // Lost the compare-and-set: another scanner on this store recorded the block. Carry on
     // from wherever the cursor is now; saying so shows two processes share the data dir.
     if (!r.recorded) this.#o.log(`watch: ${this.#name()}: block ${next} was recorded by another scanner`);
-    if (r.deliveries > 0) this.#o.onRecorded?.(r.deliveries);
-    return next >= safe;
+    if (r.deliveries > 0 || r.events > 0) this.#o.onRecorded?.(r);
+    return r.recorded;
+  }
+
+  /**
+   * Caught up: is the last recorded block still the chain's? A block replaced at the same height
+   * (a double-spend mined in its place) would otherwise be seen only when a block above it
+   * arrives. One hash per idle tick; a mismatch rewinds as a parent-hash mismatch does.
+   */
+  async #lastBlockReplaced(next: number, lease: ScannerLease): Promise<boolean> {
+    if (next === 0) return false;
+    const { store, env, chain } = this.#o;
+    const recorded = await lastKeptBlock(store, env.id, next);
+    if (recorded === undefined) return false;
+    const now = await chain.blockHash(recorded.height);
+    if (now === undefined || now === recorded.hash) return false;
+    const r = await rewindTo(store, env.id, recorded.height, lease, { from: next, hash: recorded.hash });
+    this.#rewinding = true;
+    this.#o.log(`watch: ${this.#name()}: block ${recorded.height} was ${now === SKIPPED ? 'dropped' : 'replaced at the same height'}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+    if (r.removedEvents > 0) this.#o.onRecorded?.({ events: r.removedEvents, deliveries: 0 });
+    return true;
   }
 
   /**
@@ -181,9 +293,10 @@ export class Scanner {
     const last = await lastEventBlockBelow(store, env.id, next);
     if (!last) return false;
     const onChain = await chain.block(last.height, NO_WATCHES, env.id);
-    if (!onChain || onChain.hash === last.hash) return false;
+    if (onChain === undefined || (onChain !== SKIPPED && onChain.hash === last.hash)) return false;
     const r = await rewindTo(store, env.id, last.height, lease, { from: next, hash: last.hash });
     this.#o.log(`watch: ${this.#name()}: reorg below the kept blocks reaches block ${last.height}; rewound (${r.removedEvents} events removed, ${r.cancelled} deliveries cancelled)`);
+    if (r.removedEvents > 0) this.#o.onRecorded?.({ events: r.removedEvents, deliveries: 0 });
     return true;
   }
 

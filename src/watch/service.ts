@@ -2,16 +2,16 @@ import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import { blockSubscribers } from '../webhooks/config.js';
 import { blockNetworkEnvIds } from '../webhooks/filters.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/worker.js';
 import { chainFor } from './chains.js';
 import { Scanner } from './scanner.js';
 import { WatchRegistry } from './registry.js';
 import { allWatches } from './watches.js';
 import { randomUUID } from 'node:crypto';
 import { CHANNELS, type WatchedAddressRow } from '../store/index.js';
-import { fence, LeaseLostError } from './lease.js';
+import { fence, LeaseLostError, type ScannerLease } from './lease.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { RpcctlError } from '../util/errors.js';
+import type { Tracing } from '../telemetry/index.js';
 
 /** Bringing the scanners in line with what is watched, under the supervisor. */
 export const RECONCILE_TASK = 'watch-reconcile';
@@ -35,22 +35,25 @@ export interface AddressWatchOptions {
   pollMs?: number;
   /** Scanner lease length (default 5 s): how soon another instance takes over a dead one's scanning. */
   leaseMs?: number;
-  delivery?: Partial<Omit<DeliveryWorkerOptions, 'store' | 'config' | 'log' | 'supervisor'>>;
-  /** Runs the scanners, the delivery worker and the reconcile (one of its own when none is given). */
+  /** The running webhook service (webhooks/service.ts): woken when a block's deliveries are written. */
+  webhooks: { kick(): void };
+  /** Runs the scanners and the reconcile (one of its own when none is given). */
   supervisor?: Supervisor;
+  /** Each scanned block a span (tracing on only). */
+  tracing?: Tracing | undefined;
 }
 
 /**
- * Address Watch in one object: the in-memory watch sets, a scanner per watched environment,
- * and the delivery worker. Its API routes (watch/routes.ts, webhooks/routes.ts) are built by
- * serve/, which hands them to the API server.
+ * Address Watch in one object: the in-memory watch sets and a scanner per watched environment.
+ * Its API routes (watch/routes.ts) are built by serve/, which hands them to the API server;
+ * the webhook service it wakes is handed in.
  */
 export class AddressWatch {
   readonly registry = new WatchRegistry();
   /** Names this instance in scanner leases. */
   readonly instanceId = randomUUID();
-  readonly worker: DeliveryWorker;
   readonly #o: AddressWatchOptions;
+  readonly #recorded = new Set<() => void>();
   readonly #scanners = new Map<number, Scanner>();
   #reconciling: Promise<void> = Promise.resolve();
   #again = false;
@@ -67,7 +70,6 @@ export class AddressWatch {
   constructor(o: AddressWatchOptions) {
     this.#o = o;
     this.#supervisor = o.supervisor ?? new Supervisor({ log: o.log });
-    this.worker = new DeliveryWorker({ store: o.store, config: o.config, log: o.log, ...o.delivery, supervisor: this.#supervisor });
   }
 
   async start(): Promise<void> {
@@ -81,7 +83,6 @@ export class AddressWatch {
     this.#unsubscribe = this.registry.onChange(() => void this.reconcile());
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = () => { unsubscribe(); unlisten(); };
-    this.worker.start();
     await this.reconcile();
     // On every store: a reconcile that failed (the store away) is tried again here.
     this.#supervisor.every(RECONCILE_TASK, RECONCILE_MS, () => this.#reconcileQueued(true), { immediate: false });
@@ -95,6 +96,15 @@ export class AddressWatch {
   async watchAdded(row: WatchedAddressRow): Promise<void> {
     this.registry.add(row);
     await this.reconcile();
+  }
+
+  /**
+   * Calls `fn` whenever a scanner of this instance committed a block's events or took some off
+   * (a reorg): the payment engine looks at once. Returns the unsubscribe.
+   */
+  onRecorded(fn: () => void): () => void {
+    this.#recorded.add(fn);
+    return () => this.#recorded.delete(fn);
   }
 
   /** A watch this instance removed (watches.ts writers). */
@@ -170,10 +180,10 @@ export class AddressWatch {
       if (this.#scanners.has(envId) || this.#stopped) continue;
       const env = store.catalog.environment(envId);
       if (!env || env.upstreams.length === 0) continue;
-      const chain = chainFor(env);
+      const chain = chainFor(env, this.#o.config);
       const scanner = new Scanner({
         store, registry: this.registry, env, chain, log: this.#o.log, pollMs: this.#o.pollMs ?? 500,
-        onRecorded: () => this.worker.kick(), owner: this.instanceId, leaseMs: this.#o.leaseMs, supervisor: this.#supervisor,
+        onRecorded: (r) => this.#told(r), owner: this.instanceId, leaseMs: this.#o.leaseMs, supervisor: this.#supervisor, tracing: this.#o.tracing,
       });
       this.#scanners.set(envId, scanner);
       starting.push(scanner.start());
@@ -185,6 +195,11 @@ export class AddressWatch {
       await Promise.race([Promise.all(starting), new Promise((r) => { timer = setTimeout(r, 3000); })]);
       clearTimeout(timer);
     }
+  }
+
+  #told(r: { events: number; deliveries: number }): void {
+    if (r.deliveries > 0) this.#o.webhooks.kick();
+    if (r.events > 0) for (const fn of this.#recorded) fn();
   }
 
   #onWatchChange(payload: string): void {
@@ -237,11 +252,16 @@ export class AddressWatch {
     return this.#reloading;
   }
 
+  /** The environment's scanner lease while this instance's scanner holds it: what writes below its cursor need (record.ts recordReferenced). */
+  leaseOf(envId: number): ScannerLease | undefined {
+    return this.#scanners.get(envId)?.lease;
+  }
+
   scannedEnvIds(): number[] {
     return [...this.#scanners.keys()];
   }
 
-  /** Scanners finish the block in hand, the worker the deliveries in flight. */
+  /** Scanners finish the block in hand (the webhook service stops after, on its own). */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.#stopped = true;
@@ -250,7 +270,6 @@ export class AddressWatch {
       await this.#reconciling;
       await Promise.all([...this.#scanners.values()].map((s) => s.stop()));
       this.#scanners.clear();
-      await this.worker.stop();
     })();
     return this.#stopping;
   }

@@ -1,4 +1,4 @@
-import type { WebhookDelivery, WebhookEventFilters } from '../client/address-watch.js';
+import type { WebhookDelivery, WebhookEventFilters } from '../wire/webhooks.js';
 import { envIdentifier, getAccount, webhookSecretOf, type Catalog } from '../store/index.js';
 import type { CabinetSection, PageContext } from '../cabinet/index.js';
 import { attempt, badge, copyable, csrfField, errorBox, html, num, pageHeader, time, watchNetworks, type Html } from '../cabinet/index.js';

@@ -1,22 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import type { WebhookAttempt, WebhookDelivery, DeliveryStatus } from '../client/address-watch.js';
+import type { WebhookAttempt, WebhookDelivery, DeliveryStatus } from '../wire/webhooks.js';
 import type { Kysely } from 'kysely';
 import type { Database, Environment, Store, WebhookDeliveryRow } from '../store/index.js';
 import { envIdentifier } from '../store/index.js';
 import type { EventKind } from './filters.js';
 import { enqueueDelivery } from './outbox.js';
 import { RpcctlError } from '../util/errors.js';
+import type { WatchFacts } from './watch-facts.js';
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 
 /** A sample event of `type` on `env`, marked `test: true`, queued like any other but never billed. */
 export async function enqueueTestDelivery(
-  store: Store, accountId: number, env: Environment, type: EventKind, sampleAddress: { watchId: string; network: string; address: string } | undefined,
+  store: Store, watch: WatchFacts, accountId: number, env: Environment, type: EventKind,
+  sampleAddress: { watchId: string; network: string; address: string } | undefined,
 ): Promise<{ webhookId: string; body: string }> {
   const webhookId = `test_${randomBytes(12).toString('hex')}`;
   const network = sampleAddress?.network ?? envIdentifier(env);
   const createdAt = new Date().toISOString();
-  const height = ((await store.db.selectFrom('scanner_cursors').select('next_height').where('network_environment_id', '=', env.id).executeTakeFirst())?.next_height ?? 1) - 1;
+  const height = await watch.lastHeight(store.db, env.id);
   const fields = type === 'block'
     ? { type, network, block_height: height, block_hash: hex(32), tx_count: 2, transactions: [hex(32), hex(32)] }
     : {
@@ -41,6 +43,19 @@ export function deliveriesQuery(db: Kysely<Database>, q: DeliveryQuery) {
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.eventId !== undefined) query = query.where('event_id', '=', q.eventId);
   return query.orderBy('id', 'desc').limit(q.limit);
+}
+
+/**
+ * The deliveries of one sequence of an account (`sequence_key`: a payment order's transitions,
+ * keyed by its payment id), in no particular order, with what a timeline shows of each.
+ */
+export async function sequenceDeliveries(
+  db: Kysely<Database>, accountId: number, sequenceKey: string,
+): Promise<Array<Pick<WebhookDeliveryRow, 'webhook_id' | 'body' | 'created_at' | 'status' | 'last_error' | 'attempts'>>> {
+  return db.selectFrom('webhook_deliveries')
+    .select(['webhook_id', 'body', 'created_at', 'status', 'last_error', 'attempts'])
+    .where('account_id', '=', accountId).where('sequence_key', '=', sequenceKey)
+    .execute();
 }
 
 /** Newest first, each with its attempts; `before` pages back by delivery id. */
@@ -83,16 +98,15 @@ export class RedeliverError extends RpcctlError {
  * the next attempt number. A delivery that was already delivered was billed then: its resend
  * is free. One whose event left the chain is never sent.
  */
-export async function redeliver(store: Store, accountId: number, deliveryId: number, nowMs = Date.now()): Promise<WebhookDelivery> {
+export async function redeliver(store: Store, watch: WatchFacts, accountId: number, deliveryId: number, nowMs = Date.now()): Promise<WebhookDelivery> {
   const row = await store.db.selectFrom('webhook_deliveries').selectAll()
     .where('account_id', '=', accountId).where('id', '=', deliveryId).executeTakeFirst();
   if (!row) throw new RedeliverError('E_NOT_FOUND', 'Delivery not found');
   if (row.status === 'pending' && row.lease_until !== null && Number(row.lease_until) > nowMs) {
     throw new RedeliverError('E_IN_FLIGHT', 'The delivery is being sent right now; try again when this attempt is recorded');
   }
-  if (row.event_id !== null) {
-    const event = await store.db.selectFrom('watch_events').select('removed').where('id', '=', row.event_id).executeTakeFirst();
-    if (event?.removed === 1) throw new RedeliverError('E_ORPHANED', 'The event\'s block left the chain (reorg); it is not sent again');
+  if (row.event_id !== null && await watch.eventRemoved(store.db, row.event_id)) {
+    throw new RedeliverError('E_ORPHANED', 'The event\'s block left the chain (reorg); it is not sent again');
   }
   await store.db.updateTable('webhook_deliveries')
     .set({
@@ -102,4 +116,20 @@ export async function redeliver(store: Store, accountId: number, deliveryId: num
     .where('id', '=', row.id).where('status', '=', row.status).where('attempts', '=', row.attempts).execute();
   const { deliveries } = await listDeliveries(store, { accountId, limit: 1, before: row.id + 1 });
   return deliveries[0]!;
+}
+
+/** Deletes up to `limit` finished deliveries created before `cutoff`, with their attempts (the retention job). */
+export async function pruneDeliveries(db: Kysely<Database>, cutoff: string, limit: number): Promise<{ deliveries: number; attempts: number }> {
+  // Finished is "not pending": an inequality no index serves, so the created_at index does
+  // (with `status in (...)` SQLite walked and sorted every delivered row).
+  const rows = await db.selectFrom('webhook_deliveries').select('id')
+    .where('created_at', '<', cutoff).where('status', '!=', 'pending')
+    .orderBy('created_at').orderBy('id').limit(limit).execute();
+  if (rows.length === 0) return { deliveries: 0, attempts: 0 };
+  const ids = rows.map((r) => r.id);
+  return db.transaction().execute(async (trx) => {
+    const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst();
+    await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
+    return { deliveries: ids.length, attempts: Number(attempts.numDeletedRows) };
+  });
 }

@@ -6,8 +6,7 @@ import { webhookRoutes, type WebhookDeps } from './routes.js';
 
 /**
  * Webhooks as serve/ composes them: the API routes, the cabinet page and the outbox gauges.
- * There is no start or stop here: the delivery worker runs inside Address Watch, whose
- * scanners wake it (`deps.worker`).
+ * Starting and stopping the delivery worker is `service.ts` (`startWebhooks`).
  */
 export function webhooksFeature(deps: WebhookDeps & { store: Store }) {
   return {

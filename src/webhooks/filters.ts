@@ -1,4 +1,4 @@
-import type { WebhookEventFilters } from '../client/address-watch.js';
+import type { WebhookEventFilters } from '../wire/webhooks.js';
 import type { Catalog, Environment } from '../store/index.js';
 
 /** The flat `events` object of the webhook configuration (decisions.md). */

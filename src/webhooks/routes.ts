@@ -3,19 +3,23 @@ import { keptFor, resolveEnv, retentionDays } from '../api/kit.js';
 import { badRequest, forField, HttpError } from '../api/http.js';
 import { FixedWindowLimiter } from '../limits/rate-limit.js';
 import { route, type RouteDef } from '../api/router.js';
-import { okSchema } from '../api/schemas.js';
+import { idText, okSchema } from '../api/schemas.js';
 import { urlOrigin } from '../api/audit.js';
 import type { Store } from '../store/index.js';
 import { getWebhook, presentWebhook, putWebhook } from './config.js';
 import { enqueueTestDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { DEFAULT_FILTERS, mergeFilters, unknownFilterNetwork } from './filters.js';
-import { deliveriesQuery, deliverySchema, putWebhookBody, testWebhookBody, webhookPutSchema, webhookSchema } from './schemas.js';
+import { deliveriesQuery, putWebhookBody, testWebhookBody, webhookPutSchema, webhookSchema } from './schemas.js';
+import { deliverySchema } from '../wire/webhooks.js';
 import { checkWebhookUrl } from './ssrf.js';
 import type { DeliveryWorker } from './worker.js';
+import type { WatchFacts } from './watch-facts.js';
 
-/** What the webhook routes need from the running Address Watch. */
+/** What the webhook routes need from the running webhook service and Address Watch. */
 export interface WebhookDeps {
   worker: DeliveryWorker;
+  /** Reorg and height facts of Address Watch (watch/facts.ts). */
+  watch: WatchFacts;
   /** Block subscriptions may have changed: bring the scanners in line. */
   reconcile(): Promise<void>;
   /** One watched address of the account on the network, for a test delivery's sample (watch/ owns them). */
@@ -85,7 +89,7 @@ function testSendRoute(deps: WebhookDeps): RouteDef {
       const env = resolveEnv(app, 'network', body.network);
       if (!(await getWebhook(app.store, account.id))) throw badRequest('No webhook configured: set one with PUT /v1/address-watch/webhook first');
       const sample = await deps.sampleWatch(app.store, account.id, env.id);
-      const queued = await enqueueTestDelivery(app.store, account.id, env, body.type, sample);
+      const queued = await enqueueTestDelivery(app.store, deps.watch, account.id, env, body.type, sample);
       deps.worker.kick();
       return { ok: true, queued: true, webhook_id: queued.webhookId, body: queued.body };
     },
@@ -109,11 +113,11 @@ function redeliverRoute(deps: WebhookDeps): RouteDef {
   return route({
     method: 'POST', path: '/v1/address-watch/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', tag: TAG,
     summary: 'Send a delivery again now (our extension): same X-Webhook-Id, next attempt number; a resend of a delivered one is not billed again',
-    params: z.object({ delivery_id: z.string().regex(/^[1-9]\d{0,15}$/, 'must be a positive integer') }), errors: [400, 404, 409],
+    params: z.object({ delivery_id: idText('the delivery_id of a delivery') }), errors: [400, 404, 409],
     response: okSchema.extend({ delivery: deliverySchema }),
     audit: { action: 'webhook.redeliver', describe: ({ params }) => ({ type: 'delivery', id: params.delivery_id }) },
     async handler({ account, app, params }) {
-      const delivery = await redeliver(app.store, account.id, Number(params.delivery_id));
+      const delivery = await redeliver(app.store, deps.watch, account.id, Number(params.delivery_id));
       deps.worker.kick();
       return { ok: true, delivery };
     },

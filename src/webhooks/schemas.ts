@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { okSchema } from '../api/schemas.js';
+import { idText, okSchema } from '../api/schemas.js';
+import { DELIVERY_STATUSES, filtersSchema } from '../wire/webhooks.js';
 import { hasControlChars } from './ssrf.js';
 
-// Bounded so every value stays a safe integer once parsed: ids to 15 digits.
-const idString = (what: string) => z.string().regex(/^[1-9]\d{0,14}$/, 'must be an id (a positive integer)').meta({ description: what });
 /** A network slug as given; the watch routes take the same. */
 export const slug = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(80, 'must be at most 80 characters');
 
@@ -18,12 +17,6 @@ export const filtersInput = z.strictObject({
   block: z.boolean({ error: 'must be a boolean' }).optional(),
   block_networks: networks.optional(),
 }, { error: 'must be an object' });
-
-export const filtersSchema = z.object({
-  payment: z.boolean(), payment_networks: z.array(z.string()),
-  payout: z.boolean(), payout_networks: z.array(z.string()),
-  block: z.boolean(), block_networks: z.array(z.string()),
-}).meta({ id: 'WebhookEventFilters' });
 
 export const putWebhookBody = z.object({
   url: z.string({ error: 'is required and must be a string' }).max(2048, 'must be at most 2048 characters')
@@ -60,20 +53,8 @@ export const testWebhookBody = z.object({
 export const deliveriesQuery = z.object({
   limit: z.string().regex(/^\d+$/, 'must be an integer from 1 to 200')
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, 'must be an integer from 1 to 200').optional(),
-  before: idString('delivery id: page back from here (the previous next_before)').optional(),
-  status: z.enum(['pending', 'delivered', 'failed', 'cancelled'], { error: 'must be one of pending, delivered, failed, cancelled' }).optional(),
-  event_id: idString('only deliveries of this event').optional(),
+  before: idText('delivery id: page back from here (the previous next_before)').optional(),
+  status: z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+  event_id: idText('only deliveries of this event').optional(),
 });
 
-const attemptSchema = z.object({
-  attempt: z.number().int(), started_at: z.string(), status_code: z.number().int().nullable(),
-  duration_ms: z.number().int(), error: z.string().nullable(), next_retry_at: z.string().nullable(),
-  response_excerpt: z.string().nullable(),
-});
-
-export const deliverySchema = z.object({
-  delivery_id: z.string(), webhook_id: z.string(), event_id: z.string().nullable(), type: z.string(), network: z.string(),
-  test: z.boolean(), status: z.string(), attempt_count: z.number().int(), next_retry_at: z.string().nullable(),
-  last_status_code: z.number().int().nullable(), last_error: z.string().nullable(), created_at: z.string(),
-  delivered_at: z.string().nullable(), attempts: z.array(attemptSchema),
-}).meta({ id: 'WebhookDelivery' });

@@ -10,6 +10,8 @@ import { REORG_CANCELLED } from './outbox.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
 import { blockedReason, guardedLookup } from './ssrf.js';
 import { Supervisor, type Backoff } from '../runtime/supervisor.js';
+import type { Span, Tracing } from '../telemetry/index.js';
+import type { WatchFacts } from './watch-facts.js';
 
 /** The delivery worker's claim loop under the supervisor. */
 export const DELIVERIES_TASK = 'deliveries';
@@ -22,6 +24,8 @@ export interface DeliveryWorkerOptions {
   store: Store;
   config: Config;
   log: (line: string) => void;
+  /** Whether an event left the chain (watch/ answers; serve hands it in). */
+  watch: WatchFacts;
   /** Deliveries in flight at once, all accounts together. */
   concurrency?: number;
   /** In flight per account: a slow receiver holds up only its own account's queue. */
@@ -31,6 +35,8 @@ export interface DeliveryWorkerOptions {
   schedule?: readonly number[];
   /** Told the result of every attempt (metrics). */
   onAttempt?: (result: 'delivered' | 'retry' | 'failed' | 'gone') => void;
+  /** Each attempt a span, its `traceparent` sent to the receiver (tracing on only). */
+  tracing?: Tracing | undefined;
 }
 
 interface Target {
@@ -71,6 +77,13 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { dump(o: { limit: numb
 
 const TARGET_TTL_MS = 2000;
 
+/** The receiver's answer on the delivery's span: its status, or the failure (never the response excerpt). */
+function traceOutcome(tracing: Tracing, span: Span, o: Outcome): void {
+  if (!span.isRecording()) return;
+  if (o.status !== null) span.setAttribute('http.response.status_code', o.status);
+  if (o.error !== null || o.status === null || o.status < 200 || o.status >= 300) tracing.fail(span, o.error ?? `receiver answered HTTP ${o.status}`);
+}
+
 /**
  * Sends the outbox. Deliveries are claimed with a lease (owner + expiry) in the store, so
  * if this process dies mid-delivery another worker (or this one after a restart) takes
@@ -79,7 +92,7 @@ const TARGET_TTL_MS = 2000;
  */
 export class DeliveryWorker {
   readonly id = randomUUID();
-  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule' | 'onAttempt' | 'supervisor'>> & Pick<DeliveryWorkerOptions, 'onAttempt'> & { schedule: readonly number[] };
+  readonly #o: Required<Omit<DeliveryWorkerOptions, 'schedule' | 'onAttempt' | 'supervisor' | 'tracing'>> & Pick<DeliveryWorkerOptions, 'onAttempt' | 'tracing'> & { schedule: readonly number[] };
   readonly #supervisor: Supervisor;
   readonly #agent: Agent;
   readonly #inflight = new Map<number, Promise<void>>();
@@ -187,11 +200,10 @@ export class DeliveryWorker {
   async #deliver(row: WebhookDeliveryRow): Promise<void> {
     // Between the claim and now a reorg may have orphaned the event (and cancelled the row),
     // or an older rewind left it pending: an event that left the chain is never sent.
-    const current = await this.#o.store.db.selectFrom('webhook_deliveries as d')
-      .leftJoin('watch_events as e', 'e.id', 'd.event_id')
-      .select(['d.status', 'd.lease_owner', 'e.removed']).where('d.id', '=', row.id).executeTakeFirst();
+    const current = await this.#o.store.db.selectFrom('webhook_deliveries')
+      .select(['status', 'lease_owner']).where('id', '=', row.id).executeTakeFirst();
     if (current?.status !== 'pending' || current.lease_owner !== this.id) return;
-    if (current.removed === 1) {
+    if (row.event_id !== null && await this.#o.watch.eventRemoved(this.#o.store.db, row.event_id)) {
       await this.#finish(row, 'cancelled', null, REORG_CANCELLED);
       return;
     }
@@ -204,11 +216,20 @@ export class DeliveryWorker {
       return;
     }
     const attempt = row.attempts;
-    const outcome = await this.#post(target, row, attempt);
-    await this.#record(row, attempt, outcome);
+    const tracing = this.#o.tracing;
+    const span = tracing?.start('webhook delivery', 'client', undefined, {
+      'rpcctl.webhook.id': row.webhook_id, 'rpcctl.webhook.attempt': attempt, 'rpcctl.account.id': row.account_id,
+    });
+    try {
+      const outcome = await this.#post(target, row, attempt, span);
+      if (span) traceOutcome(tracing!, span, outcome);
+      await this.#record(row, attempt, outcome);
+    } finally {
+      span?.end();
+    }
   }
 
-  async #post(target: Target, row: WebhookDeliveryRow, attempt: number): Promise<Outcome> {
+  async #post(target: Target, row: WebhookDeliveryRow, attempt: number, span?: Span): Promise<Outcome> {
     const startedAt = new Date().toISOString();
     const t0 = performance.now();
     const elapsed = () => Math.round(performance.now() - t0);
@@ -221,18 +242,23 @@ export class DeliveryWorker {
     }
     const timestamp = Math.floor(Date.now() / 1000);
     const timeout = this.#o.config.webhooks.timeout_ms;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'rpcctl-webhooks/1',
+      'x-timestamp': String(timestamp),
+      'x-signature': signWebhook(target.secret, timestamp, row.body),
+      'x-webhook-id': row.webhook_id,
+      'x-webhook-attempt': String(attempt),
+    };
+    if (span) {
+      this.#o.tracing!.inject(span, headers);
+      span.setAttribute('server.address', url.host);
+    }
     try {
       const res = await request(url, {
         method: 'POST',
         dispatcher: this.#agent,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'rpcctl-webhooks/1',
-          'x-timestamp': String(timestamp),
-          'x-signature': signWebhook(target.secret, timestamp, row.body),
-          'x-webhook-id': row.webhook_id,
-          'x-webhook-attempt': String(attempt),
-        },
+        headers,
         body: row.body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -261,9 +287,7 @@ export class DeliveryWorker {
         error, next_retry_at: nextAt === null ? null : new Date(nextAt).toISOString(), response_excerpt: o.excerpt ?? null,
       }).execute();
       // Orphaned while in flight: whatever the receiver answered, no retry and no bill.
-      const event = row.event_id === null ? undefined
-        : await trx.selectFrom('watch_events').select('removed').where('id', '=', row.event_id).executeTakeFirst();
-      if (event?.removed === 1) {
+      if (row.event_id !== null && await this.#o.watch.eventRemoved(trx, row.event_id)) {
         await trx.updateTable('webhook_deliveries')
           .set({ status: 'cancelled', attempts: attempt, last_status_code: o.status, last_error: REORG_CANCELLED, lease_owner: null, lease_until: null })
           .where('id', '=', row.id).where('status', '=', 'pending').execute();

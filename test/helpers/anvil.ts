@@ -14,9 +14,12 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-/** anvil from npm on a free loopback port; `blockTime` in seconds, else a block per transaction. */
-export async function startAnvil(opts: { blockTime?: number; port?: number } = {}): Promise<Anvil> {
-  const args = ['--host', '127.0.0.1', '--port', String(opts.port ?? 0), '--accounts', '5'];
+/**
+ * anvil from npm on a free loopback port (`host`: another local address, such as a container
+ * network's gateway); `blockTime` in seconds, else a block per transaction.
+ */
+export async function startAnvil(opts: { blockTime?: number; port?: number; host?: string } = {}): Promise<Anvil> {
+  const args = ['--host', opts.host ?? '127.0.0.1', '--port', String(opts.port ?? 0), '--accounts', '5'];
   if (opts.blockTime) args.push('--block-time', String(opts.blockTime));
   // Its own process group: the npm bin is a wrapper around the real binary, and both must go.
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -4,11 +4,13 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evmAddressAt } from '../../src/chains/evm/derive.js';
 import { PaymentsClient, type Payment, type PaymentSettings } from '../../src/client/payments.js';
+import { PayoutsClient, RefundsClient } from '../../src/client/payouts.js';
 import type { WebhookDelivery } from '../../src/client/address-watch.js';
 import {
-  createMerchant, freePort, lastJsonLine, readmeBlocks, repoRoot, scratch, startServe, TEST_XPUB, waitForPort,
+  createMerchant, freePort, lastJsonLine, PAYOUT_ADDRESS, readmeBlocks, repoRoot, scratch, SOLANA_WALLET, startServe, TEST_XPUB, waitForPort,
   type ClientMerchant, type IntegrationReport, type LanguageHarness, type Serve,
 } from './clients.js';
+import { describeUnless, itUnless } from './skips.js';
 
 /** One program (a compile included); a test runs several, so its own limit is larger. */
 const RUN_MS = 120_000;
@@ -20,9 +22,8 @@ const TEST_MS = 360_000;
  * language's toolchain is not installed.
  */
 export function describeClientLibrary(h: LanguageHarness): void {
-  if (!h.toolchain.available) process.stderr.write(`SKIPPED: ${h.name} client library tests: ${h.toolchain.reason}\n`);
   const title = h.toolchain.available ? `${h.name} client library` : `${h.name} client library (SKIPPED: ${h.toolchain.reason})`;
-  describe.skipIf(!h.toolchain.available)(title, () => {
+  describeUnless(!h.toolchain.available && h.toolchain.reason, title, () => {
     let serve: Serve;
     let work: ReturnType<typeof scratch>;
     beforeAll(async () => {
@@ -44,7 +45,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
     }, TEST_MS);
 
     const installTitle = `installs from a clone as its README says${h.install.toolchain.available ? '' : ` (SKIPPED: ${h.install.toolchain.reason})`}`;
-    it.skipIf(!h.install.toolchain.available)(installTitle, async () => {
+    itUnless(!h.install.toolchain.available && h.install.toolchain.reason, installTitle, async () => {
       const block = readmeBlocks(join(repoRoot, 'clients', h.dir, 'README.md')).find((b) => b.info === 'sh from-repo');
       expect(block, 'the README has a `sh from-repo` install block').toBeDefined();
       // A copy stands for the reader's clone: building a package writes into its source tree.
@@ -59,7 +60,7 @@ export function describeClientLibrary(h: LanguageHarness): void {
       expect(r.stdout).toContain('rpcctl client installed');
     }, TEST_MS);
 
-    it('integration: endpoint (allowlist, rename), watch, payment order (settings, create twice, get, list, cancel twice), verified real webhook deliveries to its own loopback receiver, redelivery', async () => {
+    it('integration: endpoint (allowlist, rename), watch, payment order (settings, create twice, get, list, cancel twice), refund refused, payout (create, list, get, cancel), wallets.solana and a referenced Solana order, verified real webhook deliveries to its own loopback receiver, redelivery', async () => {
       const m = await createMerchant(serve);
       try {
         const r = await run(h.integration(), m.env);
@@ -77,6 +78,12 @@ export function describeClientLibrary(h: LanguageHarness): void {
         expect(report.not_found).toEqual({ status: 404, code: 'E_NOT_FOUND' });
         const watches = await m.ts.request<{ addresses: Array<{ watch_id: string }> }>('GET', '/v1/address-watch/addresses');
         expect(watches.addresses.map((w) => w.watch_id)).toContain(report.watch_id);
+        const solana = await m.ts.request<{ addresses: Array<{ watch_id: string; network_slug: string; address: string }> }>('GET', '/v1/address-watch/addresses?network_slug=solana');
+        // The library's watch of the key, and its Solana order's watch of its reference.
+        expect(solana.addresses).toEqual([
+          expect.objectContaining({ watch_id: report.solana_watch_id, network_slug: 'solana', address: SOLANA_WALLET }),
+          expect.objectContaining({ network_slug: 'solana', address: report.solana.reference }),
+        ]);
         expect(report.event).toMatchObject({ id: report.webhook_id, type: 'payment', direction: 'in', network: 'eth', test: true });
         expect(report.wrong_secret_refused).toBe(true);
         await expectDelivered(m, report.webhook_id);
@@ -94,12 +101,38 @@ export function describeClientLibrary(h: LanguageHarness): void {
           status: 'failed', reason: 'canceled', lifecycle: 'pending>failed', metadata: { lang: h.dir },
         });
         expect(report.payment.address).toBe(payment.address);
-        expect((await payments.list()).total).toBe(1);
+        expect((await payments.list({ network: 'eth' })).total).toBe(1);
         expect(report.payment_event).toMatchObject({
           id: `${payment.payment_id}_1`, product: 'payments', type: 'payment_order', event: 'failed', status: 'failed',
           payment_id: payment.payment_id, order_id: payment.order_id, reason: 'canceled', lifecycle: 'pending>failed',
         });
         await expectDelivered(m, `${payment.payment_id}_1`);
+
+        // Refunds and payouts: the canceled order has nothing to refund, and the TypeScript
+        // client is refused the same way; the one-line payout is canceled, its webhook verified.
+        const tsRefused = await new RefundsClient(m.ts).create(payment.payment_id, { address: PAYOUT_ADDRESS }).catch((e: unknown) => e as { status: number; code: string; message: string });
+        expect(report.refund_refused).toEqual({ status: 409, code: 'E_API', error: (tsRefused as { message: string }).message });
+        expect(tsRefused).toMatchObject({ status: 409, code: 'E_API' });
+        expect(report.refund_refused.error).toMatch(/nothing received/);
+        const { payout } = await new PayoutsClient(m.ts).get(report.payout.payout_id);
+        expect(payout).toMatchObject({ status: 'canceled', approval: 'not_needed', line_count: 1 });
+        expect(payout.lines).toEqual([expect.objectContaining({
+          line: 1, status: 'canceled', network: 'eth', address: PAYOUT_ADDRESS, amount: '0.001', reference: `${h.dir}-it-payout`, lifecycle: 'awaiting_payment>canceled',
+        })]);
+        expect(report.payout).toEqual({ payout_id: payout.payout_id, listed: true, status: 'canceled', awaiting_total: [1, 0] });
+        expect((await new PayoutsClient(m.ts).list({ status: 'canceled' })).total).toBe(1);
+        expect(report.payout_event).toMatchObject({
+          product: 'payments', type: 'payout_line', event: 'payout.canceled', status: 'canceled', payout_id: payout.payout_id, line: 1,
+          network: 'eth', address: PAYOUT_ADDRESS, amount: '0.001', reference: `${h.dir}-it-payout`, tx_hash: null,
+        });
+        await expectDelivered(m, report.payout_event.id as string);
+
+        // Solana: the wallet set through the library is the settings' wallets.solana, and the
+        // order the library made is paid to it under its own reference.
+        expect((await payments.settings()).wallets).toEqual({ solana: SOLANA_WALLET });
+        const { payment: sol } = await payments.get(report.solana.payment_id);
+        expect(sol).toMatchObject({ network: 'solana', address: SOLANA_WALLET, reference: report.solana.reference, status: 'pending' });
+        expect(report.solana).toEqual({ wallet: SOLANA_WALLET, payment_id: sol.payment_id, reference: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/) });
 
         // The redelivered test webhook reached the receiver twice and is recorded with two attempts.
         expect(report.redelivered.webhook_id).toBe(report.webhook_id);

@@ -19,6 +19,8 @@ const dead = ['http://127.0.0.1:1'];
 export const clientTestConfig = testConfig({
   networks: [
     { id: 1, slug: 'eth', name: 'Ethereum', family: 'evm', environments: [{ id: 1, slug: 'mainnet', upstreams: dead }, { id: 2, slug: 'sepolia', upstreams: dead }] },
+    // Each library also watches a Solana public key: base58, case-sensitive, unlike an EVM address.
+    { id: 2, slug: 'solana', name: 'Solana', family: 'solana', environments: [{ id: 3, slug: 'mainnet', upstreams: dead }] },
   ],
   // The libraries' receivers listen on loopback, which the SSRF guard refuses unless the operator allows it.
   webhooks: { allow_private_urls: true, timeout_ms: 2000 },
@@ -106,6 +108,8 @@ export interface IntegrationReport {
   /** An unknown endpoint asked for: its status and the library's error code. */
   not_found: { status: number; code: string };
   watch_id: string;
+  /** The watch of a Solana public key on `solana`. */
+  solana_watch_id: string;
   webhook_id: string;
   event: Record<string, unknown>;
   wrong_secret_refused: boolean;
@@ -115,9 +119,25 @@ export interface IntegrationReport {
   payment: { payment_id: string; order_id: string; address: string; created_again: boolean };
   /** The `payment_order` webhook the cancel sent, as its receiver verified it. */
   payment_event: Record<string, unknown>;
+  /** A refund of that canceled order (it received nothing): the service's refusal as the library reports it. */
+  refund_refused: { status: number; code: string; error: string };
+  /**
+   * The payout of one line it made, found in the list filtered by status, then canceled;
+   * `awaiting_total` is that filtered list's `total` before and after the cancel.
+   */
+  payout: { payout_id: string; listed: boolean; status: string; awaiting_total: [number, number] };
+  /** The `payout_line` webhook the cancel sent, as its receiver verified it. */
+  payout_event: Record<string, unknown>;
+  /** `wallets.solana` as read back from the settings, and the Solana order paid to it. */
+  solana: { wallet: string; payment_id: string; reference: string };
   /** The test delivery it redelivered, and how often the receiver verified that webhook id. */
   redelivered: { delivery_id: string; webhook_id: string; arrivals: number };
 }
+
+/** The Solana public key each library watches and sets as the merchant's wallet. */
+export const SOLANA_WALLET = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+/** Where each library's payout line pays (it is canceled before anything is sent). */
+export const PAYOUT_ADDRESS = '0x8ba1f109551bD432803012645Ac136ddd64DBA72';
 
 /** BIP32 test vector 1's master public key (depth 0): the integration programs set it as the EVM xpub. */
 export const TEST_XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';

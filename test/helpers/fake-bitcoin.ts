@@ -107,7 +107,8 @@ export class FakeBitcoinCore {
         return ok(this.chain[h]!.hash);
       }
       case 'getblock': {
-        const block = this.chain.find((b) => b.hash === params[0]);
+        // From the top: asked blocks sit near it, and the simulator's chain grows to many thousands.
+        const block = this.chain.findLast((b) => b.hash === params[0]);
         if (!block) return fail(500, -5, 'Block not found');
         const verbosity = this.legacy ? Math.min(Number(params[1] ?? 1), 2) : Number(params[1] ?? 1);
         const base = { hash: block.hash, confirmations: this.height - block.height + 1, height: block.height, previousblockhash: block.previousblockhash, nTx: block.tx.length };

@@ -1,3 +1,5 @@
+import { HDKey } from '@scure/bip32';
+import { mnemonicToSeedSync } from '@scure/bip39';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -102,4 +104,24 @@ export async function serveOn(node: Litecoind, extra: ConfigInput = {}): Promise
   }, { watch: { pollMs: 150, delivery: { pollMs: 50 } } });
   const m = await t.merchant({ plan: 'pro' });
   return { t, m, secret: webhookSecretOf(t.store, (await getAccount(t.store, m.userId))!) };
+}
+
+/** The BIP39 test vector "abandon … about": the master key the payouts suites' merchant signs with. */
+const TEST_VECTOR_SEED = mnemonicToSeedSync('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about');
+const TESTNET = { private: 0x04358394, public: 0x043587cf };
+
+/**
+ * A blank wallet `name` holding the test vector's master tprv as BIP84 descriptors (receive and
+ * change, 0-20), so Core knows each key's origin and `walletprocesspsbt` signs rpcctl's PSBTs.
+ * A legacy wallet through importmulti: Debian's litecoind is built without descriptor wallets.
+ * Answers importmulti's success flag per descriptor.
+ */
+export async function importTestVectorWallet(node: Litecoind, name: string): Promise<boolean[]> {
+  await node.rpc('createwallet', [name, false, true]);
+  const tprv = HDKey.fromMasterSeed(TEST_VECTOR_SEED, TESTNET).privateExtendedKey;
+  const descriptors = await Promise.all([0, 1].map(async (chain) => {
+    const { checksum } = await node.rpc<{ checksum: string }>('getdescriptorinfo', [`wpkh(${tprv}/84h/1h/0h/${chain}/*)`]);
+    return { desc: `wpkh(${tprv}/84h/1h/0h/${chain}/*)#${checksum}`, timestamp: 'now', range: [0, 20] };
+  }));
+  return (await node.rpc<Array<{ success: boolean }>>('importmulti', [descriptors], name)).map((r) => r.success);
 }

@@ -19,7 +19,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(port = 0): Promise<Receiver> {
+/** `host`: another local address than loopback (a container network's gateway). */
+export async function startReceiver(port = 0, host = '127.0.0.1'): Promise<Receiver> {
   const received: Received[] = [];
   const r: Partial<Receiver> = { received, respond: () => 200 };
   const server: Server = createServer((req, res) => {
@@ -33,10 +34,10 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       }, () => res.destroy());
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const actual = (server.address() as AddressInfo).port;
   return Object.assign(r, {
-    url: `http://127.0.0.1:${actual}/hooks`,
+    url: `http://${host}:${actual}/hooks`,
     port: actual,
     async waitFor(predicate: (all: Received[]) => boolean, ms = 15_000) {
       const deadline = Date.now() + ms;

@@ -36,15 +36,26 @@ export function startServeProcess(o: ServeProcessOptions): Promise<ServeProcess>
   return new Promise<ServeProcess>((resolve, reject) => {
     proc.all!.on('data', (d: Buffer) => {
       out += d.toString();
-      const api = /\bapi\s+(http:\/\/\S+)/.exec(out)?.[1];
-      const gateway = /\bgateway\s+(http:\/\/\S+)/.exec(out)?.[1];
-      const id = /\binstance\s+(\S+)/.exec(out)?.[1];
+      const api = bannerValue(out, 'api');
+      const gateway = bannerValue(out, 'gateway');
+      const id = bannerValue(out, 'instance');
       if (!api || !gateway || !id) return;
-      const metrics = /\bmetrics\s+(http:\/\/\S+)/.exec(out)?.[1]?.replace(/\/metrics$/, '') ?? gateway;
+      const metrics = bannerValue(out, 'metrics')?.replace(/\/metrics$/, '') ?? gateway;
       resolve({ proc, api, gateway, id, metrics, out: () => out, alive: () => proc.exitCode === null && proc.signalCode === null });
     });
     proc.once('exit', () => reject(new Error(`serve exited early:\n${out}`)));
   });
+}
+
+/**
+ * A value of the ready banner: its own whole line (`  instance  <id>`), never a word in a log
+ * line. Stdout (banner) and stderr (logs) arrive through two pipes, so a log written while the
+ * service starts (a scanner taking its lease: "this instance scans it now") can come first;
+ * matching `instance\s+(\S+)` anywhere took "scans" as the id. Up to the newline, so a banner
+ * cut between two chunks is not read half.
+ */
+function bannerValue(out: string, name: string): string | undefined {
+  return new RegExp(`^ {2}${name} +(\\S+)\\r?\\n`, 'm').exec(out)?.[1];
 }
 
 /** SIGKILL (no clean stop: nothing flushed, no lease handed over) and wait for the exit. */

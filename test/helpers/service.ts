@@ -6,7 +6,7 @@ import { ApiClient } from '../../src/client/index.js';
 import { signatureHeaders } from '../../src/client/signing.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/serve/service.js';
-import { createAccount, createApiKey, Store } from '../../src/store/index.js';
+import { createAccount, createApiKey, insertMember, Store, type Role } from '../../src/store/index.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { freshRedisPrefix, freshSchema, reuseSchema, testDatabaseUrl, testRedisUrl } from './shared-stores.js';
 
@@ -42,6 +42,8 @@ export function testConfig(overrides: ConfigInput = {}): ConfigInput {
     limits: { api_rps_per_ip: 100_000, api_rpm_per_account: 100_000, webhook_tests_per_minute: 100_000, ...overrides.limits },
     // Tests run side by side: the metrics listener takes any free port, never the default's.
     metrics: { listen: '127.0.0.1:0', ...overrides.metrics },
+    // A SIGTERM stops at once: tests that drain say so.
+    shutdown: { drain_s: 0, ...overrides.shutdown },
   };
 }
 
@@ -118,6 +120,16 @@ export async function dropTestSchema(dataDir: string): Promise<void> {
 
 /** Mutating signatures sent this second: the server refuses one used twice (replay). */
 const sentSignatures = new Map<string, number>();
+
+/**
+ * A joined member of `m`'s account with `role`, and an API key that member made (a key acts
+ * with its maker's role): the key, and a signed call with it.
+ */
+export async function memberKey(t: TestService, m: Merchant, role: Role, email: string): Promise<{ apiKey: string; secret: string; call: Merchant['call'] }> {
+  const member = await insertMember(t.store, { accountId: m.userId, email, passwordHash: null, role, joined: true, now: new Date().toISOString() });
+  const key = await createApiKey(t.store, { accountId: m.userId, createdByMember: member });
+  return { apiKey: key.api_key, secret: key.secret, call: (method, path, body = '', headers = {}) => signedCall(t.baseUrl, key.api_key, key.secret, method, path, body, headers) };
+}
 
 export async function signedCall(
   baseUrl: string, apiKey: string, secret: string, method: string, path: string, body = '', headers: Record<string, string> = {},

@@ -13,6 +13,8 @@ export interface SimTx {
   to: string;
   /** In the asset's base unit. */
   amount: bigint;
+  /** A Solana Pay reference the transaction names (a read-only account key); families without one ignore it. */
+  reference?: string;
 }
 
 export interface SimBlock {

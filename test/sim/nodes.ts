@@ -4,8 +4,11 @@ import { FakeBitcoinCore, regtestAddress, type FakeBlock, type FakeTx } from '..
 import { FakeTron, tronAccount, type FakeTronBlock } from '../helpers/fake-tron.js';
 import { stellarAccount } from '../helpers/fake-horizon.js';
 import { SimChain, type SimBlock } from './chain.js';
+import { FakeEvm, type FakeEvmBlock } from '../helpers/fake-evm.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { getAddressDecoder, getBase58Decoder, getBase58Encoder } from '@solana/kit';
 
-export type SimFamily = 'evm' | 'utxo' | 'tron' | 'stellar';
+export type SimFamily = 'evm' | 'utxo' | 'tron' | 'stellar' | 'solana';
 
 /**
  * One fake node per family, speaking the protocol the family's scanner speaks, serving the
@@ -26,49 +29,39 @@ export interface SimNode {
   /** Told after the chain changed (mined or orphaned), so nodes that keep their own view follow. */
   sync(): void;
   close(): Promise<void>;
+  /**
+   * A transaction or block hash as the node printed it, back in the model's 64 hex digits, where
+   * the node prints them otherwise (Solana's base58); others are the hex itself, any case, any 0x.
+   */
+  hex?(printed: string): string;
 }
 
 function listen(server: Server): Promise<string> {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 }
 const closer = (server: Server) => () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
-const readBody = (req: import('node:http').IncomingMessage) => new Promise<string>((resolve) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => resolve(Buffer.concat(chunks).toString()));
-});
 
-/** EVM JSON-RPC: eth_blockNumber, eth_getBlockByNumber (full), eth_getLogs, receipts of the canonical block. */
+/** EVM JSON-RPC: the suites' one fake EVM node, serving the model's canonical chain (with eth_getBlockReceipts). */
 async function evmNode(chain: SimChain): Promise<SimNode> {
   const hx = (h: string) => `0x${h}`;
-  const txJson = (b: SimBlock) => b.txs.map((t, i) => ({
-    hash: hx(t.hash), from: t.from, to: t.to, value: `0x${t.amount.toString(16)}`, blockHash: hx(b.hash),
-    blockNumber: `0x${b.height.toString(16)}`, transactionIndex: `0x${i.toString(16)}`, input: '0x', nonce: '0x0', gas: '0x5208', type: '0x2',
-  }));
-  const receipt = (hash: string) => {
-    const b = chain.find(hash.replace(/^0x/, ''));
-    return b ? { transactionHash: hash, blockHash: hx(b.hash), blockNumber: `0x${b.height.toString(16)}`, status: '0x1', logs: [] } : null;
+  const converted = new Map<string, FakeEvmBlock>();
+  const block = (b: SimBlock | undefined): FakeEvmBlock | undefined => {
+    if (!b) return undefined;
+    let out = converted.get(b.hash);
+    if (!out) {
+      out = { height: b.height, hash: hx(b.hash), parentHash: hx(b.parent), txs: b.txs.map((t) => ({ hash: hx(t.hash), from: t.from, to: t.to, value: `0x${t.amount.toString(16)}` })) };
+      converted.set(b.hash, out);
+    }
+    return out;
   };
-  const server = createServer(async (req, res) => {
-    const call = JSON.parse(await readBody(req)) as { id: number; method: string; params: unknown[] };
-    const block = (b: SimBlock | undefined) => (b ? { number: `0x${b.height.toString(16)}`, hash: hx(b.hash), parentHash: hx(b.parent), timestamp: '0x0', transactions: txJson(b) } : null);
-    const result = call.method === 'eth_blockNumber' ? `0x${chain.head.toString(16)}`
-      : call.method === 'eth_getBlockByNumber' ? block(chain.at(Number(call.params[0])))
-        : call.method === 'eth_getLogs' ? []
-          : call.method === 'eth_getTransactionReceipt' ? receipt(String(call.params[0]))
-            : call.method === 'eth_getBlockReceipts' ? (chain.blocks.find((b) => hx(b.hash) === call.params[0])?.txs.map((t) => receipt(hx(t.hash))) ?? null)
-              : undefined;
-    const body = result === undefined ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'method not found' } } : { jsonrpc: '2.0', id: call.id, result };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
-  const url = await listen(server);
+  const node = await new FakeEvm({ chain: { head: () => chain.head, block: (h) => block(chain.at(h)) } }).start();
   let n = 0;
   const addr = () => {
     const a = `0x${chain.id(`addr${n++}`).slice(0, 40)}`;
     return { given: a, wire: a };
   };
   return {
-    family: 'evm', chain, url, confirmations: 2, finality: 4, address: addr, sync() {}, close: closer(server),
+    family: 'evm', chain, url: node.url, confirmations: 2, finality: 4, address: addr, sync() {}, close: () => node.stop(),
     network: (upstream, extra) => ({ slug: 'simevm', name: 'Sim EVM', family: 'evm', environments: [{ slug: 'sim', upstreams: [upstream], confirmations: 2, ...extra }] }),
   };
 }
@@ -173,11 +166,85 @@ async function stellarNode(chain: SimChain): Promise<SimNode> {
   };
 }
 
+/** A fresh ed25519 public key as a Solana address (base58 by kit's own codec). */
+export function solanaAccount(): string {
+  const der = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' });
+  return getAddressDecoder().decode(new Uint8Array(der.subarray(der.length - 32)));
+}
+
+/**
+ * Solana JSON-RPC over the model: a height is a slot (none skipped: test/helpers/fake-solana.ts
+ * is the node with skipped slots and real transactions), `getSlot` at confirmed the head and at
+ * finalized `finality` below it, `getBlocks`, and `getBlock` with each transfer's lamport
+ * balances before and after (the fee taken from the payer), as `encoding: 'json'` gives them.
+ */
+async function solanaNode(chain: SimChain): Promise<SimNode> {
+  const finality = 4;
+  const b58 = getBase58Decoder();
+  const hashOf = (hex: string) => b58.decode(Buffer.from(hex, 'hex'));
+  const signatureOf = (hex: string) => b58.decode(Buffer.concat([Buffer.from(hex, 'hex'), Buffer.from(hex, 'hex')]));
+  const block = (b: SimBlock, details: string) => {
+    const txs = b.txs.map((t) => ({
+      // A Solana Pay transfer names its reference after the system program's accounts (read-only, no balance change).
+      transaction: { signatures: [signatureOf(t.hash)], message: { accountKeys: [t.from, t.to, '11111111111111111111111111111111', ...t.reference ? [t.reference] : []] } },
+      meta: {
+        err: null, fee: 5000,
+        preBalances: [(t.amount + 1_000_000_000n).toString(), '0', '1', ...t.reference ? ['0'] : []],
+        postBalances: [(1_000_000_000n - 5000n).toString(), t.amount.toString(), '1', ...t.reference ? ['0'] : []],
+      },
+    }));
+    const full = { blockhash: hashOf(b.hash), previousBlockhash: hashOf(b.parent), parentSlot: b.height - 1, blockHeight: b.height, blockTime: null };
+    if (details === 'none') return full;
+    if (details === 'signatures') return { ...full, signatures: txs.map((t) => t.transaction.signatures[0]) };
+    return { ...full, transactions: txs };
+  };
+  const answer = (call: { id: unknown; method: string; params?: unknown[] }) => {
+    const p = call.params ?? [];
+    const ok = (result: unknown) => ({ jsonrpc: '2.0', id: call.id, result });
+    const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id: call.id, error: { code, message } });
+    switch (call.method) {
+      case 'getHealth': return ok('ok');
+      case 'getVersion': return ok({ 'solana-core': 'sim' });
+      case 'getSlot': return ok((p[0] as { commitment?: string } | undefined)?.commitment === 'finalized' ? Math.max(0, chain.head - finality) : chain.head);
+      case 'getBlocks': {
+        // No slot skipped: the heights from..to, counted rather than filtered out of the whole chain.
+        const from = Math.max(Number(p[0]), chain.first);
+        const to = Math.min(Number(p[1] ?? chain.head), chain.head);
+        return ok(Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i));
+      }
+      case 'getBlock': {
+        const b = chain.at(Number(p[0]));
+        if (!b) return fail(-32004, `Block not available for slot ${String(p[0])}`);
+        return ok(block(b, (p[1] as { transactionDetails?: string } | undefined)?.transactionDetails ?? 'full'));
+      }
+      default: return fail(-32601, 'Method not found');
+    }
+  };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => { body += c; });
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as Parameters<typeof answer>[0] | Array<Parameters<typeof answer>[0]>;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+    });
+  });
+  const url = await listen(server);
+  return {
+    family: 'solana', chain, url, confirmations: 1, finality,
+    address: () => { const a = solanaAccount(); return { given: a, wire: a }; },
+    sync() {}, close: closer(server),
+    // A signature is the hash twice (64 bytes), a blockhash the hash: the first 32 bytes either way.
+    hex: (printed) => Buffer.from(getBase58Encoder().encode(printed)).subarray(0, 32).toString('hex'),
+    network: (upstream, extra) => ({ slug: 'simsol', name: 'Sim Solana', family: 'solana', environments: [{ slug: 'sim', upstreams: [upstream], confirmations: 1, ...extra }] }),
+  };
+}
+
 export async function startNode(family: SimFamily): Promise<SimNode> {
   switch (family) {
     case 'evm': return evmNode(new SimChain('evm', 0, 10));
     case 'utxo': return utxoNode(new SimChain('utxo', 0, 10));
     case 'tron': return tronNode(new SimChain('tron', 0, 10));
     case 'stellar': return stellarNode(new SimChain('stellar', 1, 10));
+    case 'solana': return solanaNode(new SimChain('solana', 0, 10));
   }
 }

@@ -5,10 +5,11 @@ import fc from 'fast-check';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { environmentSchema } from '../../src/config/schema.js';
 import { PaymentEngine } from '../../src/payments/engine.js';
-import { createOrder, type OrderRow } from '../../src/payments/orders.js';
+import type { OrderRow } from '../../src/payments/orders.js';
+import { createOrder } from '../../src/payments/create.js';
 import { StaticRates } from '../../src/payments/rates.js';
 import type { AmlProvider } from '../../src/payments/aml/types.js';
-import { createAccount, Store, type Environment, type Plan } from '../../src/store/index.js';
+import { createAccount, Store, type Environment, type CatalogPlan } from '../../src/store/index.js';
 import { chainFor } from '../../src/watch/chains.js';
 import { WatchRegistry } from '../../src/watch/registry.js';
 import { Scanner } from '../../src/watch/scanner.js';
@@ -19,6 +20,7 @@ import { freshSchema, testDatabaseUrl, type TestSchema } from '../helpers/shared
 import type { SimTx } from './chain.js';
 import { legal, OrderModel, type Status } from './model.js';
 import { startNode, type SimFamily, type SimNode } from './nodes.js';
+import { PayoutSim } from './payouts.js';
 
 /** One step of a scenario: what happens to the chain, the clock or the instance. */
 export type Op =
@@ -88,10 +90,10 @@ export class Sim {
   readonly store: Store;
   readonly config: Config;
   readonly env: Environment;
-  readonly plan: Plan;
+  readonly plan: CatalogPlan;
   readonly schema: TestSchema | undefined;
 
-  constructor(o: { node: SimNode; store: Store; config: Config; env: Environment; plan: Plan; schema: TestSchema | undefined }) {
+  constructor(o: { node: SimNode; store: Store; config: Config; env: Environment; plan: CatalogPlan; schema: TestSchema | undefined }) {
     this.node = o.node;
     this.store = o.store;
     this.config = o.config;
@@ -131,6 +133,11 @@ export class Sim {
     await this.#instance.scanner.stop();
     await this.#instance.engine.stop();
     await this.#boot();
+  }
+
+  /** Payout lines tracked on this chain by the running instance's scanner (test/sim/payouts.ts). */
+  payouts(): PayoutSim {
+    return new PayoutSim({ store: this.store, config: this.config, env: this.env, plan: this.plan, node: this.node, registry: () => this.#instance.registry, scanner: () => this.#instance.scanner });
   }
 
   async close(): Promise<void> {
@@ -200,7 +207,8 @@ export class Sim {
         switch (op.k) {
           case 'pay': {
             const amount = op.part === 'partial' ? AMOUNT / 3n : op.part === 'full' ? AMOUNT : AMOUNT + AMOUNT / 5n;
-            mempool.push({ hash: chain.id('tx'), from: payer.wire, to: addr.wire, amount });
+            // A referenced order (Solana Pay) is paid to the merchant's wallet naming its reference.
+            mempool.push({ hash: chain.id('tx'), from: payer.wire, to: addr.wire, amount, ...created.reference !== null && { reference: created.reference } });
             break;
           }
           case 'mine':
@@ -255,7 +263,7 @@ export class Sim {
   }
 
   #decimals(): number {
-    return { evm: 18, utxo: 8, tron: 6, stellar: 7 }[this.node.family];
+    return { evm: 18, utxo: 8, tron: 6, stellar: 7, solana: 9 }[this.node.family];
   }
 
   /** Every property, after one step. */
@@ -288,7 +296,7 @@ export class Sim {
     if (order.lifecycle !== path.join('>') || order.status !== path.at(-1) || order.seq !== hooks.length) {
       throw new SimFailure('sequence', `order ${order.status} seq ${order.seq} lifecycle ${order.lifecycle}; webhooks: ${path.join('>')}`);
     }
-    const norm = (h: string) => h.toLowerCase().replace(/^0x/, '');
+    const norm = (h: string) => this.node.hex?.(h) ?? h.toLowerCase().replace(/^0x/, '');
     // One `seen` per funding transaction per sighting: another only each time it left the chain
     // and came back (the order may have stayed covered by other funding, so no reorg webhook).
     const seens = new Map<string, number>();

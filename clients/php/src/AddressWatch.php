@@ -7,6 +7,11 @@ namespace Rpcctl;
 /**
  * The Address Watch routes, as `$client->addressWatch`.
  *
+ * Addresses in their network's form (EVM 0x, Stellar G..., Bitcoin-style, Tron T..., Solana base58
+ * public key). In events, `token` is the ERC-20/TRC-20 contract, Stellar CODE:ISSUER or Solana SPL
+ * mint (null for the native coin), `amount` a raw integer string in the smallest unit (wei, sat,
+ * sun, stroops, lamports), `tx_hash` the transaction hash (on Solana its signature).
+ *
  * @phpstan-type WatchedAddress array{watch_id: string, network_slug: string, address: string, created_at: string}
  * @phpstan-type WatchEvent array<string, mixed>
  * @phpstan-type WebhookAttempt array{attempt: int, started_at: string, status_code: ?int, duration_ms: int, error: ?string, next_retry_at: ?string, response_excerpt: ?string}
@@ -60,6 +65,8 @@ final class AddressWatch
 
     /**
      * POST /v1/address-watch/addresses. Idempotent: the same address returns its watch with `created` false.
+     * `$address` in its network's form: EVM 0x, Stellar G..., Bitcoin-style, Tron T..., or a Solana
+     * public key (base58, kept as given).
      *
      * @return array{ok: true, watch_id: string, network_slug: string, address: string, created_at: string, watch: WatchedAddress, created: bool}
      */

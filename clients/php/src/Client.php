@@ -39,6 +39,10 @@ final class Client
     public readonly AddressWatch $addressWatch;
     /** The payment order routes. */
     public readonly Payments $payments;
+    /** The refund routes of payment orders. */
+    public readonly Refunds $refunds;
+    /** The payout routes (a refund's rf_ id works there too). */
+    public readonly Payouts $payouts;
     private readonly string $secret;
     /** @var callable(float): void */
     private $sleep;
@@ -83,6 +87,8 @@ final class Client
         $this->clock = $clock ?? static fn (): float => microtime(true);
         $this->addressWatch = new AddressWatch($this);
         $this->payments = new Payments($this);
+        $this->refunds = new Refunds($this);
+        $this->payouts = new Payouts($this);
     }
 
     /** The secret never shows in var_dump() or print_r(). */

@@ -12,8 +12,8 @@ namespace Rpcctl;
  *
  * @phpstan-type AmlResult array{provider: string, score: int, risk_level: 'low'|'medium'|'high'|'severe'|'unknown', details: list<array{category: string, address: string, source: string}>, report_url: ?string, checked_at: string}
  * @phpstan-type PaymentStatus 'pending'|'seen'|'aml_check'|'paid'|'failed'|'underpaid'|'expired'
- * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, price_amount: ?string, price_currency: ?string, rate: ?string, rate_source: 'static'|'http'|null, rate_at: ?string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string, checkout_url: string}
- * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string, utxo?: string, tron?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, display_name: ?string, redirect_url: ?string, derived: array{evm?: array{first_address: string, next_index: int}, utxo?: array{first_address: string, network: string, next_index: int}, tron?: array{first_address: string, next_index: int}}}
+ * @phpstan-type Payment array{payment_id: string, order_id: string, status: PaymentStatus, network: string, asset: string, asset_symbol: string, decimals: int, address: string, reference: ?string, watch_id: string, derivation_index: ?int, amount: string, amount_raw: string, amount_received: string, amount_received_raw: string, price_amount: ?string, price_currency: ?string, rate: ?string, rate_source: 'static'|'http'|null, rate_at: ?string, tx_hashes: list<string>, confirmations: int, expires_at: string, created_at: string, updated_at: string, webhook_url: ?string, metadata: array<string, mixed>|null, aml: AmlResult|null, reason: ?string, late: bool, overpaid: bool, lifecycle: string, checkout_url: string}
+ * @phpstan-type PaymentSettings array{ok: true, xpubs: array{evm?: string, utxo?: string, tron?: string}, aml_fail_at: 'medium'|'high'|'severe', underpaid_tolerance_bps: int, accept_late: bool, wallets: array{solana?: string}, display_name: ?string, redirect_url: ?string, payouts_approval_over: array{amount: string, currency: string}|null, derived: array{evm?: array{first_address: string, next_index: int}, utxo?: array{first_address: string, network: string, next_index: int}, tron?: array{first_address: string, next_index: int}}}
  */
 final class Payments
 {
@@ -139,13 +139,16 @@ final class Payments
      * restarts derivation at index 0. `$utxoXpub` is the account key of a Bitcoin-style wallet
      * (zpub/ypub/xpub; vpub/upub/tpub on test networks), `$tronXpub` the xpub of m/44'/195'/0'.
      * `$displayName` is the name on the checkout page, `$redirectUrl` the https page it sends a
-     * paid customer to (with ?order_id=); '' removes either.
+     * paid customer to (with ?order_id=); '' removes either. `$solanaWallet` is the merchant's
+     * Solana address (`wallets.solana`): Solana orders are paid to it, each told apart by its own
+     * Solana Pay `reference`; '' removes it.
      *
      * @param 'medium'|'high'|'severe'|null $amlFailAt the lowest risk level that fails an order
      * @param int|null $underpaidToleranceBps 0..10000 basis points an order may fall short and still be paid
+     * @param array{amount: string, currency: string}|false|null $payoutsApprovalOver refunds and payouts worth more wait for a second owner's approval; false turns that off, null keeps it
      * @return PaymentSettings
      */
-    public function setSettings(?string $evmXpub = null, ?string $amlFailAt = null, ?int $underpaidToleranceBps = null, ?bool $acceptLate = null, ?string $utxoXpub = null, ?string $tronXpub = null, ?string $displayName = null, ?string $redirectUrl = null): array
+    public function setSettings(?string $evmXpub = null, ?string $amlFailAt = null, ?int $underpaidToleranceBps = null, ?bool $acceptLate = null, ?string $utxoXpub = null, ?string $tronXpub = null, ?string $displayName = null, ?string $redirectUrl = null, ?string $solanaWallet = null, array|false|null $payoutsApprovalOver = null): array
     {
         $xpubs = array_filter(['evm' => $evmXpub, 'utxo' => $utxoXpub, 'tron' => $tronXpub], static fn ($v) => $v !== null);
         $body = array_filter([
@@ -155,7 +158,11 @@ final class Payments
             'accept_late' => $acceptLate,
             'display_name' => $displayName,
             'redirect_url' => $redirectUrl,
+            'wallets' => $solanaWallet === null ? null : ['solana' => $solanaWallet],
         ], static fn ($v) => $v !== null);
+        if ($payoutsApprovalOver !== null) {
+            $body['payouts_approval_over'] = $payoutsApprovalOver === false ? null : $payoutsApprovalOver;
+        }
         return $this->client->request('PUT', '/v1/payments/settings', [], (object) $body);
     }
 }

@@ -263,4 +263,55 @@ return [
         Assert::throws(\InvalidArgumentException::class, fn () => $client->payments->create('1045', 'eth'));
         Assert::same(1, count($server->seen()));
     },
+    'refund and payout routes' => static function () use ($server, $client): void {
+        $refund = ['refund_id' => 'rf_1', 'status' => 'awaiting_payment'];
+        $payout = ['payout_id' => 'po_1', 'status' => 'awaiting_payment', 'lines' => []];
+        $canceled = ['payout_id' => 'po_2', 'status' => 'canceled', 'lines' => []];
+        $ok = static fn (array $a) => ['status' => 200, 'body' => json_encode(['ok' => true] + $a)];
+        $server->script([
+            $ok(['refund' => $refund]), $ok(['refund' => $refund]), $ok(['refunds' => [$refund]]), $ok(['payout' => $payout]),
+            // The service filters: all() passes the status on and stops once it has read total.
+            $ok(['payouts' => [$payout, $payout], 'page' => 1, 'per_page' => 2, 'total' => 3]), $ok(['payouts' => [$payout], 'page' => 2, 'per_page' => 2, 'total' => 3]),
+            $ok(['payout' => $payout]), $ok(['payout' => $payout]), $ok(['payout' => $canceled]),
+            $ok(['psbt' => 'cHNidP8=', 'fee_raw' => '141']), $ok(['payout' => $payout, 'tx_hash' => 'ab']),
+            ['status' => 409, 'body' => '{"ok":false,"error":"po_1: every line has money on the way or arrived; nothing to cancel"}'],
+        ]);
+        Assert::same('rf_1', $client->refunds->create('pay_1', address: '0xabc', reference: 'r-1')['refund']['refund_id']);
+        $client->refunds->create('pay_1', amount: '0.50', linkExpiresIn: 3600);
+        Assert::same(1, count($client->refunds->list('pay_1')['refunds']));
+        $client->payouts->create([['network' => 'eth', 'address' => '0xabc', 'amount' => '1.25', 'reference' => 'inv-1']]);
+        Assert::same(['po_1', 'po_1', 'po_1'], array_map(static fn ($p) => $p['payout_id'], iterator_to_array($client->payouts->all(status: 'awaiting_payment', perPage: 2), false)));
+        $client->payouts->get('po_1');
+        $client->payouts->approve('po_1');
+        Assert::same('canceled', $client->payouts->cancel('po_2')['payout']['status']);
+        Assert::same('141', $client->payouts->psbt('po_1', feeRate: '2.5')['fee_raw']);
+        Assert::same('ab', $client->payouts->submitTransaction('po_1', '0200', broadcast: false)['tx_hash']);
+        $e = Assert::throws(ApiException::class, fn () => $client->payouts->cancel('po_1'));
+        Assert::same([409, 'E_API'], [$e->status, $e->getErrorCode()]);
+        Assert::throws(\InvalidArgumentException::class, fn () => $client->payouts->create([['network' => 'eth', 'address' => '0xabc', 'amount' => 1.25]]));
+        Assert::same([
+            'POST /v1/payments/pay_1/refunds {"address":"0xabc","reference":"r-1"}',
+            'POST /v1/payments/pay_1/refunds {"amount":"0.50","link_expires_in":3600}',
+            'GET /v1/payments/pay_1/refunds ',
+            'POST /v1/payouts {"lines":[{"network":"eth","address":"0xabc","amount":"1.25","reference":"inv-1"}]}',
+            'GET /v1/payouts?status=awaiting_payment&page=1&per_page=2 ',
+            'GET /v1/payouts?status=awaiting_payment&page=2&per_page=2 ',
+            'GET /v1/payouts/po_1 ',
+            'POST /v1/payouts/po_1/approve ',
+            'POST /v1/payouts/po_2/cancel ',
+            'GET /v1/payouts/po_1/psbt?fee_rate=2.5 ',
+            'POST /v1/payouts/po_1/transaction {"signed_transaction":"0200","broadcast":false}',
+            'POST /v1/payouts/po_1/cancel ',
+        ], array_map(static fn ($s) => "{$s['method']} {$s['uri']} {$s['body']}", $server->seen()));
+        Assert::true(signedRight($server->seen()[3]), 'signed');
+    },
+    'wallets.solana and the approval threshold in the settings' => static function () use ($server, $client): void {
+        $server->script([]);
+        $client->payments->setSettings(solanaWallet: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', payoutsApprovalOver: ['amount' => '1000', 'currency' => 'USD']);
+        $client->payments->setSettings(payoutsApprovalOver: false);
+        Assert::same([
+            '{"wallets":{"solana":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"},"payouts_approval_over":{"amount":"1000","currency":"USD"}}',
+            '{"payouts_approval_over":null}',
+        ], array_map(static fn ($s) => $s['body'], $server->seen()));
+    },
 ];

@@ -22,6 +22,18 @@ return [
         Assert::same('payment', $event['type']);
         Assert::same('in', $event['direction']);
     },
+    'constructEvent parses refund and payout_line bodies' => static function () use ($cases): void {
+        $byName = array_column($cases, null, 'name');
+        $parse = static fn (array $v, string $body) => Webhook::constructEvent($body, ['X-Timestamp' => (string) $v['timestamp'], 'X-Signature' => $v['signature']], $v['secret'], 300, $v['timestamp']);
+        $v = $byName['refund awaiting payment'];
+        $refund = $parse($v, $v['body']);
+        Assert::same(['refund', 'refund.awaiting_payment', 'rf_Q9xA2b3C4d5E6f7G', 'pay_4fQm0v2ZJr6Lk1dC', '1042', null], [$refund['type'], $refund['event'], $refund['refund_id'], $refund['payment_id'], $refund['order_id'], $refund['tx_hash']]);
+        Assert::throws(WebhookVerificationException::class, fn () => $parse($v, str_replace('"0.25"', '"2.5"', $v['body'])));
+        $v = $byName['payout line completed'];
+        $line = $parse($v, $v['body']);
+        Assert::same(['payout_line', 'payout.completed', 'po_Z1y2X3w4V5u6T7s8', 2, 'invoice-77', 2800123], [$line['type'], $line['event'], $line['payout_id'], $line['line'], $line['reference'], $line['block_height']]);
+        Assert::throws(WebhookVerificationException::class, fn () => $parse($v, str_replace('"line":2', '"line":3', $v['body'])));
+    },
     'refusals name the reason' => static function () use ($cases): void {
         $v = $cases[0];
         $ts = (string) $v['timestamp'];

@@ -95,6 +95,8 @@ function awaitDelivery($server, string $secret, string $what, callable $matches)
 }
 
 const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
+const SOLANA_ADDRESS = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+const PAYOUT_ADDRESS = '0x8ba1f109551bD432803012645Ac136ddd64DBA72';
 // BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 $secret = (string) getenv('RPCCTL_WEBHOOK_SECRET');
@@ -128,6 +130,8 @@ $watch = $client->addressWatch->add('eth', ADDRESS);
 check($watch['created'] === true, 'watch created');
 $listed = array_column(iterator_to_array($client->addressWatch->allAddresses('eth')), 'watch_id');
 check(in_array($watch['watch_id'], $listed, true), 'watch listed');
+$solanaWatch = $client->addressWatch->add('solana', SOLANA_ADDRESS);
+check($solanaWatch['address'] === SOLANA_ADDRESS, 'solana address kept as given');
 
 $server = stream_socket_server('tcp://127.0.0.1:0');
 $name = stream_socket_get_name($server, false);
@@ -170,6 +174,37 @@ try {
 }
 $hook = awaitDelivery($server, $secret, 'the payment_order webhook', static fn (array $h, array $event) => ($event['payment_id'] ?? null) === $pid);
 
+// Refunds: the canceled order received nothing, so the service refuses one (409), and lists none.
+try {
+    $client->refunds->create($pid, address: PAYOUT_ADDRESS);
+    check(false, 'a refund of an order that received nothing was accepted');
+} catch (ApiException $e) {
+    $refundRefused = ['status' => $e->status, 'code' => $e->getErrorCode(), 'error' => $e->error];
+}
+check($client->refunds->list($pid)['refunds'] === [], 'refunds of the canceled order');
+// A payout of one line: awaiting payment (an owner's key, no threshold), listed, read back,
+// then canceled; each of the two states sends a payout_line webhook, the cancel's is awaited.
+$made = $client->payouts->create([['network' => 'eth', 'address' => PAYOUT_ADDRESS, 'amount' => '0.001', 'reference' => 'php-it-payout']])['payout'];
+check($made['status'] === 'awaiting_payment' && $made['line_count'] === 1, 'payout ' . json_encode($made));
+$po = $made['payout_id'];
+$listedPayouts = array_column(iterator_to_array($client->payouts->all(status: 'awaiting_payment'), false), 'payout_id');
+$awaiting = $client->payouts->list(status: 'awaiting_payment', page: 1, perPage: 1);
+check(in_array($po, $listedPayouts, true) && $awaiting['payouts'][0]['payout_id'] === $po, 'payouts ' . json_encode($listedPayouts));
+$line = $client->payouts->get($po)['payout']['lines'][0];
+// The URI is EIP-681 when the node tells the chain id; this service's node is away: the address alone.
+check($line['payment_request'] !== null && str_contains($line['payment_request']['uri'], PAYOUT_ADDRESS), 'line ' . json_encode($line));
+$payoutCanceled = $client->payouts->cancel($po)['payout'];
+check($payoutCanceled['status'] === 'canceled', 'payout cancel ' . json_encode($payoutCanceled));
+$awaitingAfter = $client->payouts->list(status: 'awaiting_payment');
+$payoutHook = awaitDelivery($server, $secret, 'the payout_line webhook', static fn (array $h, array $event) => ($event['payout_id'] ?? null) === $po && ($event['event'] ?? null) === 'payout.canceled');
+
+// Solana: the merchant's one wallet is a setting; a Solana order is paid to it and told apart
+// by its own Solana Pay reference.
+check(($client->payments->setSettings(solanaWallet: SOLANA_ADDRESS)['wallets']['solana'] ?? null) === SOLANA_ADDRESS, 'wallets.solana not set');
+$wallet = $client->payments->settings()['wallets']['solana'];
+$sol = $client->payments->create('php-it-sol', 'solana', '0.5')['payment'];
+check($sol['address'] === $wallet && is_string($sol['reference']) && $sol['reference'] !== $wallet, 'solana order ' . json_encode($sol));
+
 // Redeliver the test webhook once the service has recorded its first delivery.
 $deadline = microtime(true) + 20;
 while (true) {
@@ -196,10 +231,18 @@ echo json_encode([
     'bad_request' => $badRequest,
     'not_found' => $notFound,
     'watch_id' => $watch['watch_id'],
+    'solana_watch_id' => $solanaWatch['watch_id'],
     'webhook_id' => $queued['webhook_id'],
     'event' => $got['event'],
     'wrong_secret_refused' => $got['wrong_secret_refused'],
     'payment' => ['payment_id' => $pid, 'order_id' => 'php-it-1', 'address' => $firstAddress, 'created_again' => $again['created']],
     'payment_event' => $hook['event'],
+    'refund_refused' => $refundRefused,
+    'payout' => [
+        'payout_id' => $po, 'listed' => in_array($po, $listedPayouts, true), 'status' => $payoutCanceled['status'],
+        'awaiting_total' => [$awaiting['total'], $awaitingAfter['total']],
+    ],
+    'payout_event' => $payoutHook['event'],
+    'solana' => ['wallet' => $wallet, 'payment_id' => $sol['payment_id'], 'reference' => $sol['reference']],
     'redelivered' => ['delivery_id' => $delivery['delivery_id'], 'webhook_id' => $queued['webhook_id'], 'arrivals' => 2],
 ], JSON_UNESCAPED_SLASHES), "\n";

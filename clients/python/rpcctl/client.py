@@ -93,6 +93,8 @@ class Client:
         self._sent: Set[str] = set()
         self.address_watch = AddressWatch(self)
         self.payments = Payments(self)
+        self.refunds = Refunds(self)
+        self.payouts = Payouts(self)
 
     def __repr__(self) -> str:  # never show the secret
         return "Client(base_url=%r, api_key=%r)" % (self.base_url, self.api_key)
@@ -291,7 +293,11 @@ class AddressWatch:
             page += 1
 
     def add(self, network_slug: str, address: str) -> t.AddedWatch:
-        """``POST /v1/address-watch/addresses``. Idempotent: the same address returns its watch with ``created`` false."""
+        """``POST /v1/address-watch/addresses``. Idempotent: the same address returns its watch with ``created`` false.
+
+        ``address`` in its network's form: EVM 0x, Stellar ``G...``, Bitcoin-style, Tron ``T...``,
+        or a Solana public key (base58, kept as given).
+        """
         body = {"network_slug": network_slug, "address": address}
         return cast(t.AddedWatch, self._client.request("POST", "/v1/address-watch/addresses", body=body))
 
@@ -382,6 +388,13 @@ class AddressWatch:
         """
         path = "/v1/address-watch/deliveries/%s/redeliver" % quote(str(delivery_id), safe="")
         return cast(t.DeliveryResponse, self._client.request("POST", path))
+
+
+class _Unset:
+    """Marks an argument left out where ``None`` is a value (it turns a setting off)."""
+
+
+_UNSET = _Unset()
 
 
 class Payments:
@@ -493,6 +506,8 @@ class Payments:
         tron_xpub: Optional[str] = None,
         display_name: Optional[str] = None,
         redirect_url: Optional[str] = None,
+        solana_wallet: Optional[str] = None,
+        payouts_approval_over: Union[t.ApprovalThreshold, None, _Unset] = _UNSET,
     ) -> t.PaymentSettings:
         """``PUT /v1/payments/settings``: the arguments given replace theirs, the others are kept.
 
@@ -501,7 +516,11 @@ class Payments:
         Bitcoin-style wallet (``zpub``/``ypub``/``xpub``; ``vpub``/``upub``/``tpub`` on test
         networks), ``tron_xpub`` the xpub of ``m/44'/195'/0'``. ``display_name`` is the name
         on the checkout page, ``redirect_url`` the https page it sends a paid customer to (with
-        ``?order_id=``); ``""`` removes either.
+        ``?order_id=``); ``""`` removes either. ``solana_wallet`` is the merchant's Solana
+        address (``wallets.solana``): Solana orders are paid to it, each told apart by its own
+        Solana Pay ``reference``; ``""`` removes it. ``payouts_approval_over``
+        (``{"amount": "1000", "currency": "USD"}``) makes refunds and payouts worth more wait
+        for a second owner's approval; ``None`` turns that off.
         """
         body: Dict[str, Any] = {}
         xpubs = {k: v for k, v in (("evm", evm_xpub), ("utxo", utxo_xpub), ("tron", tron_xpub)) if v is not None}
@@ -517,7 +536,127 @@ class Payments:
             body["display_name"] = display_name
         if redirect_url is not None:
             body["redirect_url"] = redirect_url
+        if solana_wallet is not None:
+            body["wallets"] = {"solana": solana_wallet}
+        if not isinstance(payouts_approval_over, _Unset):
+            body["payouts_approval_over"] = payouts_approval_over
         return cast(t.PaymentSettings, self._client.request("PUT", "/v1/payments/settings", body=body))
+
+
+class Refunds:
+    """Refunds of payment orders, as ``client.refunds`` (docs/payments.md "Refunds and payouts").
+
+    rpcctl prepares and tracks a refund; the merchant's own wallet pays it (the refund's
+    ``payment_request.uri``, or a PSBT from :meth:`Payouts.psbt`).
+    """
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def create(
+        self,
+        payment_id: str,
+        *,
+        amount: Optional[Union[str, Decimal, int]] = None,
+        price_amount: Optional[Union[str, Decimal, int]] = None,
+        rate: Optional[t.RefundRate] = None,
+        address: Optional[str] = None,
+        reference: Optional[str] = None,
+        link_expires_in: Optional[int] = None,
+    ) -> t.RefundResponse:
+        """``POST /v1/payments/{payment_id}/refunds``: refund an order that received money.
+
+        ``amount`` is ``"full"`` (the default: what it received, less earlier refunds),
+        ``"overpaid"``, or a decimal in the order's asset; or ``price_amount`` in the order's
+        fiat currency at ``rate`` ``"locked"`` or ``"current"``. Without ``address`` the
+        answer's ``refund["refund_link"]["url"]`` is for the customer to give one (shown once).
+        """
+        body: Dict[str, Any] = {}
+        if amount is not None:
+            body["amount"] = amount if amount in ("full", "overpaid") else _amount(amount)
+        if price_amount is not None:
+            body["price_amount"] = _amount(price_amount, "price_amount")
+        for key, value in (("rate", rate), ("address", address), ("reference", reference), ("link_expires_in", link_expires_in)):
+            if value is not None:
+                body[key] = value
+        path = "/v1/payments/%s/refunds" % quote(payment_id, safe="")
+        return cast(t.RefundResponse, self._client.request("POST", path, body=body))
+
+    def list(self, payment_id: str) -> t.RefundList:
+        """``GET /v1/payments/{payment_id}/refunds``: the order's refunds, newest first."""
+        path = "/v1/payments/%s/refunds" % quote(payment_id, safe="")
+        return cast(t.RefundList, self._client.request("GET", path))
+
+
+class Payouts:
+    """Payouts of up to 1,000 lines, as ``client.payouts``; a refund's ``rf_`` id works here too.
+
+    A developer's payout, or one above the settings' ``payouts_approval_over``, waits for an
+    owner's :meth:`approve`. The merchant's wallet pays each line's ``payment_request``, or signs
+    the PSBT of :meth:`psbt` and hands it to :meth:`submit_transaction`.
+    """
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def create(self, lines: List[t.PayoutLineInput]) -> t.PayoutResponse:
+        """``POST /v1/payouts``: each line has ``network``, ``address``, ``amount`` (or
+        ``price_amount`` with ``price_currency``), optional ``asset`` and ``reference``.
+        Amounts are decimal strings or :class:`decimal.Decimal`, never floats."""
+        body_lines = []
+        for line in lines:
+            entry: Dict[str, Any] = dict(line)
+            for key in ("amount", "price_amount"):
+                if entry.get(key) is not None:
+                    entry[key] = _amount(entry[key], key)
+            body_lines.append(entry)
+        return cast(t.PayoutResponse, self._client.request("POST", "/v1/payouts", body={"lines": body_lines}))
+
+    def get(self, payout_id: str) -> t.PayoutResponse:
+        """``GET /v1/payouts/{payout_id}``: one payout (or refund) with its lines and payment requests."""
+        return cast(t.PayoutResponse, self._client.request("GET", "/v1/payouts/%s" % quote(payout_id, safe="")))
+
+    def list(
+        self, *, status: Optional[t.PayoutStatus] = None, page: Optional[int] = None, per_page: Optional[int] = None
+    ) -> t.PayoutList:
+        """``GET /v1/payouts``: one page of payouts with ``status`` (any when ``None``), newest
+        first, without their lines; ``total`` counts every payout with ``status``."""
+        query = {"status": status, "page": page, "per_page": per_page}
+        return cast(t.PayoutList, self._client.request("GET", "/v1/payouts", query=query))
+
+    def iter_payouts(self, *, status: Optional[t.PayoutStatus] = None, per_page: int = 200) -> Iterator[t.Payout]:
+        """Every payout with ``status`` (any when ``None``), newest first, fetching page after page."""
+        page = 1
+        while True:
+            r = self.list(status=status, page=page, per_page=per_page)
+            for payout in r["payouts"]:
+                yield payout
+            if not r["payouts"] or page * r["per_page"] >= r["total"]:
+                return
+            page += 1
+
+    def approve(self, payout_id: str) -> t.PayoutResponse:
+        """``POST /v1/payouts/{payout_id}/approve``: an owner other than its maker; 403 for the maker."""
+        return cast(t.PayoutResponse, self._client.request("POST", "/v1/payouts/%s/approve" % quote(payout_id, safe="")))
+
+    def cancel(self, payout_id: str) -> t.PayoutResponse:
+        """``POST /v1/payouts/{payout_id}/cancel``: the lines nothing was paid to yet (409 when none is left)."""
+        return cast(t.PayoutResponse, self._client.request("POST", "/v1/payouts/%s/cancel" % quote(payout_id, safe="")))
+
+    def psbt(self, payout_id: str, fee_rate: Optional[Union[str, Decimal, int]] = None) -> t.PayoutPsbt:
+        """``GET /v1/payouts/{payout_id}/psbt``: an unsigned BIP174 PSBT (base64) paying the lines
+        awaiting payment, on UTXO networks; ``fee_rate`` in sat/vB. It reserves a change address."""
+        query = {"fee_rate": None if fee_rate is None else _amount(fee_rate, "fee_rate")}
+        return cast(t.PayoutPsbt, self._client.request("GET", "/v1/payouts/%s/psbt" % quote(payout_id, safe=""), query=query))
+
+    def submit_transaction(self, payout_id: str, signed_transaction: str, *, broadcast: Optional[bool] = None) -> t.SubmittedTransaction:
+        """``POST /v1/payouts/{payout_id}/transaction``: a signed transaction (hex, or a finalized
+        PSBT in base64), checked against the lines and broadcast unless ``broadcast=False``."""
+        body: Dict[str, Any] = {"signed_transaction": signed_transaction}
+        if broadcast is not None:
+            body["broadcast"] = broadcast
+        path = "/v1/payouts/%s/transaction" % quote(payout_id, safe="")
+        return cast(t.SubmittedTransaction, self._client.request("POST", path, body=body))
 
 
 def _amount(value: Union[str, Decimal, int], name: str = "amount") -> str:

@@ -13,6 +13,10 @@ PaymentStatus = Literal["pending", "seen", "aml_check", "paid", "failed", "under
 PaymentEventName = Literal["seen", "aml_check", "paid", "failed", "underpaid", "expired"]
 RiskLevel = Literal["low", "medium", "high", "severe", "unknown"]
 AmlFailAt = Literal["medium", "high", "severe"]
+PayoutStatus = Literal["awaiting_approval", "awaiting_address", "awaiting_payment", "sent", "completed", "canceled"]
+Approval = Literal["not_needed", "awaiting", "approved"]
+RefundAmountKind = Literal["full", "overpaid", "asset", "fiat_locked", "fiat_current"]
+RefundRate = Literal["locked", "current"]
 
 
 class Plan(TypedDict):
@@ -165,7 +169,13 @@ WatchEvent = TypedDict(
     },
     total=False,
 )
-"""A feed item and a webhook body. Wallet hits and block events carry different fields."""
+"""A feed item and a webhook body. Wallet hits and block events carry different fields.
+
+``token`` is the ERC-20/TRC-20 contract, Stellar ``CODE:ISSUER`` or Solana SPL mint (null for the
+native coin); ``amount`` a raw integer string in the smallest unit (wei, sat, sun, stroops,
+lamports); ``tx_hash`` the transaction hash, or on Solana its signature; ``block_height`` the
+block number, Stellar ledger or Solana slot.
+"""
 
 
 class EventPage(TypedDict):
@@ -267,6 +277,9 @@ class Payment(TypedDict):
     asset_symbol: str
     decimals: int
     address: str
+    """Where the customer pays: the order's own address, or on Solana the merchant's wallet."""
+    reference: Optional[str]
+    """Solana Pay: the public key the customer's transaction names, telling this order's payments apart; None elsewhere."""
     watch_id: str
     derivation_index: Optional[int]
     amount: str
@@ -337,9 +350,21 @@ class Derived(TypedDict, total=False):
     tron: DerivedAddress
 
 
+class Wallets(TypedDict, total=False):
+    """The merchant's wallet per family whose orders share it, told apart by a Solana Pay reference."""
+
+    solana: str
+
+
+class ApprovalThreshold(TypedDict):
+    amount: str
+    currency: str
+
+
 class PaymentSettings(TypedDict):
     ok: bool
     xpubs: Xpubs
+    wallets: Wallets
     aml_fail_at: AmlFailAt
     underpaid_tolerance_bps: int
     accept_late: bool
@@ -347,6 +372,8 @@ class PaymentSettings(TypedDict):
     """The merchant's name on the checkout page."""
     redirect_url: Optional[str]
     """Where the checkout page sends a paid customer, with ``?order_id=``."""
+    payouts_approval_over: Optional[ApprovalThreshold]
+    """Refunds and payouts worth more need a second owner's approval; None: off."""
     derived: Derived
 
 
@@ -379,3 +406,161 @@ class PaymentOrderEvent(TypedDict):
     metadata: Optional[Dict[str, Any]]
     sequence: int
     created_at: str
+
+
+class PaymentRequest(TypedDict):
+    """What the merchant's wallet is asked to pay: BIP21, EIP-681 or the plain address, and its QR code."""
+
+    uri: str
+    qr_svg: Optional[str]
+
+
+class _LineFields(TypedDict):
+    status: PayoutStatus
+    network: str
+    asset: str
+    asset_symbol: str
+    decimals: int
+    address: Optional[str]
+    """None while a refund waits for the customer's address."""
+    amount: str
+    amount_raw: str
+    price_amount: Optional[str]
+    price_currency: Optional[str]
+    rate: Optional[str]
+    reference: Optional[str]
+    tx_hash: Optional[str]
+    """The matching transfer, once one is in a block."""
+    expected_tx: Optional[str]
+    """A signed transaction submitted for it: only that one matches."""
+    lifecycle: str
+    payment_request: Optional[PaymentRequest]
+    """None until approved and while there is no address, and once paid."""
+    updated_at: str
+
+
+class PayoutLine(_LineFields):
+    line: int
+    """1-based position in the payout."""
+
+
+class _ApprovalFields(TypedDict):
+    approval: Approval
+    approval_reason: Optional[Literal["role", "amount"]]
+    created_by: str
+    approved_by: Optional[str]
+    approved_at: Optional[str]
+    fiat_total: Optional[str]
+    fiat_currency: Optional[str]
+
+
+class Payout(_ApprovalFields):
+    """A payout; ``status`` is the least advanced of its lines that are not canceled.
+
+    ``lines`` is empty in lists; :meth:`rpcctl.Payouts.get` returns them.
+    """
+
+    payout_id: str
+    status: PayoutStatus
+    lines: List[PayoutLine]
+    line_count: int
+    created_at: str
+    updated_at: str
+
+
+class RefundLink(TypedDict):
+    url: Optional[str]
+    """Shown once, at creation."""
+    expires_at: str
+    claimed: bool
+
+
+class Refund(_ApprovalFields, _LineFields):
+    refund_id: str
+    payment_id: str
+    order_id: str
+    amount_kind: RefundAmountKind
+    refund_link: Optional[RefundLink]
+    created_at: str
+
+
+class RefundResponse(TypedDict):
+    ok: bool
+    refund: Refund
+
+
+class RefundList(TypedDict):
+    ok: bool
+    refunds: List[Refund]
+
+
+class PayoutLineInput(TypedDict, total=False):
+    network: str
+    asset: str
+    address: str
+    amount: str
+    price_amount: str
+    price_currency: str
+    reference: str
+
+
+class PayoutResponse(TypedDict):
+    ok: bool
+    payout: Payout
+
+
+class PayoutList(TypedDict):
+    ok: bool
+    payouts: List[Payout]
+    page: int
+    per_page: int
+    total: int
+
+
+class PayoutPsbt(TypedDict):
+    ok: bool
+    psbt: str
+    """Base64 of an unsigned BIP174 PSBT."""
+    fee_raw: Optional[str]
+
+
+class SubmittedTransaction(PayoutResponse):
+    tx_hash: str
+
+
+class _LineEventFields(TypedDict):
+    id: str
+    """``{payout_id}_{line}_{sequence}``, equal to ``X-Webhook-Id``."""
+    product: Literal["payments"]
+    status: PayoutStatus
+    network: str
+    asset: str
+    asset_symbol: str
+    address: Optional[str]
+    amount: str
+    amount_raw: str
+    reference: Optional[str]
+    tx_hash: Optional[str]
+    block_height: Optional[int]
+    lifecycle: str
+    sequence: int
+    created_at: str
+
+
+class RefundEvent(_LineEventFields):
+    """A ``refund`` webhook body (``type == "refund"``); ``event`` is ``refund.<status>``."""
+
+    type: Literal["refund"]
+    event: str
+    refund_id: str
+    payment_id: Optional[str]
+    order_id: Optional[str]
+
+
+class PayoutLineEvent(_LineEventFields):
+    """A ``payout_line`` webhook body (``type == "payout_line"``); ``event`` is ``payout.<status>``."""
+
+    type: Literal["payout_line"]
+    event: str
+    payout_id: str
+    line: int

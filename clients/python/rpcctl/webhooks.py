@@ -66,6 +66,11 @@ def construct_event(
 ) -> Dict[str, Any]:
     """Verify a delivery and return its parsed JSON body (a flat event object).
 
+    ``event["type"]`` says which: ``payment``/``payout``/``block`` (Address Watch, see
+    :class:`rpcctl.types.WatchEvent`), ``payment_order`` (:class:`rpcctl.types.PaymentOrderEvent`),
+    ``refund`` (:class:`rpcctl.types.RefundEvent`) or ``payout_line``
+    (:class:`rpcctl.types.PayoutLineEvent`).
+
     ``headers`` is any mapping of the request headers; names are matched case-insensitively.
     """
     verify_webhook(secret, _header(headers, "X-Timestamp"), _header(headers, "X-Signature"), body, tolerance, now)

@@ -15,6 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from rpcctl import ApiError, Client, WebhookVerificationError, construct_event  # noqa: E402
 
 ADDRESS = "0x52908400098527886E0F7030069857D2E4169EE7"
+SOLANA_ADDRESS = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+PAYOUT_ADDRESS = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
 # BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
 XPUB = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
 secret = os.environ["RPCCTL_WEBHOOK_SECRET"]
@@ -95,6 +97,8 @@ def main():
     check(watch["created"], "watch not created: %r" % watch)
     listed = [w["watch_id"] for w in client.address_watch.iter_addresses(network_slug="eth")]
     check(watch["watch_id"] in listed, "watch %r not in %r" % (watch["watch_id"], listed))
+    solana_watch = client.address_watch.add("solana", SOLANA_ADDRESS)
+    check(solana_watch["address"] == SOLANA_ADDRESS, "solana address changed: %r" % solana_watch)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -136,6 +140,36 @@ def main():
         check(err.status == 400 and err.error == "Rate unavailable for ETH/USD.", "fiat %r" % err)
     hook = wait_for("the payment_order webhook", lambda r: r["event"].get("payment_id") == pid)[0]
 
+    # Refunds: the canceled order received nothing, so the service refuses one (409), and lists none.
+    try:
+        client.refunds.create(pid, address=PAYOUT_ADDRESS)
+        raise AssertionError("a refund of an order that received nothing was accepted")
+    except ApiError as err:
+        refund_refused = {"status": err.status, "code": err.code, "error": err.error}
+    check(client.refunds.list(pid)["refunds"] == [], "refunds of the canceled order")
+    # A payout of one line: awaiting payment (an owner's key, no threshold), listed, read back,
+    # then canceled; each of the two states sends a payout_line webhook, the cancel's is awaited.
+    made = client.payouts.create([{"network": "eth", "address": PAYOUT_ADDRESS, "amount": "0.001", "reference": "python-it-payout"}])["payout"]
+    check(made["status"] == "awaiting_payment" and made["line_count"] == 1, "payout %r" % made)
+    po = made["payout_id"]
+    listed_payouts = [p["payout_id"] for p in client.payouts.iter_payouts(status="awaiting_payment")]
+    awaiting = client.payouts.list(status="awaiting_payment", page=1, per_page=1)
+    check(po in listed_payouts and awaiting["payouts"][0]["payout_id"] == po, "payouts %r" % listed_payouts)
+    line = client.payouts.get(po)["payout"]["lines"][0]
+    # The URI is EIP-681 when the node tells the chain id; this service's node is away: the address alone.
+    check(line["payment_request"] is not None and PAYOUT_ADDRESS in line["payment_request"]["uri"], "line %r" % line)
+    payout_canceled = client.payouts.cancel(po)["payout"]
+    check(payout_canceled["status"] == "canceled", "payout cancel %r" % payout_canceled)
+    awaiting_after = client.payouts.list(status="awaiting_payment")
+    payout_hook = wait_for("the payout_line webhook", lambda r: r["event"].get("payout_id") == po and r["event"].get("event") == "payout.canceled")[0]
+
+    # Solana: the merchant's one wallet is a setting; a Solana order is paid to it and told
+    # apart by its own Solana Pay reference.
+    check(client.payments.set_settings(solana_wallet=SOLANA_ADDRESS)["wallets"].get("solana") == SOLANA_ADDRESS, "wallets.solana not set")
+    wallet = client.payments.settings()["wallets"]["solana"]
+    sol = client.payments.create(order_id="python-it-sol", network_slug="solana", amount="0.5")["payment"]
+    check(sol["address"] == wallet and sol["reference"] and sol["reference"] != wallet, "solana order %r" % sol)
+
     # Redeliver the test webhook once the service has recorded its first delivery.
     deadline = time.time() + 20
     while True:
@@ -155,11 +189,19 @@ def main():
         "bad_request": bad_request,
         "not_found": not_found,
         "watch_id": watch["watch_id"],
+        "solana_watch_id": solana_watch["watch_id"],
         "webhook_id": queued["webhook_id"],
         "event": got["event"],
         "wrong_secret_refused": got["wrong_secret_refused"],
         "payment": {"payment_id": pid, "order_id": order["order_id"], "address": first_address, "created_again": again["created"]},
         "payment_event": hook["event"],
+        "refund_refused": refund_refused,
+        "payout": {
+            "payout_id": po, "listed": po in listed_payouts, "status": payout_canceled["status"],
+            "awaiting_total": [awaiting["total"], awaiting_after["total"]],
+        },
+        "payout_event": payout_hook["event"],
+        "solana": {"wallet": wallet, "payment_id": sol["payment_id"], "reference": sol["reference"]},
         "redelivered": {"delivery_id": delivery["delivery_id"], "webhook_id": queued["webhook_id"], "arrivals": arrivals + 1},
     }))
 

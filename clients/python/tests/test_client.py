@@ -247,6 +247,65 @@ class ClientTest(unittest.TestCase):
         self.client.payments.cancel("pay_a/b")
         self.assertEqual(self.server.seen[-1]["path"], "/v1/payments/pay_a%2Fb/cancel")
 
+    def test_refund_and_payout_routes(self):
+        refund = {"refund_id": "rf_1", "status": "awaiting_payment"}
+        payout = {"payout_id": "po_1", "status": "awaiting_payment", "lines": []}
+        full_page = json.dumps({"ok": True, "payouts": [payout, payout], "page": 1, "per_page": 2, "total": 3})
+        self.server.script = [
+            (200, {}, json.dumps({"ok": True, "refund": refund})),
+            (200, {}, json.dumps({"ok": True, "refund": refund})),
+            (200, {}, json.dumps({"ok": True, "refunds": [refund]})),
+            (200, {}, json.dumps({"ok": True, "payout": payout})),
+            (200, {}, full_page),
+            (200, {}, json.dumps({"ok": True, "payouts": [payout], "page": 2, "per_page": 2, "total": 3})),
+            (200, {}, json.dumps({"ok": True, "payout": payout})),
+            (200, {}, json.dumps({"ok": True, "payout": payout})),
+            (200, {}, json.dumps({"ok": True, "payout": payout})),
+            (200, {}, json.dumps({"ok": True, "psbt": "cHNidP8=", "fee_raw": "141"})),
+            (200, {}, json.dumps({"ok": True, "payout": payout, "tx_hash": "ab"})),
+            (409, {}, '{"ok":false,"error":"po_1: every line has money on the way or arrived; nothing to cancel"}'),
+        ]
+        self.assertEqual(self.client.refunds.create("pay_1", address="0xabc", reference="r-1")["refund"]["refund_id"], "rf_1")
+        self.client.refunds.create("pay_1", amount=Decimal("0.50"), link_expires_in=3600)
+        self.assertEqual(len(self.client.refunds.list("pay_1")["refunds"]), 1)
+        self.client.payouts.create([{"network": "eth", "address": "0xabc", "amount": Decimal("1.25"), "reference": "inv-1"}])
+        listed = [p["payout_id"] for p in self.client.payouts.iter_payouts(status="awaiting_payment", per_page=2)]
+        self.assertEqual(listed, ["po_1", "po_1", "po_1"])  # the service filters; total says when to stop
+        self.client.payouts.get("po_1")
+        self.client.payouts.approve("po_1")
+        self.client.payouts.cancel("po_1")
+        self.assertEqual(self.client.payouts.psbt("po_1", fee_rate="2.5")["fee_raw"], "141")
+        self.assertEqual(self.client.payouts.submit_transaction("po_1", "0200", broadcast=False)["tx_hash"], "ab")
+        with self.assertRaises(ApiError) as ctx:
+            self.client.payouts.cancel("po_1")
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (409, "E_API"))
+        with self.assertRaises(TypeError):
+            self.client.payouts.create([{"network": "eth", "address": "0xabc", "amount": 1.25}])  # type: ignore[list-item]
+        seen = [(r["method"], r["path"], json.loads(r["body"]) if r["body"] else None) for r in self.server.seen]
+        self.assertEqual(seen, [
+            ("POST", "/v1/payments/pay_1/refunds", {"address": "0xabc", "reference": "r-1"}),
+            ("POST", "/v1/payments/pay_1/refunds", {"amount": "0.50", "link_expires_in": 3600}),
+            ("GET", "/v1/payments/pay_1/refunds", None),
+            ("POST", "/v1/payouts", {"lines": [{"network": "eth", "address": "0xabc", "amount": "1.25", "reference": "inv-1"}]}),
+            ("GET", "/v1/payouts?status=awaiting_payment&page=1&per_page=2", None),
+            ("GET", "/v1/payouts?status=awaiting_payment&page=2&per_page=2", None),
+            ("GET", "/v1/payouts/po_1", None),
+            ("POST", "/v1/payouts/po_1/approve", None),
+            ("POST", "/v1/payouts/po_1/cancel", None),
+            ("GET", "/v1/payouts/po_1/psbt?fee_rate=2.5", None),
+            ("POST", "/v1/payouts/po_1/transaction", {"signed_transaction": "0200", "broadcast": False}),
+            ("POST", "/v1/payouts/po_1/cancel", None),
+        ])
+
+    def test_solana_wallet_and_approval_threshold_settings(self):
+        self.server.script = [(200, {}, '{"ok":true}'), (200, {}, '{"ok":true}')]
+        self.client.payments.set_settings(solana_wallet="9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", payouts_approval_over={"amount": "1000", "currency": "USD"})
+        self.client.payments.set_settings(payouts_approval_over=None)
+        self.assertEqual([json.loads(r["body"]) for r in self.server.seen], [
+            {"wallets": {"solana": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}, "payouts_approval_over": {"amount": "1000", "currency": "USD"}},
+            {"payouts_approval_over": None},
+        ])
+
     def test_payment_priced_in_fiat(self):
         order = {"payment_id": "pay_2", "order_id": "1044", "price_amount": "19.99", "price_currency": "EUR", "rate": "2800", "rate_source": "http"}
         self.server.script = [(200, {}, json.dumps({"ok": True, "payment": order, "created": True}))]

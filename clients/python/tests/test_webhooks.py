@@ -23,6 +23,21 @@ class WebhookVectors(unittest.TestCase):
         self.assertEqual(event["type"], "payment")
         self.assertEqual(event["direction"], "in")
 
+    def test_construct_event_parses_refund_and_payout_line_bodies(self):
+        cases = {v["name"]: v for v in CASES}
+        for name, kind, event in (("refund awaiting payment", "refund", "refund.awaiting_payment"), ("payout line completed", "payout_line", "payout.completed")):
+            with self.subTest(name):
+                v = cases[name]
+                headers = {"X-Timestamp": str(v["timestamp"]), "X-Signature": v["signature"]}
+                parsed = construct_event(v["body"], headers, v["secret"], now=v["timestamp"])
+                self.assertEqual((parsed["type"], parsed["event"], parsed["product"]), (kind, event, "payments"))
+                with self.assertRaises(WebhookVerificationError):
+                    construct_event(v["body"].replace('"status"', '"Status"'), headers, v["secret"], now=v["timestamp"])
+        refund = construct_event(cases["refund awaiting payment"]["body"], {"X-Timestamp": "1767226000", "X-Signature": cases["refund awaiting payment"]["signature"]}, "whsec_refund_vector", now=1767226000)
+        self.assertEqual((refund["refund_id"], refund["payment_id"], refund["order_id"], refund["tx_hash"]), ("rf_Q9xA2b3C4d5E6f7G", "pay_4fQm0v2ZJr6Lk1dC", "1042", None))
+        line = construct_event(cases["payout line completed"]["body"], {"X-Timestamp": "1767226100", "X-Signature": cases["payout line completed"]["signature"]}, "whsec_payout_vector", now=1767226100)
+        self.assertEqual((line["payout_id"], line["line"], line["reference"], line["block_height"]), ("po_Z1y2X3w4V5u6T7s8", 2, "invoice-77", 2800123))
+
     def test_refusals(self):
         v = CASES[0]
         ts = str(v["timestamp"])

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { listAudit, monthTotals, usageReport } from '../../store/index.js';
 import { keptFor, retentionDays } from '../kit.js';
 import { route, type RouteDef } from '../router.js';
-import { accountSchema, auditEntrySchema, auditQuery, daysQuery, okSchema, usageSchema } from '../schemas.js';
+import { accountSchema, auditQuery, daysQuery, okSchema } from '../schemas.js';
+import { auditEntrySchema, usageSchema } from '../../wire/account.js';
 import { presentPlan } from '../present.js';
 
 export const accountRoutes: RouteDef[] = [

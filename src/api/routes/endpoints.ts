@@ -1,19 +1,20 @@
 import {
   getEndpointRow, insertEndpointChecked, listEndpointRows, updateEndpointRow, usageReport,
-  type AccountRow, type Catalog, type Environment, type Plan, type EndpointRow,
+  type AccountRow, type Catalog, type Environment, type CatalogPlan, type EndpointRow,
 } from '../../store/index.js';
 import { badRequest, JsonBody, notFound } from '../http.js';
 import { route, type AppContext, type RouteDef } from '../router.js';
 import {
-  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, endpointSchema, idParam, okSchema, requestLogEntrySchema, requestLogQuery,
-  statusBody, updateEndpointBody, usageSchema,
+  allowedIpsBody, availableNetworksSchema, createEndpointBody, daysQuery, idParam, okSchema, requestLogQuery, statusBody, updateEndpointBody,
 } from '../schemas.js';
 import { presentEndpoint } from '../present.js';
+import { noChange } from '../audit.js';
+import { endpointSchema, requestLogPageSchema, usageSchema } from '../../wire/account.js';
 import { z } from 'zod';
 
 const endpointResponse = okSchema.extend({ endpoint: endpointSchema });
 
-const listings = new WeakMap<readonly EndpointRow[], { catalog: Catalog; plan: Plan | undefined; body: JsonBody }>();
+const listings = new WeakMap<readonly EndpointRow[], { catalog: Catalog; plan: CatalogPlan | undefined; body: JsonBody }>();
 
 export const endpointRoutes: RouteDef[] = [
   route({
@@ -46,8 +47,8 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'POST', path: '/v1/endpoints', operationId: 'createEndpoint', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit)',
-    body: createEndpointBody, errors: [400],
+    method: 'POST', path: '/v1/endpoints', operationId: 'createEndpoint', tag: 'Endpoints', summary: 'Create an endpoint (counts against endpoints_limit; its name unique within the account, 409 otherwise)',
+    body: createEndpointBody, errors: [400, 409],
     response: endpointResponse,
     audit: {
       action: 'endpoint.create',
@@ -59,7 +60,7 @@ export const endpointRoutes: RouteDef[] = [
       const plan = catalog.plan(account.plan_id);
       const row = await insertEndpointChecked(
         app.store,
-        { accountId: account.id, name: body.name ?? `${env.network.slug}-${env.slug}`, environmentId: env.id },
+        { accountId: account.id, name: body.name ?? `${env.network.slug}-${env.slug}`, defaultName: body.name === undefined, environmentId: env.id },
         (existing) => checkPlanLimits(plan, env, existing, catalog),
       );
       await app.onEndpointChanged(row.id);
@@ -95,12 +96,7 @@ export const endpointRoutes: RouteDef[] = [
     method: 'GET', path: '/v1/endpoints/{id}/logs', operationId: 'getEndpointLogs', tag: 'Endpoints',
     summary: 'Recent gateway calls of one endpoint, newest first (this instance\'s, kept in memory: gateway.request_log_size per worker)',
     params: idParam, query: requestLogQuery, errors: [400, 404],
-    response: okSchema.extend({
-      calls: z.array(requestLogEntrySchema),
-      next_before: z.string().nullable(),
-      cursor: z.string().meta({ description: 'pass as after to get only newer calls' }),
-      kept_per_worker: z.number().int().meta({ description: 'calls kept per endpoint in each gateway worker (0: request logs are off)' }),
-    }),
+    response: okSchema.extend(requestLogPageSchema.shape),
     async handler({ account, app, params, query }) {
       const row = await ownEndpoint(app, account, params.id);
       const read = await app.requestLog(row.id, {
@@ -110,11 +106,13 @@ export const endpointRoutes: RouteDef[] = [
     },
   }),
   route({
-    method: 'PATCH', path: '/v1/endpoints/{id}', operationId: 'renameEndpoint', tag: 'Endpoints', summary: 'Rename an endpoint (names need not be unique; this fixes duplicates)',
-    params: idParam, body: updateEndpointBody, errors: [400, 404],
+    method: 'PATCH', path: '/v1/endpoints/{id}', operationId: 'renameEndpoint', tag: 'Endpoints', summary: 'Rename an endpoint (names are unique within the account: 409 for one in use)',
+    params: idParam, body: updateEndpointBody, errors: [400, 404, 409],
     response: endpointResponse,
     audit: { action: 'endpoint.rename', describe: ({ params, body }) => ({ type: 'endpoint', id: params.id, changes: { name: body.name } }) },
     async handler({ account, app, params, body }) {
+      const before = await ownEndpoint(app, account, params.id);
+      if (before.name === body.name) return noChange({ ok: true, endpoint: present(app, account, before) });
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { name: body.name });
       if (!row) throw notFound('Endpoint not found');
       return { ok: true, endpoint: present(app, account, row) };
@@ -129,6 +127,9 @@ export const endpointRoutes: RouteDef[] = [
       describe: ({ params, body }) => ({ type: 'endpoint', id: params.id, action: body.status === 'paused' ? 'endpoint.pause' : 'endpoint.resume', changes: { status: body.status } }),
     },
     async handler({ account, app, params, body }) {
+      // Pausing a paused endpoint changes nothing: answered as a pause, not recorded as one.
+      const before = await ownEndpoint(app, account, params.id);
+      if (before.status === body.status) return noChange({ ok: true, endpoint: present(app, account, before) });
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { status: body.status });
       if (!row) throw notFound('Endpoint not found');
       await app.onEndpointChanged(row.id);
@@ -142,6 +143,8 @@ export const endpointRoutes: RouteDef[] = [
     audit: { action: 'endpoint.allowlist', describe: ({ params, result }) => ({ type: 'endpoint', id: params.id, changes: { allowed_ips: result.endpoint.allowed_ips } }) },
     async handler({ account, app, params, body }) {
       const unique = [...new Set(body.allowed_ips.map((ip) => ip.trim()))];
+      const before = await ownEndpoint(app, account, params.id);
+      if (before.allowed_ips === JSON.stringify(unique)) return noChange({ ok: true, endpoint: present(app, account, before) });
       const row = await updateEndpointRow(app.store, account.id, Number(params.id), { allowed_ips: unique });
       if (!row) throw notFound('Endpoint not found');
       await app.onEndpointChanged(row.id);
@@ -178,7 +181,7 @@ function resolveEnvironment(catalog: Catalog, body: z.output<typeof createEndpoi
   return env;
 }
 
-function networkAllowed(plan: Plan | undefined, slug: string): boolean {
+function networkAllowed(plan: CatalogPlan | undefined, slug: string): boolean {
   return !plan || plan.allowed_network_slugs.length === 0 || plan.allowed_network_slugs.includes(slug);
 }
 
@@ -191,11 +194,11 @@ function usedNetworkIds(rows: readonly EndpointRow[], catalog: Catalog): Set<num
   return used;
 }
 
-function atNetworkLimit(plan: Plan | undefined, used: Set<number>): boolean {
+function atNetworkLimit(plan: CatalogPlan | undefined, used: Set<number>): boolean {
   return plan?.network_limit != null && used.size >= plan.network_limit;
 }
 
-function checkPlanLimits(plan: Plan | undefined, env: Environment, existing: EndpointRow[], catalog: Catalog): void {
+function checkPlanLimits(plan: CatalogPlan | undefined, env: Environment, existing: EndpointRow[], catalog: Catalog): void {
   if (!plan) throw badRequest('Your account has no plan; endpoints cannot be created');
   if (!networkAllowed(plan, env.network.slug)) {
     throw badRequest(`Network "${env.network.slug}" is not available on the ${plan.name} plan (allowed: ${plan.allowed_network_slugs.join(', ')})`);

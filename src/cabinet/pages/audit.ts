@@ -1,4 +1,5 @@
-import { auditActions, type AuditRecord } from '../../store/index.js';
+import { auditActions } from '../../store/index.js';
+import type { AuditEntry } from '../../wire/account.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html, type Html } from '../html.js';
 import { badge, pageHeader, time } from './ui.js';
@@ -11,7 +12,7 @@ const GROUPS: Record<string, string> = {
   login: 'Sign-in', two_factor: 'Two-factor', account: 'Account', member: 'Members',
 };
 
-interface AuditPage { entries: AuditRecord[]; next_before: string | null; retention_days: number | null }
+interface AuditPage { entries: AuditEntry[]; next_before: string | null; retention_days: number | null }
 
 function listUrl(group: string | undefined, before?: string): string {
   const q = new URLSearchParams();
@@ -21,7 +22,7 @@ function listUrl(group: string | undefined, before?: string): string {
   return s ? `/account/audit?${s}` : '/account/audit';
 }
 
-function actorCell(e: AuditRecord): Html {
+function actorCell(e: AuditEntry): Html {
   const kind = e.actor.kind === 'key' ? 'API key' : e.actor.kind === 'admin' ? 'operator' : 'cabinet';
   return html`${e.actor.kind === 'key' ? html`<code class="prefix">${e.actor.label}…</code>` : e.actor.label} <span class="muted small">${kind}</span>`;
 }

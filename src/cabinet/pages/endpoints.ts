@@ -1,9 +1,10 @@
 import { HttpError } from '../../api/http.js';
-import type { Endpoint, Usage } from '../../client/types.js';
+import type { Endpoint, Usage } from '../../wire/account.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
 import { attempt, badge, copyable, csrfField, daysPicker, errorBox, methodsTable, num, pageHeader, parseDays, time, usageChart } from './ui.js';
 import { allowlistField, allowlistMessage, readAllowlist } from './allowlist.js';
+import { exampleCall, exampleCurl } from './networks.js';
 
 interface AvailableNetworks {
   networks: Array<{ id: number; name: string; slug: string; environment_kinds: string[] }>;
@@ -63,6 +64,7 @@ async function renderOne(ctx: PageContext, opts: { error?: string; status?: numb
     ctx.api<{ usage: Usage }>('GET', `/v1/endpoints/${id}/usage`, { query: { days: String(days) } }),
   ]);
   const paused = e.status === 'paused';
+  const example = exampleCall(ctx.core.store.catalog, e.network_id);
   ctx.page({
     title: e.name, nav: 'endpoints', status: opts.status,
     body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/endpoints">Endpoints</a> / <span aria-current="page">${e.name}</span></nav>
@@ -71,9 +73,7 @@ ${errorBox(opts.error)}
 <section class="card" aria-labelledby="url-title">
   <h2 id="url-title">JSON-RPC URL</h2>
   ${copyable(e.url, 'endpoint URL', { id: 'endpoint-url' })}
-  <details><summary>Try it</summary><pre><code>curl -s -X POST -H 'content-type: application/json' \\
-  --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' \\
-  ${e.url}</code></pre></details>
+  ${example ? html`<details><summary>Try it</summary><pre><code>${exampleCurl(example, e.url)}</code></pre></details>` : ''}
   <dl class="kv compact">
     <dt>Rate limit</dt><dd>${num(e.rps_limit)} requests per second</dd>
     ${e.block_height !== null ? html`<dt>Node</dt><dd>${e.version ?? 'unknown'} · block ${num(e.block_height)}</dd>` : ''}
@@ -119,7 +119,7 @@ export const endpointRoutes: PageRoute[] = [
       const result = await attempt(() => ctx.api<{ endpoint: Endpoint }>('POST', '/v1/endpoints', {
         body: { name, network_slug: networkSlug || undefined, env_slug: envSlug || undefined },
       }));
-      if (!result.ok) return renderList(ctx, { error: result.error, status: 400, name });
+      if (!result.ok) return renderList(ctx, { error: result.error, status: result.status, name });
       ctx.redirect(`/endpoints/${result.value.endpoint.id}`, `Endpoint ${result.value.endpoint.name} created.`);
     },
   },

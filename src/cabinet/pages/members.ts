@@ -3,6 +3,7 @@ import { getMember, isRole, listMembers, MemberError, removeMember, ROLES, setMe
 import type { PageContext, PageRoute } from '../context.js';
 import { addInvitedMember, createLoginLink, CredentialError, INVITE_TTL_MS } from '../credentials.js';
 import { html, type Html } from '../html.js';
+import { forgetMemberIn } from '../member-data.js';
 import { badge, copyable, csrfField, errorBox, pageHeader, time } from './ui.js';
 
 /** `/members`: who signs in to the account and with which role; owners invite, change roles and remove. */
@@ -95,6 +96,8 @@ async function target(ctx: PageContext): Promise<Member> {
 /** The last-owner rule and a taken e-mail come back to the form; anything else goes up. */
 async function refusal(ctx: PageContext, err: unknown): Promise<void> {
   if (err instanceof MemberError && err.code === 'E_LAST_OWNER') return render(ctx, { error: err.message, status: 409 });
+  // Only ever this account's own member (addInvitedMember asks nothing of other accounts).
+  if (err instanceof CredentialError && err.code === 'E_EMAIL_TAKEN') return render(ctx, { error: err.message, status: 409 });
   if (err instanceof CredentialError) return render(ctx, { error: err.message, status: 400 });
   throw err;
 }
@@ -147,7 +150,7 @@ export const memberRoutes: PageRoute[] = [
       const m = await target(ctx);
       if (m.id === ctx.member.id) return render(ctx, { error: 'To remove yourself, use "Leave this account".', status: 400 });
       try {
-        const { keysRevoked } = await removeMember(ctx.core.store, ctx.account.id, m.id);
+        const { keysRevoked } = await removeMember(ctx.core.store, ctx.account.id, m.id, forgetMemberIn);
         await ctx.audit('member.remove', { type: 'member', id: String(m.id) }, { email: m.email, keys_revoked: keysRevoked });
         ctx.redirect('/members', `${m.email} was removed${keysRevoked ? `; the ${keysRevoked} API key${keysRevoked === 1 ? '' : 's'} they made ${keysRevoked === 1 ? 'was' : 'were'} revoked` : ''}.`);
       } catch (err) {
@@ -159,7 +162,7 @@ export const memberRoutes: PageRoute[] = [
     method: 'POST', path: '/members/leave', audit: 'page', role: 'viewer',
     async handler(ctx) {
       try {
-        await removeMember(ctx.core.store, ctx.account.id, ctx.member.id);
+        await removeMember(ctx.core.store, ctx.account.id, ctx.member.id, forgetMemberIn);
       } catch (err) {
         return refusal(ctx, err);
       }

@@ -1,4 +1,4 @@
-import type { Usage } from '../../client/types.js';
+import type { Usage } from '../../wire/account.js';
 import type { PageRoute } from '../context.js';
 import { html } from '../html.js';
 import { daysPicker, methodsTable, num, pageHeader, parseDays, usageChart } from './ui.js';

@@ -1,7 +1,8 @@
 import { HttpError } from '../../api/http.js';
-import type { Endpoint, RequestLogEntry, RequestLogPage } from '../../client/types.js';
+import type { Endpoint, RequestLogEntry, RequestLogPage } from '../../wire/account.js';
 import type { PageContext, PageRoute } from '../context.js';
 import { html } from '../html.js';
+import { exampleCall, exampleMethod } from './networks.js';
 import { badge, num, pageHeader } from './ui.js';
 
 const PAGE = 100;
@@ -27,6 +28,7 @@ async function render(ctx: PageContext): Promise<void> {
   const filterQuery = (extra: Record<string, string>) => new URLSearchParams({ ...(status === 'error' ? { status } : {}), ...(method ? { method } : {}), ...extra }).toString();
   const older = log.next_before ? `/endpoints/${e.id}/logs?${filterQuery({ before: log.next_before })}` : undefined;
   const filtered = status === 'error' || method !== '';
+  const example = exampleCall(ctx.core.store.catalog, e.network_id);
   ctx.page({
     title: `${e.name}: request logs`, nav: 'endpoints',
     body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/endpoints">Endpoints</a> / <a href="/endpoints/${e.id}">${e.name}</a> / <span aria-current="page">Request logs</span></nav>
@@ -40,7 +42,7 @@ ${pageHeader('Request logs', html`${e.name} Â· ${e.network_name} ${e.env_slug} Â
         <option value="error"${status === 'error' ? html` selected` : ''}>Errors only</option>
       </select>
     </label>
-    <label>Method <input name="method" value="${method}" maxlength="200" placeholder="e.g. eth_call" autocomplete="off"></label>
+    <label>Method <input name="method" value="${method}" maxlength="200" placeholder="${example ? `e.g. ${exampleMethod(example)}` : ''}" autocomplete="off"></label>
     <button type="submit" class="primary">Show</button>
     ${filtered ? html`<a href="/endpoints/${e.id}/logs">Clear filter</a>` : ''}
   </form>
@@ -62,6 +64,15 @@ function callTime(iso: string, today: string) {
   return html`<time datetime="${iso}" title="${iso}">${day === today ? '' : `${day} `}${iso.slice(11, 23)}</time>`;
 }
 
+/**
+ * The call's outcome where a phone sees it (the JSON-RPC error column is off to the right
+ * there): an answer with a JSON-RPC error failed, whatever its HTTP status.
+ */
+function statusCell(c: RequestLogEntry) {
+  if (c.rpc_code !== null && c.status < 400) return badge(`${c.status} error`, 'bad');
+  return badge(String(c.status), c.status >= 400 ? 'bad' : c.status >= 300 ? 'warn' : 'ok');
+}
+
 function callsTable(calls: RequestLogEntry[]) {
   const today = new Date().toISOString().slice(0, 10);
   // Focusable: on a narrow screen the table scrolls sideways inside its card, by keyboard too.
@@ -70,7 +81,7 @@ function callsTable(calls: RequestLogEntry[]) {
   <tbody>${calls.map((c) => html`<tr>
     <td>${callTime(c.at, today)}</td>
     <td>${c.method === '' ? html`<span class="muted">none</span>` : html`<code>${c.method}</code>`}${c.batch === null ? '' : html` <span class="muted small">batch of ${c.batch}</span>`}</td>
-    <td>${badge(String(c.status), c.status >= 400 ? 'bad' : c.status >= 300 ? 'warn' : 'ok')}</td>
+    <td>${statusCell(c)}</td>
     <td>${c.rpc_code === null ? html`<span class="muted">none</span>` : badge(String(c.rpc_code), 'bad')}</td>
     <td class="num">${c.latency_ms} ms</td>
     <td class="num">${num(c.credits)}</td>

@@ -1,5 +1,5 @@
 import { HttpError } from '../../api/http.js';
-import type { Usage } from '../../client/types.js';
+import type { Usage } from '../../wire/account.js';
 import type { PageContext } from '../context.js';
 import { html, type Html } from '../html.js';
 
@@ -46,13 +46,21 @@ export function daysPicker(base: string, days: number, target: string): Html {
 </div>`;
 }
 
+/**
+ * A method name that may wrap where its words meet (`eth_get<wbr>Transaction<wbr>Receipt`) on a
+ * phone, and nowhere else; copied, it is the name unchanged.
+ */
+export function breakable(name: string): Html {
+  return html`${name.split(/(?<=[a-z0-9_])(?=[A-Z])|(?<=_)/).map((part, i) => (i === 0 ? part : html`<wbr>${part}`))}`;
+}
+
 export function methodsTable(usage: Usage, limit = 10): Html {
   const top = usage.methods.slice(0, limit);
   if (top.length === 0) return html`<p class="empty">No calls in this period yet.</p>`;
   const max = Math.max(...top.map((m) => m.requests), 1);
   return html`<table class="methods">
   <thead><tr><th scope="col">Method</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Credits</th><th scope="col"><span class="sr-only">Share</span></th></tr></thead>
-  <tbody>${top.map((m) => html`<tr><td><code>${m.method}</code></td><td class="num">${num(m.requests)}</td><td class="num">${num(m.credits)}</td>
+  <tbody>${top.map((m) => html`<tr><td><code>${breakable(m.method)}</code></td><td class="num">${num(m.requests)}</td><td class="num">${num(m.credits)}</td>
     <td class="bar"><progress max="${max}" value="${m.requests}" aria-label="${m.method} share of requests"></progress></td></tr>`)}</tbody>
 </table>`;
 }
@@ -63,11 +71,11 @@ export function parseDays(ctx: PageContext): 7 | 30 | 90 {
 }
 
 /** Runs an action; a client mistake (4xx other than 404) comes back as its message for the form. */
-export async function attempt<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
+export async function attempt<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: string; status: number }> {
   try {
     return { ok: true, value: await fn() };
   } catch (err) {
-    if (err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message };
+    if (err instanceof HttpError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message, status: err.status };
     throw err;
   }
 }

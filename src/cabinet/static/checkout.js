@@ -16,9 +16,10 @@
       button.addEventListener('click', function () {
         var text = button.getAttribute('data-copy');
         var done = function () {
-          button.textContent = 'Copied';
+          // The words come with the page, in its language.
+          button.textContent = button.dataset.done || 'Copied';
           button.setAttribute('data-copied', '');
-          setTimeout(function () { button.textContent = 'Copy'; button.removeAttribute('data-copied'); }, 1500);
+          setTimeout(function () { button.textContent = button.dataset.label || 'Copy'; button.removeAttribute('data-copied'); }, 1500);
         };
         if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, function () { select(button); });
         else select(button);
@@ -59,7 +60,8 @@
 
   // The page's content for the new status, from the same server-rendered page.
   function refresh() {
-    return fetch(location.pathname, { headers: { accept: 'text/html' }, credentials: 'omit' }).then(function (r) {
+    // The same URL, ?lang= and all: the new content is in the page's language.
+    return fetch(location.pathname + location.search, { headers: { accept: 'text/html' }, credentials: 'omit' }).then(function (r) {
       if (!r.ok) throw new Error('status ' + r.status);
       return r.text();
     }).then(function (text) {

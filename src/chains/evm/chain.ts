@@ -1,5 +1,8 @@
 import { matchEvmBlock, TRANSFER_TOPIC, valueHitTxs, withReverted, type EvmLog, type EvmTx } from './match.js';
-import { RpcClient, ScanUpstreamError } from '../rpc.js';
+import { hex } from '@scure/base';
+import { keccak_256 } from '@noble/hashes/sha3';
+import { JsonRpcAnswerError, RpcClient, ScanUpstreamError } from '../rpc.js';
+import { PayoutTxError } from '../payout-tx.js';
 import type { ChainAdapter, FetchedBlock, WatchLookup } from '../family.js';
 
 interface RpcBlock {
@@ -53,6 +56,28 @@ export class EvmChain implements ChainAdapter {
       // Pre-merge nodes refuse the tag: the environment's finality_depth decides.
       return undefined;
     }
+  }
+
+  /**
+   * `eth_sendRawTransaction`. A JSON-RPC error is the node's verdict (nonce, balance, gas price):
+   * `E_TX_REJECTED` with its words, unless the node has the transaction already (pending or
+   * mined: nodes answer "already known" or "nonce too low"), which counts as sent.
+   */
+  async broadcast(raw: string): Promise<string> {
+    try {
+      return await this.#rpc.call<string>('eth_sendRawTransaction', [raw]);
+    } catch (err) {
+      if (!(err instanceof JsonRpcAnswerError)) throw new PayoutTxError('E_TX_UPSTREAM', `no upstream took the transaction: ${(err as Error).message}`, { cause: err });
+      const hash = `0x${hex.encode(keccak_256(hex.decode(raw.replace(/^0x/, '').toLowerCase())))}`;
+      const known = await this.#rpc.call<object | null>('eth_getTransactionByHash', [hash]).catch(() => null);
+      if (known) return hash;
+      throw new PayoutTxError('E_TX_REJECTED', `the node refused the transaction: ${err.message}`, { cause: err });
+    }
+  }
+
+  async blockHash(height: number): Promise<string | undefined> {
+    const block = await this.#rpc.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${height.toString(16)}`, false]);
+    return block?.hash;
   }
 
   async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {

@@ -5,6 +5,7 @@ import { parseEvmAddress, toChecksumAddress } from './address.js';
 import { EvmChain } from './chain.js';
 import { evmAddressAt } from './derive.js';
 import { eip681Uri } from './uri.js';
+import { verifyEvmTransaction } from './verify.js';
 
 /** Contract tokens as EVM writes them: EIP-55 ids, matched on the lower-case address. */
 export function evmContractToken(address: string): { id: string; matchKey: string } {
@@ -21,6 +22,7 @@ export const evm: ChainFamily = {
     contractToken: evmContractToken,
     derivation: {
       checkKey: (xpub) => void parseXpub(xpub),
+      keyIdentity: (xpub) => xpub.trim(),
       deriver: (xpub) => {
         const key = parseXpub(xpub);
         return (i) => evmAddressAt(key, i);
@@ -28,5 +30,8 @@ export const evm: ChainFamily = {
       firstAddress: (xpub) => ({ first_address: evmAddressAt(xpub, 0) }),
     },
     paymentUri: eip681Uri,
+    reference: undefined,
   },
+  // The merchant's wallet builds the transaction from the EIP-681 request: rpcctl knows no coins to spend.
+  payouts: { verify: verifyEvmTransaction, unsigned: undefined },
 };

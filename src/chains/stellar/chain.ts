@@ -52,6 +52,10 @@ export class StellarChain implements ChainAdapter {
     return root.history_latest_ledger;
   }
 
+  async blockHash(height: number): Promise<string | undefined> {
+    return (await this.#get<HorizonLedger>(`/ledgers/${height}`))?.hash;
+  }
+
   async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const ledger = await this.#get<HorizonLedger>(`/ledgers/${height}`);
     if (!ledger) return undefined;

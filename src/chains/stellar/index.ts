@@ -17,5 +17,8 @@ export const stellar: ChainFamily = {
     derivation: undefined,
     // SEP-7 (web+stellar:pay) is read by few wallets: the page shows the amount and the address.
     paymentUri: plainAddressUri,
+    reference: undefined,
   },
+  // Merchants pay from the payment request (the address or URI); the scanners see the transfer.
+  payouts: { verify: undefined, unsigned: undefined },
 };

@@ -31,6 +31,12 @@ export class TronChain implements ChainAdapter {
     return n;
   }
 
+  /** The full block: the HTTP API has no lighter call for a block's id by number. */
+  async blockHash(height: number): Promise<string | undefined> {
+    const block = await this.#post<TronBlock>('/wallet/getblockbynum', { num: height });
+    return block.blockID || undefined;
+  }
+
   async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
     const block = await this.#post<TronBlock>('/wallet/getblockbynum', { num: height });
     // The API answers `{}` for a block it does not have.

@@ -20,6 +20,7 @@ export const tron: ChainFamily = {
     },
     derivation: {
       checkKey: (xpub) => void parseXpub(xpub),
+      keyIdentity: (xpub) => xpub.trim(),
       deriver: (xpub) => {
         const key = parseXpub(xpub);
         return (i) => tronAddressAt(key, i);
@@ -28,5 +29,8 @@ export const tron: ChainFamily = {
     },
     // TRON wallets share no URI form: the page shows the amount to type.
     paymentUri: plainAddressUri,
+    reference: undefined,
   },
+  // Merchants pay from the payment request (the address or URI); the scanners see the transfer.
+  payouts: { verify: undefined, unsigned: undefined },
 };

@@ -1,4 +1,7 @@
+import { hex } from '@scure/base';
+import { Transaction } from '@scure/btc-signer';
 import type { ChainAdapter, FetchedBlock, WatchLookup } from '../family.js';
+import { PayoutTxError } from '../payout-tx.js';
 import { ScanUpstreamError, UpstreamPool } from '../rpc.js';
 import { matchUtxoBlock, satoshis, type UtxoTx } from './match.js';
 
@@ -17,6 +20,10 @@ interface RpcAnswer<T> {
 
 /** Bitcoin Core's "Block height out of range" (also "Invalid or non-wallet transaction id" etc.). */
 const RPC_INVALID_PARAMETER = -8;
+/** Bitcoin Core's "Transaction already in block chain" (sendrawtransaction). */
+const RPC_VERIFY_ALREADY_IN_CHAIN = -27;
+/** Blocks within which a payout should confirm: what `estimatesmartfee` is asked. */
+const FEE_TARGET_BLOCKS = 6;
 /** getrawtransaction calls per batch when inputs must be resolved one transaction at a time. */
 const PREVOUT_BATCH = 50;
 
@@ -50,14 +57,18 @@ export class UtxoChain implements ChainAdapter {
     return (await this.call<{ blocks: number }>('getblockchaininfo')).blocks;
   }
 
-  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
-    let hash: string;
+  async blockHash(height: number): Promise<string | undefined> {
     try {
-      hash = await this.call<string>('getblockhash', [height]);
+      return await this.call<string>('getblockhash', [height]);
     } catch (err) {
       if (err instanceof RpcAnswerError && err.rpcCode === RPC_INVALID_PARAMETER) return undefined;
       throw err;
     }
+  }
+
+  async block(height: number, registry: WatchLookup, envId: number): Promise<FetchedBlock | undefined> {
+    const hash = await this.blockHash(height);
+    if (hash === undefined) return undefined;
     const block = await this.call<RpcBlock>('getblock', [hash, 3]);
     if (block.hash !== hash) throw new ScanUpstreamError(`getblock ${hash} answered block ${block.hash}`);
     const watching = registry.size(envId) > 0;
@@ -86,6 +97,37 @@ export class UtxoChain implements ChainAdapter {
       if (!out) throw new ScanUpstreamError(`output ${vin.txid}:${vin.vout} spent in block ${block.hash} not found`);
       vin.prevout = { value: out.value, scriptPubKey: out.scriptPubKey };
     }
+  }
+
+  /**
+   * `sendrawtransaction`: the node's verdict on a signed transaction. A refusal (spent inputs, a
+   * fee below the relay minimum) is the sender's to fix (`E_TX_REJECTED`, the node's words); one
+   * already in the chain counts as sent (Bitcoin Core answers -27 rather than its txid).
+   */
+  async broadcast(raw: string): Promise<string> {
+    try {
+      return await this.call<string>('sendrawtransaction', [raw]);
+    } catch (err) {
+      if (err instanceof RpcAnswerError && err.rpcCode === RPC_VERIFY_ALREADY_IN_CHAIN) return Transaction.fromRaw(hex.decode(raw), { allowUnknownOutputs: true, disableScriptCheck: true }).id;
+      if (err instanceof RpcAnswerError) throw new PayoutTxError('E_TX_REJECTED', `the node refused the transaction: ${err.message}`, { cause: err });
+      throw new PayoutTxError('E_TX_UPSTREAM', `no upstream took the transaction: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /**
+   * sat/vB for confirmation within `FEE_TARGET_BLOCKS` (`estimatesmartfee`, conservative). A node
+   * without the data (regtest, a fresh node) answers no `feerate`: then the least its mempool
+   * takes (`mempoolminfee`, at least the relay fee), so the transaction is relayed at all.
+   */
+  async feeRate(): Promise<number> {
+    const estimate = await this.call<{ feerate?: number }>('estimatesmartfee', [FEE_TARGET_BLOCKS, 'CONSERVATIVE']);
+    let perKvB = estimate.feerate;
+    if (perKvB === undefined || perKvB <= 0) {
+      const pool = await this.call<{ mempoolminfee?: number; minrelaytxfee?: number }>('getmempoolinfo');
+      perKvB = Math.max(pool.mempoolminfee ?? 0, pool.minrelaytxfee ?? 0);
+    }
+    // Coin units per 1000 vbytes -> satoshis per vbyte, rounded up.
+    return Math.max(1, Math.ceil(Number(satoshis(perKvB.toFixed(8))) / 1000));
   }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {

@@ -3,10 +3,11 @@ import type { ChainFamily } from '../family.js';
 import { utxoTraits } from './traits.js';
 import { parseUtxoAddress } from './address.js';
 import { UtxoChain } from './chain.js';
-import { parseUtxoXpub, utxoAddressAt, utxoKeyFits } from './derive.js';
+import { bareUtxoKey, parseUtxoXpub, utxoAddressAt, utxoKeyFits } from './derive.js';
 import { bitcoinAddressFormat } from './formats.js';
 import { KeyMisfitError } from '../xpub.js';
 import { bip21Uri } from './uri.js';
+import { utxoPayouts } from './payout.js';
 
 /**
  * Bitcoin Core JSON-RPC and its forks (Litecoin, Dogecoin): per-environment address prefixes,
@@ -22,6 +23,7 @@ export const utxo: ChainFamily = {
     contractToken: evmContractToken,
     derivation: {
       checkKey: (xpub) => void parseUtxoXpub(xpub),
+      keyIdentity: bareUtxoKey,
       deriver: (xpub, env) => {
         const x = parseUtxoXpub(xpub);
         const misfit = utxoKeyFits(x, env);
@@ -37,5 +39,7 @@ export const utxo: ChainFamily = {
       },
     },
     paymentUri: bip21Uri,
+    reference: undefined,
   },
+  payouts: utxoPayouts,
 };

@@ -1,28 +1,17 @@
 import type { ChainTraits } from '../family.js';
 import { bitcoinCredits } from './credits.js';
 import { bitcoinAddressFormat } from './formats.js';
+import { utxoMethods, utxoProbe } from './gateway.js';
 
 const UTXO_BLOCK_SECONDS: Record<string, number> = { litecoin: 150, dogecoin: 60 };
 
 /** Bitcoin Core JSON-RPC and its forks, as the gateway, config and pricing see them. */
-export const utxoTraits: ChainTraits = {
+export const utxoTraits: ChainTraits<true> = {
   name: 'utxo',
+  example: { transport: 'rpc', method: 'getblockcount', params: [] },
   gateway: {
-    transport: 'rpc', rpcErrorsAre500: true, websocket: false,
-    health: {
-      method: 'POST', path: '', contentType: 'application/json',
-      body: JSON.stringify([
-        { jsonrpc: '1.0', id: 1, method: 'getnetworkinfo', params: [] },
-        { jsonrpc: '1.0', id: 2, method: 'getblockcount', params: [] },
-      ]),
-      read: (text) => {
-        const answers = JSON.parse(text) as Array<{ id: number; result?: { subversion?: string } | number }>;
-        if (!Array.isArray(answers)) throw new Error('upstream did not answer the batch with an array');
-        const info = answers.find((a) => a.id === 1)?.result;
-        const height = answers.find((a) => a.id === 2)?.result;
-        return { version: typeof info === 'object' ? info.subversion ?? null : null, blockHeight: typeof height === 'number' ? height : null };
-      },
-    },
+    transport: 'rpc', rpcErrorsAre500: true,
+    methods: utxoMethods, cache: undefined, probe: utxoProbe, errorRules: [], websocket: undefined,
   },
   credits: {
     defaults: () => ({ default: bitcoinCredits.default, methods: { ...bitcoinCredits.methods } }),
@@ -38,5 +27,7 @@ export const utxoTraits: ChainTraits = {
     amlChain: 'bitcoin',
     // Six confirmations: the customary point past which a Bitcoin reorg is not expected.
     finalityDepth: 6,
+    derives: true,
+    references: false,
   },
 };

@@ -65,7 +65,7 @@ export const audit: CommandImpl<{ limit: string; action?: string; before?: strin
     out.table(r.entries, [
       { header: 'ID', value: (e) => e.audit_id, priority: -2 },
       { header: 'WHEN', value: (e) => out.when(e.created_at), keep: true },
-      { header: 'WHO', value: (e) => (e.actor.kind === 'key' ? `key ${e.actor.label}` : e.actor.label), keep: true },
+      { header: 'WHO', value: (e) => (e.actor.kind === 'key' ? `key ${e.actor.label}` : e.actor.label), priority: 1 },
       { header: 'ACTION', value: (e) => e.action, keep: true },
       { header: 'TARGET', value: (e) => (e.target.id ? `${e.target.type} ${e.target.id}` : e.target.type), priority: 1 },
       { header: 'CHANGES', value: (e) => (e.changes ? JSON.stringify(e.changes) : '') },

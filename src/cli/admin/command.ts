@@ -64,7 +64,6 @@ export function registerAdmin(program: Command, io: CliIO): void {
     .option('--account <user_id>', 'only this account\'s keys').action(act('keysList'));
   keys.command('revoke').description('revoke a key by id or prefix (asks first; scripts add --yes)').argument('<key>')
     .addOption(new Option('-y, --yes', 'do not ask for confirmation (needed in scripts)'))
-    .addHelpText('after', '\nExample:\n  rpcctl admin keys revoke 3f2a9c1b --yes')
     .action(act('keysRevoke', ['key']));
 
   admin.command('webhook-secret').description('show (or rotate) an account\'s webhook signing secret')
@@ -77,12 +76,22 @@ export function registerAdmin(program: Command, io: CliIO): void {
   admin.command('plans').description('plans, from config').command('list').alias('ls').description('list plans').action(act('plansList'));
   admin.command('upstreams').description('per-upstream health, latency, lag and cache figures of the running gateway')
     .action(act('upstreamsShow'));
+  admin.command('reload').description('make the rpcctl serve of this data dir read its config again (SIGHUP); says what changed, or why it was refused')
+    .action(lazyActions(io, () => import('./reload.js'))('reload'));
   admin.command('networks').description('networks and environments, from config').command('list').alias('ls')
     .description('list networks and environments').action(act('networksList'));
 
   const aml = admin.command('aml').description('AML screening of payment orders');
   aml.command('load').description('replace the sanctions list (plain list, JSON, or OFAC SDN_ADVANCED.XML)')
     .argument('<file>', 'the list file').action(actAml('amlLoad', ['file']));
+
+  const actStore = lazyActions(io, () => import('./maintenance.js'));
+  admin.command('backup').description('a consistent copy of the live SQLite store, taken while serve runs (PostgreSQL: pg_dump)')
+    .argument('<file>', 'where the copy goes: a new file')
+    .action(actStore('backup', ['file']));
+  admin.command('migrate').description('apply the store\'s pending migrations, as serve does at start (--check: only list them)')
+    .option('--check', 'list the pending migrations and apply nothing; exit 1 when there are any')
+    .action(actStore('migrate'));
 
   const actRates = lazyActions(io, () => import('../payments/admin-rates.js'));
   const rates = admin.command('rates').description('exchange rates for payment orders priced in a fiat currency (payments.rates provider "static")');

@@ -1,7 +1,7 @@
-import { defaultDataDir, findConfigFile, loadConfig, type Config } from '../../config/index.js';
+import { defaultDataDir, findConfigFile, loadConfig, secretsFromFiles, type Config } from '../../config/index.js';
 import {
   createAccount, createApiKey, getAccount, listAccounts, listApiKeys, listMembers, memberByEmail, primaryOwner, recordAudit, revokeApiKey,
-  rotateWebhookSecret, setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow, type AuditEntry, type Member,
+  rotateWebhookSecret, setAccountPlan, Store, storeUrl, webhookSecretOf, type AccountRow, type AuditChange, type Member,
 } from '../../store/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { isValidIp } from '../../util/ip.js';
 import { UPSTREAM_STATE_FILE, type UpstreamStateFile } from '../../gateway/probe.js';
 import { CliError, usageError, type CliIO } from '../io.js';
 import {
-  checkPassword, createLoginLink, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, RESET_LINK_TTL_MS, setLogin,
+  checkPassword, createLoginLink, MIN_PASSWORD_LENGTH, CredentialError, LOGIN_LINK_TTL_MS, loginOf, normalizeEmail, RESET_LINK_TTL_MS, setLogin,
 } from '../../cabinet/credentials.js';
 import { resetTwoFactor, twoFactorState } from '../../cabinet/two-factor.js';
 import { canPrompt, readSecret } from '../prompts.js';
@@ -30,7 +30,7 @@ type Opts = AdminOptions & { json?: boolean; color?: boolean; yes?: boolean } & 
  * An operator's change in the account's audit log, after it is made. A failed write does not undo
  * the change (it is done); it is said on stderr, never silently dropped.
  */
-async function audited(store: Store, out: Output, entry: Omit<AuditEntry, 'actor' | 'ip'>): Promise<void> {
+async function audited(store: Store, out: Output, entry: Omit<AuditChange, 'actor' | 'ip'>): Promise<void> {
   try {
     await recordAudit(store, { ...entry, actor: { kind: 'admin', id: 'admin', label: 'rpcctl admin' }, ip: null });
   } catch (err) {
@@ -42,8 +42,10 @@ async function audited(store: Store, out: Output, entry: Omit<AuditEntry, 'actor
 export async function withStore<T>(io: CliIO, opts: Opts, fn: (store: Store, out: Output, config: Config) => Promise<T>): Promise<T> {
   const dataDir = opts.dataDir ?? defaultDataDir(io.env);
   const explicit = opts.config !== undefined;
-  const config = loadConfig(findConfigFile(dataDir, opts.config));
-  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env: io.env, url: storeUrl(opts.database, config, io.env) });
+  // As serve reads them: `${VAR}` in the config, `*_file` and `RPCCTL_*_FILE` secrets.
+  const env = secretsFromFiles(io.env);
+  const config = loadConfig(findConfigFile(dataDir, opts.config), env);
+  const store = await Store.open({ dataDir, config, syncCatalog: explicit ? 'always' : 'if-empty', env, url: storeUrl(opts.database, config, env) });
   try {
     return await fn(store, new Output(io, opts), config);
   } finally {
@@ -83,7 +85,16 @@ function credentialsUsage<T>(fn: () => T): T {
  * in a masked field would lock the account's owner out with a password nobody knows.
  */
 async function readPassword(io: CliIO): Promise<string> {
-  const password = await readSecret(io, 'Cabinet password', 'give the password on stdin (or run on a terminal to be asked)');
+  // The rule is in the question and checked as it is answered, not after it was typed twice.
+  const rule = (value: string): true | string => {
+    try {
+      checkPassword(value);
+      return true;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const password = await readSecret(io, `Cabinet password (at least ${MIN_PASSWORD_LENGTH} characters)`, 'give the password on stdin (or run on a terminal to be asked)', rule);
   credentialsUsage(() => checkPassword(password));
   if (canPrompt(io)) {
     const again = await readSecret(io, 'Cabinet password (again)', 'the password again');
@@ -213,14 +224,16 @@ export async function plansList(io: CliIO, opts: Opts): Promise<void> {
   await withStore(io, opts, async (store, out) => {
     if (out.json) return out.printJson(store.catalog.plans);
     out.table(store.catalog.plans, [
-      { header: 'ID', value: (p) => p.id },
-      { header: 'SLUG', value: (p) => p.slug },
+      // Narrow: the slug (what --plan takes) and the limits stay; the networks, watch slots and
+      // endpoints are left out before a number is cut.
+      { header: 'ID', value: (p) => p.id, keep: true },
+      { header: 'SLUG', value: (p) => p.slug, keep: true },
       { header: 'NAME', value: (p) => p.name },
-      { header: 'CREDITS', value: (p) => p.included_credits },
-      { header: 'RPS', value: (p) => p.rps_limit },
-      { header: 'ENDPOINTS', value: (p) => p.endpoints_limit },
-      { header: 'WATCH SLOTS', value: (p) => p.webhook_address_slots },
-      { header: 'NETWORKS', value: (p) => (p.network_limit ?? 'any') + (p.allowed_network_slugs.length ? ` (${p.allowed_network_slugs.join(',')})` : '') },
+      { header: 'CREDITS', value: (p) => p.included_credits, priority: 2 },
+      { header: 'RPS', value: (p) => p.rps_limit, priority: 2 },
+      { header: 'ENDPOINTS', value: (p) => p.endpoints_limit, priority: -1 },
+      { header: 'WATCH SLOTS', value: (p) => p.webhook_address_slots, priority: -2 },
+      { header: 'NETWORKS', value: (p) => (p.network_limit ?? 'any') + (p.allowed_network_slugs.length ? ` (${p.allowed_network_slugs.join(',')})` : ''), priority: -3 },
     ]);
   });
 }
@@ -277,10 +290,10 @@ export async function accountsResetTwoFactor(io: CliIO, opts: Opts & { userId: s
 }
 
 export async function loginLink(io: CliIO, opts: Opts): Promise<void> {
-  await withStore(io, opts, async (store, out) => {
+  await withStore(io, opts, async (store, out, config) => {
     const member = await linkMember(store, opts);
     const account = await mustGetAccount(store, member.accountId);
-    const base = cabinetBase(store, opts);
+    const base = cabinetBase(config, opts);
     const { token, expiresAt } = await createLoginLink(store, { accountId: account.id, memberId: member.id });
     await audited(store, out, { accountId: account.id, action: 'login.link', target: { type: 'member', id: String(member.id) } });
     const url = `${base}/login/link/${token}`;
@@ -312,12 +325,13 @@ export async function membersList(io: CliIO, opts: Opts): Promise<void> {
     const rows = (await listMembers(store, account.id)).map(presentMember);
     if (out.json) return out.printJson(rows);
     out.table(rows, [
+      // Narrow: the time, then two-factor, are left out before a long e-mail is cut.
       { header: 'ID', value: (r) => r.member_id, keep: true },
-      { header: 'E-MAIL', value: (r) => r.email, keep: true },
+      { header: 'E-MAIL', value: (r) => r.email, priority: 1 },
       { header: 'ROLE', value: (r) => r.role, keep: true },
-      { header: 'STATE', value: (r) => (r.joined_at ? 'joined' : 'invited') },
-      { header: '2FA', value: (r) => (r.two_factor ? 'on' : 'off') },
-      { header: 'JOINED', value: (r) => (r.joined_at ? out.when(r.joined_at) : '') },
+      { header: 'STATE', value: (r) => (r.joined_at ? 'joined' : 'invited'), priority: 2 },
+      { header: '2FA', value: (r) => (r.two_factor ? 'on' : 'off'), priority: -2 },
+      { header: 'JOINED', value: (r) => (r.joined_at ? out.when(r.joined_at) : ''), priority: -1 },
     ], `Account ${account.id} has no cabinet members: rpcctl admin accounts set-password ${account.id} --email ADDRESS`);
   });
 }
@@ -326,11 +340,11 @@ export async function membersList(io: CliIO, opts: Opts): Promise<void> {
 export async function membersReset(io: CliIO, opts: Opts): Promise<void> {
   if (!opts.passwordLink && !opts.remove2fa) throw usageError('say what to reset: --password-link, --remove-2fa, or both');
   const email = credentialsUsage(() => normalizeEmail(String(opts.email)));
-  await withStore(io, opts, async (store, out) => {
+  await withStore(io, opts, async (store, out, config) => {
     const account = await mustGetAccount(store, accountId(opts.account));
-    const member = await memberByEmail(store, email);
-    if (!member || member.accountId !== account.id) throw usageError(`account ${account.id} has no member ${email} (see: rpcctl admin members list --account ${account.id})`);
-    const base = opts.passwordLink ? cabinetBase(store, opts) : '';
+    const member = await memberByEmail(store, email, account.id);
+    if (!member) throw usageError(`account ${account.id} has no member ${email} (see: rpcctl admin members list --account ${account.id})`);
+    const base = opts.passwordLink ? cabinetBase(config, opts) : '';
     const twoFactorWasOn = opts.remove2fa ? await resetTwoFactor(store, member.id) : undefined;
     const link = opts.passwordLink
       ? await createLoginLink(store, { accountId: account.id, memberId: member.id }, { purpose: 'set-password', ttlMs: RESET_LINK_TTL_MS })
@@ -360,14 +374,13 @@ function presentMember(m: Member) {
   return { member_id: m.id, user_id: m.accountId, email: m.email, role: m.role, joined_at: m.joinedAt, invited_at: m.createdAt, two_factor: m.twoFactor };
 }
 
-function cabinetBase(store: Store, opts: Opts): string {
-  const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(store, opts);
+function cabinetBase(config: Config, opts: Opts): string {
+  const base = opts.baseUrl !== undefined ? String(opts.baseUrl).replace(/\/+$/, '') : defaultCabinetBase(config);
   if (!/^https?:\/\/[^/]+/.test(base)) throw usageError(`--base-url must be an http(s) URL, got "${base}"`);
   return base;
 }
 
-function defaultCabinetBase(store: Store, opts: Opts): string {
-  const config = loadConfig(findConfigFile(store.dataDir, opts.config));
+function defaultCabinetBase(config: Config): string {
   const host = config.api.host === '0.0.0.0' || config.api.host === '::' ? '127.0.0.1' : config.api.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.api.port}`;
 }

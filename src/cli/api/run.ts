@@ -28,7 +28,7 @@ export const api: CommandImpl<{ method: string; path: string; data?: string; inp
     if (res.text !== '') {
       // Pretty for people; exactly the bytes received for scripts.
       if (res.json !== undefined && (out.isTTY || out.jq !== undefined)) out.printJson(res.json);
-      else io.stdout.write(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
+      else out.printRaw(res.text);
     }
     if (res.status >= 200 && res.status < 300) return;
     const error = (res.json as { error?: unknown } | undefined)?.error;

@@ -28,7 +28,7 @@ export const status: CommandImpl = async (io, opts) => {
       ['credentials', source],
       ['base url', creds.baseUrl],
       ['api key', `${creds.apiKey.slice(0, 8)}…`],
-      ['status', failure ? out.c.red(`not working: ${failure.message}`) : out.c.green('working')],
+      failure ? ['status', `not working: ${failure.message}`, 'red'] : ['status', 'working', 'green'],
       ...(account ? [['account', account.user_id] as [string, number], ['plan', account.plan ? `${account.plan.name} (${account.plan.slug})` : '(none)'] as [string, string]] : []),
     ]);
   }

@@ -1,6 +1,8 @@
 import { Argument, type Command } from 'commander';
 import { lazyActions } from '../action.js';
 import type { CliIO } from '../io.js';
+import { DYNAMIC_KINDS } from '../completion-kinds.js';
+
 
 /** `rpcctl completion SHELL`: a completion script generated from the command tree itself. */
 export function registerCompletion(program: Command, io: CliIO): void {
@@ -27,6 +29,6 @@ Examples:
     });
   // What the scripts call for values only the service knows; not for people, so not listed.
   program.command('__complete', { hidden: true })
-    .addArgument(new Argument('<kind>').choices(['endpoints', 'profiles', 'networks', 'watches']))
+    .addArgument(new Argument('<kind>').choices(DYNAMIC_KINDS))
     .action(lazyActions(io, () => import('./complete.js'))('complete', ['kind']));
 }

@@ -4,7 +4,7 @@ import { clientFor, resolveCredentials } from '../context.js';
 import type { CliIO } from '../io.js';
 import { ProfileStore } from '../profiles.js';
 import type { GlobalOptions } from '../globals.js';
-import type { DynamicKind } from './run.js';
+import type { DynamicKind } from '../completion-kinds.js';
 
 /** A shell waits for this while the user waits for the prompt: give up quickly. */
 const COMPLETION_TIMEOUT_SECONDS = '2';
@@ -35,6 +35,16 @@ async function valuesOf(io: CliIO, opts: GlobalOptions, kind: DynamicKind): Prom
     if (kind === 'networks') {
       const { networks } = await api.availableNetworks();
       return networks.flatMap((n) => [n.slug, ...n.environment_kinds.slice(1).map((env) => `${n.slug}-${env}`)]);
+    }
+    if (kind === 'payments') {
+      // The most recent orders: what `payments get|watch|cancel` is usually about.
+      const { PaymentsClient } = await import('../../client/payments.js');
+      return (await new PaymentsClient(api).list({ per_page: 50 })).payments.map((p) => p.payment_id);
+    }
+    if (kind === 'payouts') {
+      // The most recent payouts: what `payouts show|approve|cancel|psbt|submit` is usually about.
+      const { PayoutsClient } = await import('../../client/payouts.js');
+      return (await new PayoutsClient(api).list({ per_page: 50 })).payouts.map((p) => p.payout_id);
     }
     const watch = new AddressWatchClient(api);
     const ids: string[] = [];

@@ -1,4 +1,5 @@
 import type { Command, Option } from 'commander';
+import type { DynamicKind } from '../completion-kinds.js';
 
 /** One reachable command line prefix, e.g. "endpoints allowlist" (aliases give more keys). */
 interface Node {
@@ -16,8 +17,27 @@ interface Node {
  * with a short timeout and prints nothing on failure. Which arguments and options take them
  * follows from their names, so a new command gets completion by naming its argument as others do.
  */
-export type DynamicKind = 'endpoints' | 'profiles' | 'networks' | 'watches';
-const ARG_KINDS: Record<string, DynamicKind> = { id: 'endpoints', endpoint: 'endpoints', watch_id: 'watches' };
+const ARG_KINDS: Record<string, DynamicKind> = { id: 'endpoints', endpoint: 'endpoints', watch_id: 'watches', payment_id: 'payments', payout_id: 'payouts' };
+
+/**
+ * The audit log's actions (docs/cabinet.md#audit-log), offered for `account audit --action`:
+ * a fixed list, so the completion needs no call. The option also takes a prefix (`endpoint.`),
+ * which the shell completes from these too.
+ */
+export const AUDIT_ACTIONS: readonly string[] = [
+  'account.create', 'account.plan', 'account.policy',
+  'endpoint.allowlist', 'endpoint.create', 'endpoint.pause', 'endpoint.rename', 'endpoint.resume',
+  'key.allowlist', 'key.create', 'key.revoke',
+  'login.link', 'login.password', 'login.sign_out_others',
+  'member.invitation_renew', 'member.invite', 'member.leave', 'member.remove', 'member.reset', 'member.role',
+  'payment.cancel', 'payment.create', 'payments.settings',
+  'payout.approve', 'payout.cancel', 'payout.create', 'payout.transaction', 'refund.create',
+  'two_factor.disable', 'two_factor.enable', 'two_factor.recovery_codes', 'two_factor.reset',
+  'watch.add', 'watch.remove',
+  'webhook.redeliver', 'webhook.secret_rotate', 'webhook.set', 'webhook.test',
+];
+/** Values of an option the shell completes from a fixed list that commander does not enforce. */
+const OPTION_VALUES: Record<string, readonly string[]> = { '--action': AUDIT_ACTIONS };
 const OPTION_KINDS: Record<string, DynamicKind> = { '--endpoint': 'endpoints', '--profile': 'profiles', '--network': 'networks' };
 
 function argKindOf(key: string, name: string | undefined): DynamicKind | undefined {
@@ -47,7 +67,7 @@ const FILE_OPTIONS = new Set(['--input', '--config', '--data-dir']);
 function optionsOf(cmd: Command, inherited: readonly Option[]): Node['options'] {
   return [...cmd.options, ...inherited].filter((o) => !o.hidden).map((o) => ({
     long: o.long, short: o.short, takesValue: o.required || o.optional,
-    choices: o.argChoices ?? [], file: FILE_OPTIONS.has(o.long ?? ''), description: o.description,
+    choices: o.argChoices ?? [...(OPTION_VALUES[o.long ?? ''] ?? [])], file: FILE_OPTIONS.has(o.long ?? ''), description: o.description,
   })).concat([{ long: '--help', short: '-h', takesValue: false, choices: [], file: false, description: 'show help' }]);
 }
 

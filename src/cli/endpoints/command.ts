@@ -15,11 +15,9 @@ export function registerEndpoints(program: Command, io: CliIO): void {
     .option('--network <slug>', 'network slug, with --env')
     .option('--env <slug>', 'environment slug, with --network')
     .option('--environment-id <n>', 'network environment id (instead of --network/--env)')
-    .option('--allow-duplicate', 'create it even if an endpoint already has this name (names then no longer pick one endpoint)')
     .addHelpText('after', '\nExamples:\n  rpcctl endpoints create --name main --network eth --env mainnet\n  rpcctl endpoints create --name archive --environment-id 2')
     .action(act('create'));
   endpoints.command('rename').description('give an endpoint another name').argument('<id>', 'id, uuid or name').argument('<new-name>')
-    .addHelpText('after', '\nExample:\n  rpcctl endpoints rename 7 main-eu')
     .action(act('rename', ['ref', 'newName']));
   endpoints.command('pause').description('stop JSON-RPC traffic to an endpoint').argument('<id>', 'id, uuid or name').action(act('pause', ['ref']));
   endpoints.command('resume').description('allow JSON-RPC traffic again').argument('<id>', 'id, uuid or name').action(act('resume', ['ref']));

@@ -1,25 +1,25 @@
-import type { ApiClient } from '../../client/api-client.js';
 import type { CreateEndpointInput, Endpoint, RequestLogEntry, UsageDays } from '../../client/types.js';
 import { AbortedError, ApiError, NetworkError, TimeoutError } from '../../client/errors.js';
 import { interruptOf, sleep } from '../interrupt.js';
 import { positiveInt } from '../watch/run.js';
 import { printCall } from './view.js';
+import { escapeControl } from '../format.js';
 import { isValidIp } from '../../util/ip.js';
 import type { CommandImpl } from '../action.js';
-import { withApi } from '../context.js';
+import { withApi, type ApiContext } from '../context.js';
 import { resolveEndpoint } from '../endpoint-ref.js';
-import { usageError } from '../io.js';
-import type { Output } from '../output.js';
+import { CliError, usageError } from '../io.js';
+import type { Output, Style } from '../output.js';
 import { confirmOrYes } from '../prompts.js';
 
-function status(out: Output, e: Endpoint): string {
-  return e.status === 'active' ? out.c.green(e.status) : out.c.yellow(e.status);
+function statusStyle(e: Endpoint): Style {
+  return e.status === 'active' ? 'green' : 'yellow';
 }
 
 function renderEndpoint(out: Output, e: Endpoint): void {
   if (out.json) return out.printJson(e);
   out.fields([
-    ['id', e.id], ['uuid', e.uuid], ['name', e.name], ['status', status(out, e)],
+    ['id', e.id], ['uuid', e.uuid], ['name', e.name], ['status', e.status, statusStyle(e)],
     ['network', `${e.network_name} (${e.network_slug})`], ['environment', `${e.env_slug} (id ${e.network_environment_id})`],
     ['url', e.url], ['rps limit', e.rps_limit], ['plan', e.plan_id], ['created', out.at(e.created_at)],
     ['node version', e.version ?? 'unknown'], ['block height', e.block_height ?? 'unknown'],
@@ -34,7 +34,7 @@ export const list: CommandImpl = (io, opts) => withApi(io, opts, async ({ api, o
     { header: 'ID', value: (e) => e.id, keep: true },
     { header: 'NAME', value: (e) => e.name, keep: true },
     { header: 'NETWORK', value: (e) => `${e.network_slug}-${e.env_slug}` },
-    { header: 'STATUS', value: (e) => status(out, e) },
+    { header: 'STATUS', value: (e) => e.status, style: statusStyle },
     { header: 'IPS', value: (e) => (e.allowed_ips.length ? e.allowed_ips.length : 'any') },
     { header: 'URL', value: (e) => e.url },
   ], 'No endpoints yet. Create one: rpcctl endpoints create --name NAME --network SLUG --env SLUG (choices: rpcctl networks)');
@@ -44,51 +44,56 @@ export const get: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts,
   renderEndpoint(out, await resolveEndpoint(api, opts.ref));
 });
 
-export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string; allowDuplicate?: boolean }> = (io, opts) => {
+export const create: CommandImpl<{ name: string; network?: string; env?: string; environmentId?: string }> = (io, opts) => {
   const bySlug = opts.network !== undefined || opts.env !== undefined;
   if (bySlug === (opts.environmentId !== undefined)) throw usageError('give either --network and --env, or --environment-id');
   if (bySlug && (!opts.network || !opts.env)) throw usageError('--network and --env go together');
   const envId = Number(opts.environmentId);
   if (!bySlug && (!Number.isSafeInteger(envId) || envId < 1)) throw usageError(`--environment-id must be a positive integer, got "${opts.environmentId}"`);
+  // One call: the API takes the slugs, checks the plan, and refuses a name in use (409), so
+  // nothing is looked up first.
   return withApi(io, opts, async ({ api, out }) => {
     const input: CreateEndpointInput = bySlug
-      ? { name: opts.name, ...(await networkBySlug(api, opts.network!, opts.env!)) }
+      ? { name: opts.name, network_slug: opts.network!, env_slug: opts.env! }
       : { name: opts.name, network_environment_id: envId };
-    // Names pick endpoints in every command (`rpc main ...`): a second "main" would make them ambiguous.
-    if (!opts.allowDuplicate) {
-      const same = (await api.listEndpoints()).endpoints.filter((e) => e.name === opts.name.trim());
-      if (same.length) {
-        throw usageError(`an endpoint named "${opts.name}" exists already (id ${same.map((e) => e.id).join(', ')}): choose another name, rename it (rpcctl endpoints rename ${same[0]!.id} NEW_NAME), or add --allow-duplicate`);
-      }
-    }
-    const { endpoint } = await api.createEndpoint(input);
+    const { endpoint } = await api.createEndpoint(input).catch(async (err: unknown) => {
+      throw err instanceof ApiError ? await createHint(api, err, opts.network) : err;
+    });
     if (out.json) return out.printJson(endpoint);
     out.print(endpoint.url);
-    out.note(`Created endpoint ${endpoint.id} (${endpoint.name}) on ${endpoint.network_slug}-${endpoint.env_slug}. Try: rpcctl rpc ${endpoint.id} eth_blockNumber`);
+    out.note(`Created endpoint ${endpoint.id} (${escapeControl(endpoint.name)}) on ${endpoint.network_slug}-${endpoint.env_slug}. Try: rpcctl rpc ${endpoint.id} eth_blockNumber`);
   });
 };
 
-/** The contract creates by ids; people know slugs. Checked here so the message can list choices. */
-async function networkBySlug(api: ApiClient, slug: string, env: string): Promise<{ network_id: number; env_slug: string }> {
-  const { networks } = await api.availableNetworks();
-  const network = networks.find((n) => n.slug === slug);
-  if (!network) throw usageError(`network "${slug}" is not available on your plan (available: ${networks.map((n) => n.slug).join(', ') || 'none'}; see: rpcctl networks)`);
-  if (!network.environment_kinds.includes(env)) throw usageError(`network "${slug}" has no environment "${env}" (one of: ${network.environment_kinds.join(', ')})`);
-  return { network_id: network.id, env_slug: env };
+/**
+ * The API's refusal, with what helps: the rename for a name in use; for a network the plan
+ * does not offer, the ones it does (looked up only then: a create that works is one call).
+ */
+async function createHint(api: ApiContext['api'], err: ApiError, slug: string | undefined): Promise<Error> {
+  if (err.status === 409) {
+    const id = /\(id (\d+)\)/.exec(err.message)?.[1];
+    return new CliError(`${err.message.replace(/ \(HTTP 409\)$/, '')}${id ? ` (rpcctl endpoints rename ${id} NEW_NAME)` : ''}`);
+  }
+  if (err.status === 400 && slug !== undefined && /^network_slug: unknown network|^Network ".*" is not available on the/.test(err.message)) {
+    const available = await api.availableNetworks().then((r) => r.networks.map((n) => n.slug).join(', ') || 'none', () => undefined);
+    return usageError(`network "${slug}" is not available on your plan${available ? ` (available: ${available}; see: rpcctl networks)` : ''}`);
+  }
+  if (err.status === 400 && /^env_slug:/.test(err.message)) return usageError(err.message);
+  return err;
 }
 
 export const rename: CommandImpl<{ ref: string; newName: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
   const current = await resolveEndpoint(api, opts.ref);
   const { endpoint } = await api.renameEndpoint(current.id, opts.newName);
   if (out.json) return out.printJson(endpoint);
-  out.note(`Endpoint ${endpoint.id} is now named "${endpoint.name}" (was "${current.name}").`);
+  out.note(`Endpoint ${endpoint.id} is now named "${escapeControl(endpoint.name)}" (was "${escapeControl(current.name)}").`);
 });
 
 const setStatus = (target: 'active' | 'paused'): CommandImpl<{ ref: string }> => (io, opts) => withApi(io, opts, async ({ api, out }) => {
   const { id } = await resolveEndpoint(api, opts.ref);
   const { endpoint } = await api.setEndpointStatus(id, target);
   if (out.json) return out.printJson(endpoint);
-  out.note(`Endpoint ${endpoint.id} (${endpoint.name}) is ${status(out, endpoint)}.`);
+  out.note(`Endpoint ${endpoint.id} (${escapeControl(endpoint.name)}) is ${out.c[statusStyle(endpoint)](endpoint.status)}.`);
 });
 export const pause = setStatus('paused');
 export const resume = setStatus('active');
@@ -151,8 +156,8 @@ function warnIfLockedOut(out: Output, e: Endpoint): void {
   }
   const local = host === 'localhost' || host.endsWith('.localhost') || host.startsWith('127.') || host === '[::1]';
   if (!local) return;
-  out.note(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${e.id} (${e.name}) are now refused (HTTP 403).`
-    + ` Add it with: rpcctl endpoints allowlist add ${e.name} 127.0.0.1`);
+  out.note(`Warning: this machine (127.0.0.1) is not on the list: its own calls to endpoint ${e.id} (${escapeControl(e.name)}) are now refused (HTTP 403).`
+    + ` Add it with: rpcctl endpoints allowlist add ${e.id} 127.0.0.1`);
 }
 
 export const allowlistShow: CommandImpl<{ ref: string }> = (io, opts) => withApi(io, opts, async ({ api, out }) => {
@@ -187,13 +192,13 @@ export const logs: CommandImpl<{ ref: string; follow?: boolean; status: 'all' | 
     show(first.calls);
     if (first.kept_per_worker === 0) out.note('Request logs are off on this service (gateway.request_log_size is 0).');
     if (!opts.follow) {
-      if (first.calls.length === 0 && !out.json) out.note(`No calls${opts.status === 'error' ? ' with errors' : ''} in the log of ${endpoint.name} yet.`);
+      if (first.calls.length === 0 && !out.json) out.note(`No calls${opts.status === 'error' ? ' with errors' : ''} in the log of ${escapeControl(endpoint.name)} yet.`);
       return;
     }
     const interrupt = interruptOf(io);
     const signal = interrupt.signal;
     let cursor = first.cursor;
-    out.note(`Following ${endpoint.name}'s calls… (Ctrl-C to stop)`);
+    out.note(`Following ${escapeControl(endpoint.name)}'s calls… (Ctrl-C to stop)`);
     try {
       while (!signal.aborted) {
         await sleep(intervalMs, signal);

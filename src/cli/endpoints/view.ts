@@ -1,5 +1,5 @@
 import type { RequestLogEntry } from '../../client/types.js';
-import { logTime } from '../format.js';
+import { escapeStrings, logTime } from '../format.js';
 import type { Output } from '../output.js';
 
 /** The columns of a piped request-log line, in order (documented in docs/cli.md). */
@@ -12,9 +12,10 @@ const TSV_FIELDS = ['id', 'at', 'method', 'status', 'rpc_code', 'latency_ms', 'c
 export function printCall(out: Output, e: RequestLogEntry): void {
   if (out.json) return out.printJsonLine(e);
   if (!out.isTTY) {
-    const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
-    return out.print(TSV_FIELDS.map((f) => cell(e[f])).join('\t'));
+    return out.tsv(TSV_FIELDS.map((f) => e[f]));
   }
+  // The method (and the rest) is what a client sent: escaped before it is coloured and joined.
+  e = escapeStrings(e);
   const { c } = out;
   const failed = e.status >= 400 || e.rpc_code !== null;
   const status = failed ? c.red(String(e.status)) : c.green(String(e.status));

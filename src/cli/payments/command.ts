@@ -30,6 +30,15 @@ export function registerPayments(program: Command, io: CliIO): void {
     .action(act('list'));
   payments.command('cancel').description('cancel an order on which nothing was seen yet (it ends failed, reason canceled)')
     .argument('<payment_id>').addOption(yesOption()).action(act('cancel', ['paymentId']));
+  const refunds = lazyActions(io, () => import('../payouts/run.js'));
+  payments.command('refund').description('refund an order: to --address, or without it print a refund link for your customer')
+    .argument('<payment_id>')
+    .option('--amount <amount>', 'full (default: what it received less earlier refunds), overpaid (what arrived beyond the amount), or a number in the asset')
+    .option('--currency <code>', 'with a number: the amount is in the order\'s fiat currency (e.g. EUR)')
+    .addOption(new Option('--rate <rate>', 'with --currency: the order\'s locked rate (default) or today\'s').choices(['locked', 'current']))
+    .option('--address <address>', 'the customer\'s address on the order\'s network (checked)')
+    .option('--reference <text>', 'your reference, kept on the refund')
+    .action(refunds('refund', ['paymentId']));
   payments.command('watch').description('follow one order live, one line per transition, until it ends (paid, failed or expired)')
     .argument('<payment_id>')
     .option('--interval <seconds>', 'seconds between polls', '2')
@@ -38,6 +47,7 @@ export function registerPayments(program: Command, io: CliIO): void {
     .option('--xpub <xpub>', 'extended public key to derive one EVM address per order ("" removes it)')
     .option('--xpub-utxo <key>', 'zpub/ypub/xpub (vpub/upub/tpub on test networks) to derive one Bitcoin-style address per order ("" removes it)')
     .option('--xpub-tron <xpub>', 'xpub of m/44\'/195\'/0\' to derive one Tron address per order ("" removes it)')
+    .option('--wallet-solana <address>', 'your Solana wallet (base58) that Solana orders are paid to, each told apart by a Solana Pay reference ("" removes it)')
     .addOption(new Option('--aml-fail-at <level>', 'fail orders screened at or above this risk').choices(['medium', 'high', 'severe']))
     .option('--tolerance-bps <n>', 'accept payments short by up to this many basis points (100 = 1 %)')
     .option('--accept-late', 'complete orders paid within 24 h after expiry')

@@ -1,8 +1,9 @@
 import { AbortedError, ApiError } from '../../client/errors.js';
-import { DEFAULT_FAMILY } from '../../chains/traits.js';
+import { DEFAULT_FAMILY, DERIVING_FAMILIES, REFERENCE_FAMILIES } from '../../chains/traits.js';
 import { PaymentsClient, type Payment } from '../../client/payments.js';
 import type { CommandImpl } from '../action.js';
 import { withApi, type ApiContext } from '../context.js';
+import { escapeControl, logTime } from '../format.js';
 import { interruptOf, sleep } from '../interrupt.js';
 import { CliError, usageError, type CliIO } from '../io.js';
 import type { Output } from '../output.js';
@@ -27,22 +28,32 @@ function show(out: Output, p: Payment): void {
     ['aml', p.aml ? `${p.aml.provider}: ${p.aml.risk_level} (score ${p.aml.score})` : ''], ['tx_hashes', p.tx_hashes.join(' ')],
     ['webhook_url', p.webhook_url], ['watch_id', p.watch_id], ['checkout_url', p.checkout_url],
     ...(p.price_amount === null ? [] : [
-      ['price', `${p.price_amount} ${p.price_currency}`], ['rate', rateLine(p)],
+      ['price', `${p.price_amount} ${p.price_currency}`], ['rate', rateLine(out, p)],
     ] as Array<[string, string]>),
   ]);
 }
 
-/** "3000.5 USD/ETH (http, 2026-11-26T04:50:00.000Z)": the rate a fiat-priced order was converted at. */
-const rateLine = (p: Payment) => `${p.rate} ${p.price_currency}/${p.asset_symbol} (${p.rate_source}, ${p.rate_at})`;
+/** "3000.5 USD/ETH (http, 2026-11-26 05:50:00)": the rate a fiat-priced order was converted at, and when (local on a terminal). */
+const rateLine = (out: Output, p: Payment) => `${p.rate} ${p.price_currency}/${p.asset_symbol} (${p.rate_source}, ${out.at(p.rate_at)})`;
 
 /** The settings flag of a family's key (`xpubs.utxo` in the API): `--xpub-utxo`, the default family's plain `--xpub`. */
 const xpubFlag = (family: string) => (family === DEFAULT_FAMILY ? '--xpub' : `--xpub-${family}`);
+/** The flag's key in commander's options (`--xpub-utxo`: `xpubUtxo`). */
+const xpubOption = (family: string) => xpubFlag(family).slice(2).replace(/-(\w)/g, (_m, c: string) => c.toUpperCase());
+
+/** The settings flag of a family's wallet (`wallets.solana` in the API): `--wallet-solana`. */
+const walletFlag = (family: string) => `--wallet-${family}`;
+const walletOption = (family: string) => walletFlag(family).slice(2).replace(/-(\w)/g, (_m, c: string) => c.toUpperCase());
 
 /** The API's "set a key first (PUT /v1/payments/settings ...)", said as the command that does it here. */
 export function settingsHint(message: string): string {
   return message
     .replace(/\(PUT \/v1\/payments\/settings with xpubs\.(\w+)\)/, (_m, family: string) => `(rpcctl payments settings ${xpubFlag(family)} KEY)`)
-    .replace(/\(PUT \/v1\/payments\/settings\)/, '(rpcctl payments settings)');
+    .replace(/\(PUT \/v1\/payments\/settings with wallets\.(\w+)\)/, (_m, family: string) => `(rpcctl payments settings ${walletFlag(family)} ADDRESS)`)
+    .replace(/\(PUT \/v1\/payments\/settings\)/, '(rpcctl payments settings)')
+    // The API's words are the contract's (clients match them); what to do is said here.
+    .replace(/^Rate unavailable for (\w+)\/(\w+)\.$/, (m, asset: string, currency: string) =>
+      `${m} The service's operator sets one: rpcctl admin rates set ${asset} ${currency} RATE (or an http rates source in the config: payments.rates, docs/payments.md#fiat-prices).`);
 }
 
 export const create: CommandImpl<{
@@ -71,8 +82,8 @@ export const create: CommandImpl<{
     });
     if (out.json) return out.printJson({ ...payment, created });
     out.print(payment.payment_id);
-    out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${payment.expires_at}.`);
-    if (payment.price_amount !== null) out.note(`Priced ${payment.price_amount} ${payment.price_currency} at ${rateLine(payment)}.`);
+    out.note(`${created ? 'Created' : 'Already exists (same body)'}: pay ${units(payment, 'amount')} to ${payment.address} on ${payment.network} by ${out.at(payment.expires_at)}.`);
+    if (payment.price_amount !== null) out.note(`Priced ${payment.price_amount} ${payment.price_currency} at ${rateLine(out, payment)}.`);
     out.note(`Checkout page for your customer: ${payment.checkout_url}`);
     out.note(`Follow it: rpcctl payments watch ${payment.payment_id}`);
   });
@@ -95,14 +106,17 @@ export const list: CommandImpl<{ status?: string; network?: string; orderId?: st
     }
     if (out.json) return out.printJson(rows);
     out.table(rows, [
+      // On a narrow terminal the id, status and amount stay whole and the order id is cut;
+      // the address is cut, then it, the time, the network and the amount received are
+      // left out (`payments get` and piped output have them).
       { header: 'PAYMENT ID', value: (p) => p.payment_id, keep: true },
       { header: 'ORDER', value: (p) => p.order_id },
-      { header: 'STATUS', value: (p) => p.status + (p.reason ? ` (${p.reason})` : '') },
-      { header: 'NETWORK', value: (p) => p.network },
-      { header: 'AMOUNT', value: (p) => units(p, 'amount') },
-      { header: 'RECEIVED', value: (p) => units(p, 'amount_received') },
-      { header: 'ADDRESS', value: (p) => p.address },
-      { header: 'CREATED', value: (p) => out.when(p.created_at) },
+      { header: 'STATUS', value: (p) => p.status + (p.reason ? ` (${p.reason})` : ''), priority: 2, style: (p) => (p.status === 'paid' ? 'green' : p.status === 'failed' ? 'red' : undefined) },
+      { header: 'NETWORK', value: (p) => p.network, priority: -2 },
+      { header: 'AMOUNT', value: (p) => units(p, 'amount'), priority: 2 },
+      { header: 'RECEIVED', value: (p) => units(p, 'amount_received'), priority: -1 },
+      { header: 'ADDRESS', value: (p) => p.address, priority: -4 },
+      { header: 'CREATED', value: (p) => out.when(p.created_at), priority: -3 },
     ]);
   });
 };
@@ -132,7 +146,13 @@ export const watch: CommandImpl<{ paymentId: string; interval: string }> = (io, 
         for (const step of steps.slice(shown)) {
           // Through Output like every command's JSON, so the global --jq applies to each line.
           if (out.json) out.printJsonLine({ status: step, payment: p });
-          else out.print([new Date().toISOString(), step, `${p.amount_received}/${p.amount} ${p.asset_symbol}`, p.reason ?? '', p.tx_hashes.at(-1) ?? ''].join(out.isTTY ? '  ' : '\t').trimEnd());
+          else {
+            // A terminal gets the local time as event lines do; piped, the ISO-8601 UTC time.
+            const now = new Date().toISOString();
+            const cells = [out.isTTY ? logTime(now) : now, step, `${p.amount_received}/${p.amount} ${p.asset_symbol}`, p.reason ?? '', p.tx_hashes.at(-1) ?? ''];
+            if (out.isTTY) out.print(cells.map(escapeControl).join('  ').trimEnd());
+            else out.tsv(cells);
+          }
         }
         shown = steps.length;
         if (FINAL.has(p.status)) break;
@@ -148,12 +168,19 @@ export const watch: CommandImpl<{ paymentId: string; interval: string }> = (io, 
 };
 
 export const settings: CommandImpl<{
-  xpub?: string; xpubUtxo?: string; xpubTron?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean;
+  xpub?: string; xpubUtxo?: string; xpubTron?: string; walletSolana?: string; amlFailAt?: 'medium' | 'high' | 'severe'; toleranceBps?: string; acceptLate?: boolean;
   displayName?: string; redirectUrl?: string;
 }> = (io, opts) => {
   const patch: Parameters<PaymentsClient['putSettings']>[0] = {};
-  const xpubs = { evm: opts.xpub, utxo: opts.xpubUtxo, tron: opts.xpubTron };
-  for (const [family, key] of Object.entries(xpubs)) if (key !== undefined) patch.xpubs = { ...patch.xpubs, [family]: key };
+  for (const family of DERIVING_FAMILIES) {
+    const key = (opts as Record<string, unknown>)[xpubOption(family)];
+    if (typeof key === 'string') patch.xpubs = { ...patch.xpubs, [family]: key };
+  }
+  // Checked by the API, which names the setting and what an address of the family is.
+  for (const family of REFERENCE_FAMILIES) {
+    const wallet = (opts as Record<string, unknown>)[walletOption(family)];
+    if (typeof wallet === 'string') patch.wallets = { ...patch.wallets, [family]: wallet };
+  }
   if (opts.amlFailAt !== undefined) patch.aml_fail_at = opts.amlFailAt;
   if (opts.toleranceBps !== undefined) {
     if (!/^\d{1,5}$/.test(opts.toleranceBps) || Number(opts.toleranceBps) > 10_000) throw usageError(`--tolerance-bps must be an integer from 0 to 10000, got "${opts.toleranceBps}"`);
@@ -178,6 +205,7 @@ export const settings: CommandImpl<{
       ...(s.xpubs.tron ? [
         ['xpub (tron)', s.xpubs.tron], ['first address', s.derived.tron?.first_address ?? ''], ['next index', s.derived.tron?.next_index ?? ''],
       ] as Array<[string, string | number]> : []),
+      ...REFERENCE_FAMILIES.filter((f) => s.wallets[f]).map((f) => [`wallet (${f})`, s.wallets[f]!] as [string, string]),
       ['aml_fail_at', s.aml_fail_at],
       ['tolerance', `${s.underpaid_tolerance_bps} bps`],
       ['accept_late', s.accept_late],

@@ -11,7 +11,7 @@ export function registerProfile(program: Command, io: CliIO): void {
     .argument('<name>')
     .requiredOption('--api-key <key>', 'the API key (X-Api-Key)')
     .option('--no-verify', 'save without checking the key against GET /v1/account')
-    .addHelpText('after', '\nThe base URL is --base-url, else $PUBLIC_API_BASE, else http://127.0.0.1:8080.\n\nExample:\n  rpcctl profile add prod --base-url https://api.example.com --api-key KEY < secret.txt')
+    .addHelpText('after', '\nThe base URL is --base-url, else $PUBLIC_API_BASE, else http://127.0.0.1:8080.')
     .action(act('add', ['name']));
   profile.command('list').alias('ls').description('list profiles (secrets shown as a prefix)').action(act('list'));
   profile.command('set').description('change one setting of a profile (the selected one, or --profile) without re-entering the secret')

@@ -2,7 +2,7 @@ import type { CommandImpl } from '../action.js';
 import { checkBaseUrl, clientFor, DEFAULT_BASE_URL, envValue } from '../context.js';
 import { CliError, usageError } from '../io.js';
 import { Output } from '../output.js';
-import { checkProfileName, ProfileStore, secretHint, type Profile } from '../profiles.js';
+import { checkProfileName, noProfile, ProfileStore, secretHint, type Profile } from '../profiles.js';
 import { confirmOrYes, readSecret } from '../prompts.js';
 
 /** What `profile list --json` and friends show: everything but the secret. */
@@ -58,7 +58,7 @@ export const use: CommandImpl<{ name: string }> = async (io, opts) => {
 export const remove: CommandImpl<{ name: string; yes?: boolean }> = async (io, opts) => {
   const { name } = opts;
   const store = await ProfileStore.open(io.env);
-  if (!store.get(name)) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+  if (!store.get(name)) throw noProfile(name);
   await confirmOrYes(io, opts, `Delete profile "${name}"?`);
   store.remove(name);
   const out = new Output(io, opts);
@@ -79,7 +79,7 @@ export const set: CommandImpl<{ key: string; value: string }> = async (io, opts)
   const name = opts.profile ?? store.selected();
   if (!name) throw new CliError('no profile selected: give --profile NAME (see: rpcctl profile list)');
   const current = store.get(name);
-  if (!current) throw new CliError(`no profile "${name}" (see: rpcctl profile list)`);
+  if (!current) throw noProfile(name);
   const profile: Profile = { ...current, [setting]: SETTABLE[setting as keyof typeof SETTABLE](value) };
   store.save(name, profile);
   const out = new Output(io, opts);

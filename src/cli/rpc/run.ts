@@ -3,12 +3,14 @@ import { Agent, request } from 'undici';
 import type { CommandImpl } from '../action.js';
 import { envValue, timeoutMsOf, withApi } from '../context.js';
 import { interruptOf } from '../interrupt.js';
-import { Spinner } from '../spinner.js';
+import { spinnerOf } from '../spinner.js';
 import { ProfileStore } from '../profiles.js';
 import type { GlobalOptions } from '../globals.js';
 import { resolveEndpoint } from '../endpoint-ref.js';
 import { CliError, EXIT, usageError, type CliIO } from '../io.js';
 import { Output } from '../output.js';
+import { escapeControl } from '../format.js';
+import { networkReason } from '../../client/network-reason.js';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -92,7 +94,7 @@ export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> 
   const interrupt = interruptOf(io);
   const timeout = AbortSignal.timeout(timeoutMs);
   // The spinner clears its line when the call ends, so an error after it starts a line of its own.
-  const endSpinner = new Spinner(io.stderr).start(`${method} ${new URL(endpoint.url).host}`);
+  const endSpinner = spinnerOf(io.stderr).start(`${method} ${new URL(endpoint.url).host}`);
   let status: number;
   let text: string;
   try {
@@ -105,8 +107,10 @@ export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> 
     text = await res.body.text();
   } catch (err) {
     if (interrupt.signal.aborted) throw new CliError('', EXIT.interrupted);
-    if (timeout.aborted) throw new CliError(`no answer from ${endpoint.url} within ${timeoutMs / 1000} s (wait longer with --timeout SECONDS)`);
-    throw new CliError(`cannot reach ${endpoint.url}: ${(err as Error).message}`);
+    // undici's own headers/body timeout is the same --timeout: whichever of the two fires first.
+    const undiciTimeout = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(String((err as { code?: unknown }).code));
+    if (timeout.aborted || undiciTimeout) throw new CliError(`no answer from ${endpoint.url} within ${timeoutMs / 1000} s (wait longer with --timeout SECONDS)`);
+    throw new CliError(`cannot reach ${endpoint.url}: ${networkReason(err)}`);
   } finally {
     endSpinner();
     interrupt.dispose();
@@ -125,11 +129,12 @@ export const rpc: CommandImpl<{ ref: string; method: string; params?: string }> 
   const hint = status === 502 && isLocal(endpoint.url) ? `\n  ${UPSTREAM_HINT}` : '';
   if (reply?.error) {
     const e = reply.error;
-    throw new CliError(`${e.message ?? 'JSON-RPC error'} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${JSON.stringify(e.data)}`}${hint}`, exitCode);
+    // The node's words, escaped: they reach the terminal.
+    throw new CliError(`${escapeControl(String(e.message ?? 'JSON-RPC error'))} (code ${e.code ?? '?'}, HTTP ${status})${e.data === undefined ? '' : `: ${escapeControl(JSON.stringify(e.data))}`}${hint}`, exitCode);
   }
   if (status < 200 || status >= 300 || !reply || !('result' in reply)) {
-    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}${hint}`, exitCode);
+    throw new CliError(`${endpoint.url} answered HTTP ${status}${text ? `: ${escapeControl(text.slice(0, 300))}` : ''}${hint}`, exitCode);
   }
   // A bare string (a block number, a hash) prints without quotes, for `$(rpcctl rpc ...)`.
-  if (!out.json) typeof reply.result === 'string' ? out.print(reply.result) : out.printJson(reply.result);
+  if (!out.json) typeof reply.result === 'string' ? out.print(escapeControl(reply.result)) : out.printJson(reply.result);
 };

@@ -14,12 +14,14 @@ export function registerServe(program: Command, io: CliIO): void {
     .option('--dev', 'local development: webhooks may go to loopback and private addresses (never in production)')
     .option('--database <url>', 'a shared PostgreSQL (postgres://...) for several instances (default: $RPCCTL_DATABASE_URL, config store.url, else SQLite in the data dir)')
     .option('--redis <url>', 'a shared Redis (redis://...) for the instances\' rate limits (default: $RPCCTL_REDIS_URL, config redis.url)')
+    .option('--upstream <network-env=url>', 'this node for a network environment instead of the config\'s, e.g. eth-mainnet=http://127.0.0.1:8546 (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--log-format <format>', 'json (one object per line) or text (default: text on a terminal, else json; also $RPCCTL_LOG_FORMAT)')
     .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (default: info; also $RPCCTL_LOG_LEVEL)')
     .addHelpText('after', `
 Examples:
   rpcctl serve                          # production defaults: 127.0.0.1:8080 and :8545
   rpcctl serve --dev                    # trying it out on this machine (see: rpcctl init --local)
+  rpcctl serve --dev --upstream eth-mainnet=http://127.0.0.1:8546   # Ethereum on your own node (npx anvil --port 8546)
   rpcctl serve --port 9080 --gateway-port 9545 --data-dir ./data`)
     .action(act('runServe'));
 }

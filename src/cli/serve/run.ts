@@ -3,6 +3,7 @@ import { listAccounts, storeUrl } from '../../store/index.js';
 import { createLogger, lineLogger, parseLogFormat, parseLogLevel, type Logger } from '../../log/index.js';
 import { CliError, usageError, type CliIO } from '../io.js';
 import { lastResort } from '../../runtime/last-resort.js';
+import { serveControl } from './control.js';
 
 // Here rather than in serve.ts: serve.ts loads this file, so this file must not import it.
 export interface ServeOptions {
@@ -16,6 +17,25 @@ export interface ServeOptions {
   redis?: string;
   logFormat?: string;
   logLevel?: string;
+  upstream?: string[];
+}
+
+/** `--upstream eth-mainnet=http://...` (repeatable; one target given twice gets both nodes). */
+function upstreamOption(values: string[] | undefined): Record<string, string[]> | undefined {
+  if (!values?.length) return undefined;
+  const byTarget: Record<string, string[]> = {};
+  for (const value of values) {
+    const m = /^([a-z0-9][a-z0-9-]*)=(.+)$/i.exec(value);
+    let url: URL | undefined;
+    try {
+      url = m ? new URL(m[2]!) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!m || !url || !/^https?:$/.test(url.protocol)) throw usageError(`--upstream must be NETWORK-ENV=URL with an http(s) URL, e.g. eth-mainnet=http://127.0.0.1:8546; got "${value}"`);
+    (byTarget[m[1]!.toLowerCase()] ??= []).push(m[2]!);
+  }
+  return byTarget;
 }
 
 function portOption(flag: string, value: string | undefined): number | undefined {
@@ -107,6 +127,7 @@ function shellQuote(s: string): string {
 export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
   const overrides = {
     host: opts.host, apiPort: portOption('--port', opts.port), gatewayPort: portOption('--gateway-port', opts.gatewayPort), dev: opts.dev,
+    upstreams: upstreamOption(opts.upstream),
   };
   let logger: Logger;
   try {
@@ -121,8 +142,9 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
     throw usageError((err as Error).message);
   }
   const log = lineLogger(logger.child({ component: 'serve' }));
+  const logLevelFromConfig = !opts.logLevel && !io.env.RPCCTL_LOG_LEVEL;
   const service = await startService({
-    configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger, overrides,
+    configFile: opts.config, dataDir: opts.dataDir, databaseUrl: opts.database, redisUrl: opts.redis, env: io.env, logger, overrides, logLevelFromConfig,
   }).catch((err: unknown) => {
     if (err instanceof AddressInUseError) {
       if (err.part === 'metrics') throw new CliError(`port ${err.port} (metrics) on ${err.host} is already in use: stop what holds it, or choose another with metrics.listen in the config`);
@@ -147,20 +169,43 @@ export async function runServe(io: CliIO, opts: ServeOptions): Promise<void> {
   // Handlers first, then the banner: whoever reads "ready" may signal at once, and a signal
   // that arrived before the handlers would kill the process instead of stopping it cleanly.
   let releaseLastResort = () => {};
+  const control = serveControl(service.dataDir);
   const stopped = new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = (signal: string) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+      // A second signal while draining: stop now.
+      if (stopping) return void service.stop();
+      stopping = true;
       log(`received ${signal}, shutting down`);
-      service.stop().then(resolve, (err: unknown) => {
+      // SIGTERM (an orchestrator, a rolling restart) drains first; Ctrl-C stops at once.
+      const drainMs = signal === 'SIGTERM' ? service.config.shutdown.drain_s * 1000 : 0;
+      service.drain(drainMs).then(() => service.stop()).then(() => {
+        process.off('SIGINT', onInt);
+        process.off('SIGTERM', onTerm);
+        process.off('SIGHUP', onHup);
+        control.remove();
+        resolve();
+      }, (err: unknown) => {
         log(`shutdown failed: ${(err as Error).message}`);
+        process.off('SIGHUP', onHup);
+        control.remove();
         resolve();
       });
     };
     const onInt = () => stop('SIGINT');
     const onTerm = () => stop('SIGTERM');
+    // SIGHUP: read the config again (`rpcctl admin reload` sends it); the outcome is logged and
+    // left in the data dir for admin to report.
+    // Kept (ignoring it) until the process is stopped: without a listener, SIGHUP's default
+    // action would end a draining process (a `systemctl reload` during a rolling restart).
+    const onHup = () => {
+      if (stopping) return;
+      void service.reload().then((outcome) => control.reloaded(outcome));
+    };
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    process.on('SIGHUP', onHup);
+    control.write();
     releaseLastResort = lastResort(logger, service.metrics, () => {
       process.exitCode = 1;
       stop('an uncaught exception');

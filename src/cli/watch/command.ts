@@ -8,8 +8,8 @@ export function registerWatch(program: Command, io: CliIO): void {
   const act = lazyActions(io, () => import('./run.js'));
   const watch = program.command('watch').description('Address Watch: watched addresses and their slots');
   watch.command('add').description('watch an address (idempotent: an address already watched is returned as it is)')
-    .requiredOption('--network <slug>', 'network: eth (its default environment) or eth-sepolia')
-    .argument('<address>', 'EVM 0x address or Stellar account id')
+    .requiredOption('--network <slug>', 'network: eth (its default environment), eth-sepolia, solana-devnet, ... (rpcctl networks)')
+    .argument('<address>', 'EVM 0x address, Stellar account id (G...), Bitcoin-style address, Tron address (T...) or Solana public key (base58)')
     .action(act('add', ['address']));
   watch.command('list').alias('ls').description('list watched addresses (all pages)')
     .option('--network <slug>', 'only this network')

@@ -7,6 +7,7 @@ import { CliError, usageError, type CliIO } from '../io.js';
 import type { GlobalOptions } from '../globals.js';
 import { confirmOrYes, prompterFor } from '../prompts.js';
 import { printEvent } from './view.js';
+import type { Style } from '../output.js';
 
 /** `withApi` with the Address Watch client the watch, events and webhook commands use. */
 export function withWatch<T>(io: CliIO, opts: GlobalOptions, fn: (ctx: ApiContext & { watch: AddressWatchClient }) => Promise<T>): Promise<T> {
@@ -37,10 +38,11 @@ export const list: CommandImpl<{ network?: string; address?: string }> = (io, op
   for await (const w of watch.all({ network_slug: opts.network, address: opts.address })) rows.push(w);
   if (out.json) return out.printJson(rows);
   out.table(rows, [
+    // Narrow: the time is left out, then the address is cut (`watch list --json` has it whole).
     { header: 'WATCH ID', value: (w) => w.watch_id, keep: true },
-    { header: 'NETWORK', value: (w) => w.network_slug },
-    { header: 'ADDRESS', value: (w) => w.address, keep: true },
-    { header: 'CREATED', value: (w) => out.when(w.created_at) },
+    { header: 'NETWORK', value: (w) => w.network_slug, priority: 2 },
+    { header: 'ADDRESS', value: (w) => w.address, priority: 1 },
+    { header: 'CREATED', value: (w) => out.when(w.created_at), priority: -1 },
   ], 'No watched addresses. Add one: rpcctl watch add --network eth ADDRESS');
 });
 
@@ -63,11 +65,11 @@ export const remove: CommandImpl<{ watchId: string; yes?: boolean }> = (io, opts
 export const status: CommandImpl = (io, opts) => withWatch(io, opts, async ({ watch, out }) => {
   const { ok: _ok, ...a } = await watch.account();
   if (out.json) return out.printJson(a);
-  const yesNo = (v: boolean) => (v ? out.c.green('yes') : out.c.yellow('no'));
+  const yesNo = (label: string, v: boolean): [string, string, Style] => [label, v ? 'yes' : 'no', v ? 'green' : 'yellow'];
   out.fields([
     ['slots', `${a.slots_used} of ${a.slots_total} used, ${a.slots_free} free`],
-    ['webhook configured', yesNo(a.webhook_configured)],
-    ['webhook enabled', yesNo(a.webhook_enabled)],
+    yesNo('webhook configured', a.webhook_configured),
+    yesNo('webhook enabled', a.webhook_enabled),
   ]);
   if (a.slots_total === 0) out.note('Your plan has no watched-address slots.');
   else if (!a.webhook_configured) out.note('No webhook yet: rpcctl webhook set --url URL');

@@ -1,6 +1,6 @@
 import type { WatchEvent, WebhookEventFilters, WebhookSettings } from '../../client/address-watch.js';
 import { stripVTControlCharacters } from 'node:util';
-import { formatAmount, logTime, shortHex } from '../format.js';
+import { escapeControl, escapeStrings, formatAmount, logTime, shortHex } from '../format.js';
 import type { Output } from '../output.js';
 
 /** The columns of a piped event line, in order (documented in docs/cli.md). */
@@ -19,10 +19,9 @@ export interface EventContext {
 export function printEvent(out: Output, e: WatchEvent, ctx: EventContext = {}): void {
   if (out.json) return out.printJsonLine(e);
   if (!out.isTTY) {
-    const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
-    return out.print(TSV_FIELDS.map((f) => cell(e[f])).join('\t'));
+    return out.tsv(TSV_FIELDS.map((f) => e[f]));
   }
-  out.print(readableEvent(out, e, ctx));
+  out.print(readableEvent(out, escapeStrings(e), ctx));
 }
 
 /**
@@ -39,7 +38,7 @@ function readableEvent(out: Output, e: WatchEvent, ctx: EventContext): string {
     const what = e.type === 'block'
       ? `${e.tx_count ?? 0} transaction${e.tx_count === 1 ? '' : 's'}  hash ${hex(e.block_hash)}`
       : `${e.direction ?? ''} ${hex(e.address)}  ${formatAmount(e, !short)}  tx ${hex(e.tx_hash)}`;
-    const via = ctx.webhookId ? c.dim(`  ${ctx.webhookId}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
+    const via = ctx.webhookId ? c.dim(`  ${escapeControl(ctx.webhookId)}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
     return `${c.bold(e.id)}  ${c.dim(logTime(e.created_at))}  ${type}  ${e.network}  #${e.block_height}  ${what}${e.test ? c.dim('  [test]') : ''}${via}`;
   };
   const full = line(false);
@@ -57,7 +56,7 @@ export function renderWebhook(out: Output, w: Omit<WebhookSettings, 'egress_ips'
   const f: WebhookEventFilters = w.events;
   out.fields([
     ['url', w.url ?? '(not set)'],
-    ['enabled', w.enabled ? out.c.green('yes') : out.c.yellow('no')],
+    w.enabled ? ['enabled', 'yes', 'green'] : ['enabled', 'no', 'yellow'],
     ['payment', filterText(f.payment, f.payment_networks)],
     ['payout', filterText(f.payout, f.payout_networks)],
     ['block', filterText(f.block, f.block_networks)],

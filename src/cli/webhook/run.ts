@@ -1,3 +1,4 @@
+import { escapeControl } from '../format.js';
 import type { DeliveryStatus, WatchEventType, WebhookEventFilters } from '../../client/address-watch.js';
 import type { CommandImpl } from '../action.js';
 import { envValue } from '../context.js';
@@ -71,19 +72,19 @@ export const deliveries: CommandImpl<{ limit: string; status?: DeliveryStatus; e
   return withWatch(io, opts, async ({ watch, out }) => {
     const r = await watch.deliveries({ limit, status: opts.status, event_id: opts.event, before: opts.before });
     if (out.json) return out.printJson(r.deliveries);
-    const statusText = (s: string) => (s === 'delivered' ? out.c.green(s) : s === 'pending' ? out.c.yellow(s) : out.c.red(s));
     out.table(r.deliveries, [
-      // On a narrow terminal the ids and the status stay whole; the error text is cut before
-      // the type; the times, then the network, are left out (piped output and --json keep all).
+      // On a narrow terminal the ids and the status stay whole; the error text and the type
+      // are cut (widest first); the times, the network, then the attempts are left out (piped
+      // output and --json keep all).
       { header: 'DELIVERY', value: (d) => d.delivery_id, keep: true },
       { header: 'WEBHOOK ID', value: (d) => d.webhook_id, keep: true },
-      { header: 'TYPE', value: (d) => d.type, priority: 1 },
-      { header: 'NETWORK', value: (d) => d.network, priority: -1 },
-      { header: 'STATUS', value: (d) => statusText(d.status), keep: true },
-      { header: 'ATTEMPTS', value: (d) => d.attempt_count, priority: 2 },
+      { header: 'TYPE', value: (d) => d.type },
+      { header: 'NETWORK', value: (d) => d.network, priority: -2 },
+      { header: 'STATUS', value: (d) => d.status, keep: true, style: (d) => (d.status === 'delivered' ? 'green' : d.status === 'pending' ? 'yellow' : 'red') },
+      { header: 'ATTEMPTS', value: (d) => d.attempt_count, priority: -1 },
       { header: 'LAST', value: (d) => d.last_status_code ?? d.last_error ?? '' },
-      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at), priority: -3 },
-      { header: 'CREATED', value: (d) => out.when(d.created_at), priority: -2 },
+      { header: 'NEXT RETRY', value: (d) => out.when(d.next_retry_at), priority: -4 },
+      { header: 'CREATED', value: (d) => out.when(d.created_at), priority: -3 },
     ], 'No deliveries yet. Send a sample: rpcctl webhook test --type payment --network NETWORK');
     if (r.next_before && r.deliveries.length === limit) out.note(`Older: rpcctl webhook deliveries --before ${r.next_before}`);
   });
@@ -113,7 +114,7 @@ export const listen: CommandImpl<{ port: string; host: string; forwardTo?: strin
       secret, host: opts.host, port, forwardTo: opts.forwardTo,
       onEvent: (r) => printDelivery(out, r.event, { webhookId: r.webhookId, attempt: r.attempt }),
       onRejected: (reason, headers) => {
-        out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${headers['x-webhook-id']})` : ''}: ${reason}`);
+        out.note(`rejected a delivery${headers['x-webhook-id'] ? ` (${escapeControl(String(headers['x-webhook-id']))})` : ''}: ${escapeControl(reason)}`);
         // A wrong secret fails every delivery the same way: say once where the right one comes from.
         if (reason === 'signature mismatch' && !explained) {
           explained = true;

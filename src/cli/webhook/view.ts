@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import type { WatchEvent } from '../../client/address-watch.js';
 import type { PaymentWebhook } from '../../client/payments.js';
-import { logTime, shortHex } from '../format.js';
+import { escapeControl, escapeStrings, logTime, shortHex } from '../format.js';
 import type { Output } from '../output.js';
 import { printEvent, type EventContext } from '../watch/view.js';
 
@@ -18,9 +18,10 @@ export function printDelivery(out: Output, body: Record<string, unknown>, ctx: E
   if (body.type === 'payment_order') return printOrder(out, body as unknown as PaymentWebhook & OrderExtras, ctx);
   if (['payment', 'payout', 'other', 'block'].includes(String(body.type))) return printEvent(out, body as unknown as WatchEvent, ctx);
   if (out.json) return out.printJsonLine(body);
-  const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
-  if (!out.isTTY) return out.print([body.id, body.created_at, body.type, body.network].map(text).join('\t'));
-  out.print(`${out.c.bold(text(body.id) || '?')}  ${out.c.bold(text(body.type) || '(no type)')}  ${text(body.network)}  ${JSON.stringify(body)}${via(out, ctx)}`);
+  const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? escapeControl(String(v)) : '');
+  if (!out.isTTY) return out.tsv([body.id, body.created_at, body.type, body.network].map(text));
+  // JSON.stringify escapes C0 controls but not DEL, C1 or the bidi ones.
+  out.print(`${out.c.bold(text(body.id) || '?')}  ${out.c.bold(text(body.type) || '(no type)')}  ${text(body.network)}  ${escapeControl(JSON.stringify(body))}${via(out, ctx)}`);
 }
 
 /** Fields our payment-order bodies carry beyond the spec's list. */
@@ -31,7 +32,7 @@ interface OrderExtras {
 }
 
 function via(out: Output, ctx: EventContext): string {
-  return ctx.webhookId ? out.c.dim(`  ${ctx.webhookId}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
+  return ctx.webhookId ? out.c.dim(`  ${escapeControl(ctx.webhookId)}${ctx.attempt ? ` attempt ${ctx.attempt}` : ''}`) : '';
 }
 
 /**
@@ -42,9 +43,9 @@ function via(out: Output, ctx: EventContext): string {
 function printOrder(out: Output, o: PaymentWebhook & OrderExtras, ctx: EventContext): void {
   if (out.json) return out.printJsonLine(o);
   if (!out.isTTY) {
-    const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n]/g, ' '));
-    return out.print(ORDER_TSV.map((f) => cell(o[f])).join('\t'));
+    return out.tsv(ORDER_TSV.map((f) => o[f]));
   }
+  o = escapeStrings(o);
   const { c } = out;
   const event = String(o.event ?? o.status ?? '?');
   const paint = event === 'paid' ? c.green : event === 'failed' || event === 'expired' ? c.red : event === 'underpaid' ? c.yellow : c.bold;

@@ -8,6 +8,7 @@ import type { WindowLimiter } from '../../limits/index.js';
 import type { UpstreamDirectory } from '../upstreams/index.js';
 import type { CallHandler } from '../calls.js';
 import type { RequestLog } from '../request-log.js';
+import type { Tracing } from '../../telemetry/index.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -28,6 +29,10 @@ export interface GatewayDeps {
   bodyBudget?: { memory: SharedArrayBuffer; index: number };
   /** This worker's request logs (request-log.ts); absent: none kept. */
   requestLog?: RequestLog;
+  /** Each call a span (trace.ts); absent (tracing off): nothing traced. */
+  tracing?: Tracing | undefined;
+  /** True once the service drains before it stops (SIGTERM): `/ready` answers 503. */
+  draining?: () => boolean;
 }
 
 /** How many of `cost` requests an endpoint's RPS window admits now, or later (Redis). */
@@ -51,6 +56,8 @@ export interface GatewayContext {
   readonly hostPrefix: string;
   readonly budget: BodyBudget;
   readonly requestLog: RequestLog | undefined;
+  readonly tracing: Tracing | undefined;
+  readonly draining: (() => boolean) | undefined;
 }
 
 export function gatewayContext(deps: GatewayDeps): GatewayContext {
@@ -67,6 +74,8 @@ export function gatewayContext(deps: GatewayDeps): GatewayContext {
     hostPrefix: `${g.host_prefix}-`,
     budget: new BodyBudget(g.max_inflight_bytes_per_ip, g.max_inflight_bytes, deps.bodyBudget),
     requestLog: deps.requestLog,
+    tracing: deps.tracing,
+    draining: deps.draining,
   };
 }
 

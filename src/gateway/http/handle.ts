@@ -9,6 +9,7 @@ import { restCall } from './rest.js';
 import { traitsOf } from '../../chains/traits.js';
 import { send, sendJson } from './respond.js';
 import { noteCall } from '../request-log.js';
+import { traceEndpoint } from '../trace.js';
 
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': '*',
@@ -29,12 +30,21 @@ export function handle(cx: GatewayContext, req: IncomingMessage, res: ServerResp
     return;
   }
   if (url === '/health') return health(cx, res);
-  if (url === '/ready') {
-    // The gateway pool's check: this listener takes calls. The store is left out on purpose:
-    // endpoints are in memory, so a store outage must not empty the gateway pool.
+  if (url === '/live') {
+    // The process and this thread's event loop answer; nothing else is asked.
     sendJson(res, 200, { ok: true });
     return;
   }
+  if (url === '/ready') {
+    // The gateway pool's check: this listener takes calls. The store is left out on purpose:
+    // endpoints are in memory, so a store outage must not empty the gateway pool. Draining
+    // (SIGTERM): 503 while calls are still served, so the balancer stops sending first.
+    if (cx.draining?.()) sendJson(res, 503, { ok: false, error: 'Service unavailable', draining: true });
+    else sendJson(res, 200, { ok: true });
+    return;
+  }
+  // Draining: clients keeping connections open are asked to reconnect (to another instance).
+  if (cx.draining?.()) res.setHeader('connection', 'close');
   if (hasDuplicateHost(req)) {
     req.resume();
     send(res, 400, 'badHost');
@@ -44,6 +54,7 @@ export function handle(cx: GatewayContext, req: IncomingMessage, res: ServerResp
   if (!ep) return refuse(cx, req, res, 404, 'notFound');
   const ip = clientIp(req, cx.trusted);
   if (cx.requestLog) noteCall(cx.requestLog, res, ep.id, ip);
+  if (cx.tracing) traceEndpoint(ep);
   const closed = closedTo(ep, ip);
   if (closed) return refuse(cx, req, res, 403, closed, ip);
   const rest = url.slice(UUID_LENGTH + 1);

@@ -6,13 +6,14 @@ import { parseJson, parseRpc, type ParsedRpc, type RpcCall } from '../jsonrpc.js
 import type { EndpointState } from '../registry.js';
 import { passedOn } from '../observe.js';
 import { UpstreamError, type UpstreamResponse } from '../upstreams/index.js';
-import { routeHints, type CallHandler } from '../calls.js';
+import { batchHints, type CallHandler } from '../calls.js';
 import { bill } from '../bill.js';
 import { traitsOf } from '../../chains/traits.js';
 import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
 import { loggedMethod, noteCode, noteOf } from '../request-log.js';
+import { traceCacheHit, traceMethod } from '../trace.js';
 import { relay, send, sendAnswer, sendBatchUpstreamError, sendJson, sendUpstreamError } from './respond.js';
 
 type Batch = Extract<ParsedRpc, { kind: 'batch' }>;
@@ -34,22 +35,26 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   if (parsed.kind === 'parse-error') return send(res, 400, 'parse');
   if (parsed.kind === 'invalid') {
     noteCode(res, -32600);
-    return parsed.id === null ? send(res, 400, 'invalidRequest') : sendJson(res, 400, rpcError(-32600, 'invalid request', parsed.id));
+    return parsed.id === null && parsed.message === 'invalid request'
+      ? send(res, 400, 'invalidRequest')
+      : sendJson(res, 400, rpcError(-32600, parsed.message, parsed.id));
   }
   if (parsed.kind === 'batch') return batch(cx, res, ep, parsed, body);
   const env = ep.env!;
   const calls = cx.calls;
   const note = noteOf(res);
   if (note) note.method = loggedMethod(parsed.call.method);
+  if (cx.tracing) traceMethod(parsed.call.method);
   // The spec's exact body, `id` null, for a single call over the window. A call the cache
   // answers takes its place in the window like any other.
   let one = cx.takeRps(ep, 1);
   if (typeof one !== 'number') one = await one;
   if (one === 0) return send(res, 429, 'rps');
   if (calls && await answerCall(cx, res, ep, calls, parsed.call, body)) return;
+  const gateway = traitsOf(ep.env!.network.family).gateway;
   const upstream = await forward(cx, res, ep, {
-    method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500, rpcMethod: parsed.call.method,
-  }, routeHints(parsed.call), undefined, asId(parsed.call.id));
+    method: 'POST', path: '', body, contentType: 'application/json', rpcErrorsAre500: gateway.rpcErrorsAre500, rpcMethod: parsed.call.method,
+  }, gateway.methods.classOf(parsed.call.method, parsed.call.params), undefined, asId(parsed.call.id));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) {
     const credits = bill(cx.meter, ep, env.network, parsed.call.method, calls?.units(env, parsed.call) ?? 1);
@@ -65,6 +70,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
     note.batch = parsed.valid.length + parsed.rejected.length;
     note.method = loggedMethod(parsed.calls[0]?.method ?? '');
   }
+  if (cx.tracing) traceMethod(parsed.calls[0]?.method ?? '', parsed.valid.length + parsed.rejected.length);
   if (parsed.valid.length + parsed.rejected.length > cx.g.max_batch) return send(res, 400, 'batchTooLarge');
   const env = ep.env!;
   const calls = cx.calls;
@@ -87,9 +93,10 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
     : { kind: 'batch', valid: parsed.valid.slice(0, admitted), calls: parsed.calls.slice(0, admitted), rejected: ours };
   if (calls && await answerBatch(cx, res, ep, calls, inWindow)) return;
   const forwardBody = ours.length > 0 ? Buffer.from(JSON.stringify(inWindow.valid)) : body;
+  const gateway = traitsOf(ep.env!.network.family).gateway;
   const upstream = await forward(cx, res, ep, {
-    method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: traitsOf(ep.env!.network.family).gateway.rpcErrorsAre500, rpcMethod: '',
-  }, { needsHead: true, methods: inWindow.calls.map((c) => c.method) }, (err) => batchFailed(res, err, inWindow));
+    method: 'POST', path: '', body: forwardBody, contentType: 'application/json', rpcErrorsAre500: gateway.rpcErrorsAre500, rpcMethod: '',
+  }, batchHints(gateway.methods, inWindow.calls), (err) => batchFailed(res, err, inWindow));
   if (!upstream) return;
   if (upstream.status >= 200 && upstream.status < 300) {
     let credits = 0;
@@ -114,6 +121,7 @@ async function answerCall(cx: GatewayContext, res: ServerResponse, ep: EndpointS
   if (!answer) return false;
   // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
   const credits = answer.metered ? bill(cx.meter, ep, env.network, call.method, answer.units) : 0;
+  if (cx.tracing && answer.cached) traceCacheHit();
   const note = noteOf(res);
   if (note) {
     note.credits = credits;
@@ -142,6 +150,7 @@ async function answerBatch(cx: GatewayContext, res: ServerResponse, ep: Endpoint
   if (!answer) return false;
   let credits = 0;
   for (const call of answer.meteredCalls) credits += bill(cx.meter, ep, env.network, call.method, handler.units(env, call));
+  if (cx.tracing && answer.hits === parsed.calls.length) traceCacheHit();
   const note = noteOf(res);
   if (note) {
     note.credits = credits;

@@ -5,6 +5,7 @@ import { BUFFERED_BYTES, UpstreamBody } from './body.js';
 import { UpstreamError, type UpstreamRequest, type UpstreamResponse } from './call.js';
 import type { Upstream } from './upstream.js';
 import type { ErrorClassifier } from './rpc-errors.js';
+import { traceAttempt } from '../trace.js';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -18,7 +19,9 @@ export function dispatchTo(up: Upstream, req: UpstreamRequest, hedge: AbortSigna
   const headers: Record<string, string> = req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' };
   if (up.authorization) headers.authorization = up.authorization;
   if (!req.probe) up.beginCall(timeoutMs ?? up.timeoutMs);
-  return new Promise((resolve, reject) => {
+  // Tracing on: the attempt is a span, its traceparent sent to the node (the probe's calls are not traced).
+  const ended = up.tracing && !req.probe ? traceAttempt(up.tracing, up.origin, req.rpcMethod ?? req.method, headers) : undefined;
+  const answer = new Promise<UpstreamResponse>((resolve, reject) => {
     // Through `dispatch` rather than `request`: most answers are a few hundred bytes, and
     // `request` builds a Readable (and an async scope) for each; see UpstreamCallHandler.
     const handler = new UpstreamCallHandler(up, req, signal, resolve, reject, judge);
@@ -30,6 +33,8 @@ export function dispatchTo(up: Upstream, req: UpstreamRequest, hedge: AbortSigna
       ...(timeoutMs === undefined ? undefined : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
     }, handler);
   });
+  if (ended) answer.then((res) => ended(res.status), (err: unknown) => ended(undefined, err));
+  return answer;
 }
 
 const CONTENT_TYPE = 'content-type';

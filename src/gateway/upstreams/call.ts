@@ -68,6 +68,8 @@ export interface RouteHints {
   needsHead?: boolean;
   /** A read that may be sent twice: hedged when hedging is on. */
   idempotent?: boolean;
+  /** False: one try only, on the best upstream (a transaction the chain must not get twice from us); default true. */
+  retry?: boolean;
   /** Only these upstreams (a retry elsewhere). */
   only?: (u: Upstream) => boolean;
   /** The client call's deadline (performance.now() ms) across all its sends; default: from this send. */

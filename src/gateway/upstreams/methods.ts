@@ -9,10 +9,36 @@ export interface MethodRules {
 /** Learnt "method not found" answers kept per upstream at most: method names come from clients. */
 const MAX_LEARNT = 256;
 
-function pattern(list: readonly string[] | undefined): RegExp | undefined {
+/**
+ * A `*` glob matched in linear time: the first segment is a prefix, the last a suffix, and each
+ * one between is found left to right with `indexOf` (leftmost is always right when `*` is the only
+ * wildcard). A regular expression of several `.*` backtracks: a long method name against
+ * `*get*Logs*` took seconds and blocked the worker.
+ */
+export function globMatcher(glob: string): (text: string) => boolean {
+  const parts = glob.split('*');
+  if (parts.length === 1) return (text) => text === glob;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  const middle = parts.slice(1, -1).filter((p) => p !== '');
+  const least = first.length + last.length + middle.reduce((n, p) => n + p.length, 0);
+  return (text) => {
+    if (text.length < least || !text.startsWith(first) || !text.endsWith(last)) return false;
+    let at = first.length;
+    const end = text.length - last.length;
+    for (const part of middle) {
+      const found = text.indexOf(part, at);
+      if (found < 0 || found + part.length > end) return false;
+      at = found + part.length;
+    }
+    return true;
+  };
+}
+
+function pattern(list: readonly string[] | undefined): ((method: string) => boolean) | undefined {
   if (!list || list.length === 0) return undefined;
-  const alts = list.map((p) => p.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'));
-  return new RegExp(`^(?:${alts.join('|')})$`);
+  const globs = list.map(globMatcher);
+  return (method) => globs.some((matches) => matches(method));
 }
 
 /**
@@ -20,8 +46,8 @@ function pattern(list: readonly string[] | undefined): RegExp | undefined {
  * -32601 ("method not found") for, skipped until `ttlMs` has passed.
  */
 export class MethodRouting {
-  readonly #allow: RegExp | undefined;
-  readonly #deny: RegExp | undefined;
+  readonly #allow: ((method: string) => boolean) | undefined;
+  readonly #deny: ((method: string) => boolean) | undefined;
   /** Method → when it may be tried again. */
   readonly #learnt = new Map<string, number>();
 
@@ -36,7 +62,7 @@ export class MethodRouting {
   }
 
   serves(method: string, now = Date.now()): boolean {
-    if (this.#deny?.test(method) || (this.#allow && !this.#allow.test(method))) return false;
+    if (this.#deny?.(method) || (this.#allow && !this.#allow(method))) return false;
     if (this.#learnt.size === 0) return true;
     const until = this.#learnt.get(method);
     if (until === undefined) return true;

@@ -7,6 +7,7 @@ import type { MethodRules } from './methods.js';
 import { ErrorClassifier, type ErrorRule, type Verdict } from './rpc-errors.js';
 import { Upstream } from './upstream.js';
 import { upstreamLabel } from '../../metrics/index.js';
+import type { Tracing } from '../../telemetry/index.js';
 
 export interface UpstreamSetOptions {
   timeoutMs: number;
@@ -20,10 +21,14 @@ export interface UpstreamSetOptions {
   unsupportedMethodTtlMs?: number | undefined;
   /** The network's own JSON-RPC error classes, checked before the built-in table (rpc-errors.ts). */
   errorClasses?: readonly ErrorRule[] | undefined;
+  /** The family's error classes (its traits' `gateway.errorRules`): after the network's, before the built-in table. */
+  familyErrorClasses?: readonly ErrorRule[] | undefined;
   /** The methods each upstream serves, by its URL as configured; absent: all. */
   upstreamMethods?: Readonly<Record<string, MethodRules>> | undefined;
   /** Where learnt method skips are told. */
   log?: ((line: string) => void) | undefined;
+  /** Client calls' attempts become spans (gateway workers with tracing on). */
+  tracing?: Tracing | undefined;
 }
 
 const NO_HINTS: RouteHints = {};
@@ -50,9 +55,9 @@ export class UpstreamSet {
   readonly #configuredRouting: boolean;
 
   constructor(urls: readonly string[], opts: UpstreamSetOptions, metrics?: GatewayMetrics, network?: NetworkLabels) {
-    this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs, metrics, network, opts.upstreamMethods?.[u]));
+    this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs, metrics, network, opts.upstreamMethods?.[u], opts.tracing));
     this.#opts = opts;
-    this.#judge = new ErrorClassifier(opts.errorClasses);
+    this.#judge = new ErrorClassifier(opts.familyErrorClasses ? [...opts.errorClasses ?? [], ...opts.familyErrorClasses] : opts.errorClasses);
     this.#deadlineMs = opts.deadlineMs ?? Math.round(2.5 * opts.timeoutMs);
     this.#methodTtlMs = opts.unsupportedMethodTtlMs ?? DEFAULT_METHOD_TTL_MS;
     this.#log = opts.log ?? (() => {});
@@ -88,7 +93,9 @@ export class UpstreamSet {
         }
       }
     }
-    for (; i < order.length; i++) {
+    // One try only: the rest of the order is never asked.
+    const end = hints.retry === false ? Math.min(1, order.length) : order.length;
+    for (; i < end; i++) {
       const timeout = this.#timeoutFor(deadline);
       if (timeout === 0) throw new UpstreamError(true, new Error('upstream deadline exceeded'));
       try {
@@ -142,7 +149,7 @@ export class UpstreamSet {
     tries.answer = err.answer;
     if (err.code === 'E_METHOD_UNSUPPORTED' && req.rpcMethod) {
       up.skipMethod(req.rpcMethod, this.#methodTtlMs);
-      this.#log(`gateway: upstream ${up.label} answered "method not found" for ${req.rpcMethod.replace(/[^\w.-]/g, '?').slice(0, 64)}; skipped for it for ${Math.round(this.#methodTtlMs / 1000)} s`);
+      this.#log(`gateway: upstream ${upstreamLabel(up.url)} answered "method not found" for ${req.rpcMethod.replace(/[^\w.-]/g, '?').slice(0, 64)}; skipped for it for ${Math.round(this.#methodTtlMs / 1000)} s`);
     }
   }
 

@@ -3,6 +3,7 @@ import { UpstreamHealth } from '../health.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import type { GatewayMetrics, NetworkLabels } from '../metrics.js';
 import { MethodRouting, type MethodRules } from './methods.js';
+import type { Tracing } from '../../telemetry/index.js';
 
 /** `rpc_error`: a JSON-RPC error the classification (rpc-errors.ts) puts on the node. */
 export type FailureReason = 'timeout' | 'connect' | 'http_5xx' | 'http_429' | 'rpc_error';
@@ -20,9 +21,13 @@ export class Upstream extends UpstreamHealth {
   /** When a failed client call was last logged, and how many since (UpstreamSet's rate limit). */
   failureLoggedAt = 0;
   failuresUnlogged = 0;
+  /** Each call to it is a span (tracing on only). */
+  readonly tracing: Tracing | undefined;
+  /** scheme://host:port: how spans name it (the path may hold a provider key). */
+  readonly origin: string;
   readonly #failed: ((reason: FailureReason) => void) | undefined;
   readonly #skipped: (() => void) | undefined;
-  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels, methods?: MethodRules) {
+  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels, methods?: MethodRules, tracing?: Tracing) {
     super(url);
     this.methods = new MethodRouting(methods);
     this.timeoutMs = timeoutMs;
@@ -33,6 +38,8 @@ export class Upstream extends UpstreamHealth {
       this.#skipped = () => metrics.upstreamMethodSkips.inc(labels);
     }
     const u = new URL(url);
+    this.tracing = tracing;
+    this.origin = u.origin;
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
     this.authorization = u.username || u.password
       ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`

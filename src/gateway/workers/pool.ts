@@ -9,6 +9,8 @@ import type { EndpointWire } from '../registry.js';
 import { claimFreePort, claimPort, type PortClaim } from './port-claim.js';
 import type { FromWorker, ProbedWire, ToWorker, UsageWire, WorkerStart } from './protocol.js';
 import type { CallQuery, CallWire } from '../request-log.js';
+import type { Config } from '../../config/index.js';
+import type { Network, CatalogPlan } from '../../store/index.js';
 import { RpcctlError } from '../../util/errors.js';
 
 /** A worker that could not listen (the port is taken...). */
@@ -71,6 +73,7 @@ export class GatewayWorkers {
   #port = 0;
   #host = '127.0.0.1';
   #stopping = false;
+  #draining = false;
   /** This service's hold on the port, for as long as it runs (workers started again bind under it). */
   #claim: PortClaim | undefined;
   #liveInstances = 1;
@@ -128,6 +131,8 @@ export class GatewayWorkers {
         switch (m.t) {
           case 'listening':
             slot.listening = true;
+            // A worker started again while the service drains drains too.
+            if (this.#draining) this.#post(slot, { t: 'drain', seq: 0 });
             return ok();
           case 'failed':
             if (!slot.listening) fail(new GatewayListenError(m.code, m.message));
@@ -217,6 +222,17 @@ export class GatewayWorkers {
 
   probed(envs: Array<[number, ProbedWire[]]>): void {
     for (const s of this.#slots) this.#post(s, { t: 'probed', envs });
+  }
+
+  /** A config reload: resolves once every worker applied it. */
+  async reload(config: Config, networks: Network[], plans: CatalogPlan[]): Promise<void> {
+    await this.#askAll((seq) => ({ t: 'reload', seq, config, networks, plans }));
+  }
+
+  /** Every worker answers `/ready` with 503 from now on (and keeps serving). */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    await this.#askAll((seq) => ({ t: 'drain', seq }));
   }
 
   /** Takes every worker's usage counted so far (to `onUsage`). */

@@ -1,9 +1,10 @@
 import type { Config } from '../../config/index.js';
-import type { Network, Plan } from '../../store/index.js';
+import type { Network, CatalogPlan } from '../../store/index.js';
 import type { ChainView, CacheStats } from '../cache.js';
 import type { UpstreamSnapshot } from '../health.js';
 import type { EndpointPack, EndpointWire } from '../registry.js';
 import type { CallQuery } from '../request-log.js';
+import type { TracingSetup } from '../../telemetry/index.js';
 
 /** What a gateway worker starts from (its `workerData`). */
 export interface WorkerStart {
@@ -11,7 +12,7 @@ export interface WorkerStart {
   workers: number;
   config: Config;
   networks: Network[];
-  plans: Plan[];
+  plans: CatalogPlan[];
   port: number;
   host: string;
   /** The shared RPS windows (rps-shared.ts). */
@@ -28,6 +29,8 @@ export interface WorkerStart {
   /** Live instances of the fleet (heartbeats): the RPS windows' share while Redis is away. */
   liveInstances: number;
   accessLog: boolean;
+  /** Where this worker exports its spans (tracing on only): each worker has its own exporter. */
+  tracing: TracingSetup | undefined;
 }
 
 /** A usage count: endpoint, account, method, requests, credits, a time in its UTC day. */
@@ -52,6 +55,10 @@ export type ToWorker =
   | UpstreamClosed
   | { t: 'close-sockets'; seq: number }
   | { t: 'instances'; live: number }
+  /** The service drains before it stops: `/ready` answers 503 from now on. */
+  | { t: 'drain'; seq: number }
+  /** A config reload (answered once applied): the whole config, and the catalog the store now holds. */
+  | { t: 'reload'; seq: number; config: Config; networks: Network[]; plans: CatalogPlan[] }
   | { t: 'stop'; seq: number }
   | { t: 'answer'; seq: number; value: unknown };
 

@@ -15,7 +15,7 @@ import { CallHandler } from '../calls.js';
 import { logsPolicies } from '../logs.js';
 import { IntegrityChecks } from '../integrity.js';
 import { RequestLog } from '../request-log.js';
-import { createGatewayServer } from '../server.js';
+import { createGatewayServer, replaceListener } from '../server.js';
 import { Metrics } from '../../metrics/index.js';
 import { gatewayMetrics, networkLabels, UNKNOWN_NETWORK, type GatewayMetrics } from '../metrics.js';
 import { observeRequests, sampleAccessLog } from '../observe.js';
@@ -25,6 +25,8 @@ import { RedisLimits, type WindowLimiter } from '../../limits/index.js';
 import { observeRedisFallbacks } from '../../metrics/redis.js';
 import type { Logger } from '../../log/index.js';
 import type { FromWorker, ToWorker, UsageWire, WorkerStart } from './protocol.js';
+import { startTracing, type Tracing } from '../../telemetry/index.js';
+import { updateInPlace } from '../../config/live.js';
 
 const port = parentPort!;
 const start = workerData as WorkerStart;
@@ -80,6 +82,12 @@ class WorkerMeter {
   }
 }
 
+/** The service drains before it stops: `/ready` answers 503, calls are still served. */
+let draining = false;
+
+/** The networks and plans as the main thread last sent them (at start, then at each reload). */
+let catalogNow: Catalog;
+
 const pendingAsks = new Map<number, (value: unknown) => void>();
 let askSeq = 0;
 function ask<T>(what: 'health'): Promise<T> {
@@ -104,9 +112,13 @@ interface WorkerParts {
   requestLog: RequestLog | undefined;
   server: Server;
   websockets: WebSocketGateway;
+  /** This thread's own provider and exporter (tracing on only): no span crosses to the main thread. */
+  tracing: Tracing | undefined;
   /** Sends the state to the main thread when it changed. */
   pushState: () => void;
   timers: NodeJS.Timeout[];
+  /** Builds the request path anew over the current config, catalog and upstreams (a config reload). */
+  rebuild: () => void;
 }
 
 /** Redis's parts of the worker: absent without Redis. */
@@ -122,17 +134,18 @@ async function main(): Promise<void> {
   const { catalog, registry } = openEndpoints();
   const windows = new SharedWindows(start.workers, { windows: start.windows, sockets: start.sockets });
   const meter = new WorkerMeter();
+  const tracing = start.tracing ? await startTracing(start.tracing, log, `gateway-${start.index}`) : undefined;
   const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
   // Registers the gateway's metrics: once per thread.
   const gm = gatewayMetrics(metrics);
-  const upstreams = openUpstreams(catalog, gm);
+  const upstreams = openUpstreams(gm, tracing);
   shareBackOffs(upstreams);
   const chain = new Map<number, ChainView>(start.chain);
   const redis: RedisParts = start.redis ? await openRedis(start.redis, registry, windows, metrics) : { limits: undefined, sharedRps: undefined, sharedCache: undefined };
   // The memory the operator gave the cache is the machine's, split between the workers.
   const cache = g.cache_max_bytes > 0 ? new ReplicatedCache(Math.max(1, Math.floor(g.cache_max_bytes / start.workers)), redis.sharedCache) : undefined;
   const requestLog = g.request_log_size > 0 ? new RequestLog(g.request_log_size) : undefined;
-  const parts = startServers({ catalog, registry, upstreams, chain, meter, metrics, cache, limits: redis.limits, requestLog }, gm, windows, redis.sharedRps);
+  const parts = startServers({ catalog, registry, upstreams, chain, meter, metrics, cache, limits: redis.limits, requestLog, tracing }, gm, windows, redis.sharedRps);
   port.on('message', (m: ToWorker) => onMessage(parts, m));
   const server = parts.server;
   server.once('error', (err: NodeJS.ErrnoException) => post({ t: 'failed', code: err.code, message: err.message }));
@@ -141,7 +154,7 @@ async function main(): Promise<void> {
 
 /** The endpoints of the start message, in memory; the message's copy is dropped. */
 function openEndpoints(): { catalog: Catalog; registry: EndpointTable } {
-  const catalog = new Catalog(start.networks, start.plans);
+  const catalog = catalogNow = new Catalog(start.networks, start.plans);
   const registry = new EndpointTable(catalog, start.config.gateway.host_prefix);
   registry.applyPack(start.endpoints);
   // workerData lives as long as the thread: the snapshot is not kept beside the table.
@@ -149,18 +162,17 @@ function openEndpoints(): { catalog: Catalog; registry: EndpointTable } {
   return { catalog, registry };
 }
 
-function openUpstreams(catalog: Catalog, gm: GatewayMetrics): UpstreamDirectory {
-  const { config } = start;
-  const g = config.gateway;
+function openUpstreams(gm: GatewayMetrics, tracing: Tracing | undefined): UpstreamDirectory {
   const labelsOf = (envId: number) => {
-    const env = catalog.environment(envId);
+    const env = catalogNow.environment(envId);
     return env ? networkLabels(env) : UNKNOWN_NETWORK;
   };
-  return new UpstreamDirectory(
-    upstreamOptions(g, log),
-    (envId) => networkPolicy(config.networks.find((n) => n.slug === catalog.environment(envId)?.network.slug)),
-    { metrics: gm, labelsOf },
-  );
+  // The config and the catalog are read at each look: a reload replaces them.
+  const policyFor = (envId: number) => {
+    const network = catalogNow.environment(envId)?.network;
+    return networkPolicy(start.config.networks.find((n) => n.slug === network?.slug), network?.family);
+  };
+  return new UpstreamDirectory({ ...upstreamOptions(start.config.gateway, log), tracing }, policyFor, { metrics: gm, labelsOf });
 }
 
 /** RPS windows (and the shared cache tier, when asked for) in Redis, with this machine's windows as the fallback. */
@@ -189,29 +201,33 @@ async function openRedis(redis: NonNullable<WorkerStart['redis']>, registry: End
 
 /** The HTTP server with its WebSocket listener, its observers, and the timers that push usage and state. */
 function startServers(
-  base: Omit<WorkerParts, 'server' | 'websockets' | 'pushState' | 'timers'>, gm: GatewayMetrics, windows: SharedWindows, sharedRps: WindowLimiter | undefined,
+  base: Omit<WorkerParts, 'server' | 'websockets' | 'pushState' | 'timers' | 'rebuild'>, gm: GatewayMetrics, windows: SharedWindows, sharedRps: WindowLimiter | undefined,
 ): WorkerParts {
   const { config } = start;
   const g = config.gateway;
-  const { registry, meter, upstreams, metrics, cache, chain, requestLog } = base;
+  const { registry, meter, upstreams, metrics, cache, chain, requestLog, tracing } = base;
   const socketPlaces = {
     acquire: (ep: { slot: number }, max: number) => windows.acquireSocket(ep.slot, start.index, max),
     release: (ep: { slot: number }) => windows.releaseSocket(ep.slot, start.index),
   };
-  const calls = new CallHandler({
-    upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: g.max_logs_response_bytes,
+  const callHandler = () => new CallHandler({
+    upstreams, cache, views: chain, logsPolicy: logsPolicies(config), maxResponseBytes: config.gateway.max_logs_response_bytes,
     integrity: IntegrityChecks.from(config, metrics, log),
   });
+  const calls = callHandler();
   const localRps = (ep: { slot: number; rpsLimit: number }, cost: number) => windows.take(ep.slot, ep.rpsLimit, cost);
-  const server = createGatewayServer({
-    config, registry, meter, upstreams, calls, log, metrics, sharedRps, localRps, storeHealth: storeHealthFromMain,
-    bodyBudget: { memory: start.bodyBudget, index: start.index }, requestLog,
+  const deps = (handler: CallHandler) => ({
+    config, registry, meter, upstreams, calls: handler, log, metrics, sharedRps, localRps, storeHealth: storeHealthFromMain,
+    bodyBudget: { memory: start.bodyBudget, index: start.index }, requestLog, tracing, draining: () => draining,
   });
+  const server = createGatewayServer(deps(calls));
   if (metrics.enabled) observeRequests(server, registry, gm);
   const accessLog = start.accessLog ? workerLogger() : undefined;
   if (accessLog) sampleAccessLog(server, registry, accessLog, g.access_log_sample, new IpAllowlist(g.trusted_proxies));
   const websockets = new WebSocketGateway({ config, registry, meter, upstreams, metrics: gm, sharedRps, localRps, socketPlaces, calls, log, accessLog: accessLog?.child({ component: 'gateway' }),
     workers: start.workers,
+    draining: () => draining,
+    tracing,
     // The main thread's count of subscriptions is read by tests right after a subscribe: sent at once.
     onSubscriptions: () => pushState(),
   });
@@ -230,7 +246,15 @@ function startServers(
     post(state);
   };
   const timers = [setInterval(pushUsage, USAGE_PUSH_MS), setInterval(pushState, STATE_PUSH_MS)];
-  return { ...base, server, websockets, pushState, timers };
+  // The context, call handler and integrity checks are built from the config once each; a
+  // reload builds them again and new requests and calls take them (requests in flight finish
+  // on the ones they began with).
+  const rebuild = () => {
+    const next = callHandler();
+    replaceListener(server, deps(next));
+    websockets.reconfigure({ upstreams, calls: next });
+  };
+  return { ...base, server, websockets, pushState, timers, rebuild };
 }
 
 /** The main thread's messages: endpoint and chain changes, probe results, questions, stop. */
@@ -271,12 +295,21 @@ function onMessage(w: WorkerParts, m: ToWorker): void {
     case 'instances':
       if (w.limits) w.limits.liveInstances = m.live;
       return;
+    case 'reload':
+      return reply(m.seq, reload(w, m));
+    case 'drain':
+      draining = true;
+      // Idle keep-alive connections go now; busy ones are closed after their answer.
+      w.server.closeIdleConnections();
+      return reply(m.seq, true);
     case 'close-sockets':
       w.websockets.close().then(() => reply(m.seq, true), () => reply(m.seq, true));
       return;
     case 'stop':
-      void stop(w.server, w.websockets).then(() => {
+      void stop(w.server, w.websockets).then(async () => {
         for (const t of w.timers) clearInterval(t);
+        // The spans of the calls just finished (at most 2 s: the main thread waits for this answer).
+        await w.tracing?.shutdown();
         // The last counts go with the answer: nothing counted is left behind. The main
         // thread ends this thread then; connections to upstreams and Redis go with it.
         reply(m.seq, w.meter.take());
@@ -289,6 +322,21 @@ function onMessage(w: WorkerParts, m: ToWorker): void {
       return;
     }
   }
+}
+
+/**
+ * A config reload: the config updated in place (everything that reads it at use sees the new
+ * values), the catalog replaced (endpoints look their environment up again), the upstreams told
+ * their new settings, and the request path built again. Settings that cannot change live were
+ * refused on the main thread before this message was sent.
+ */
+function reload(w: WorkerParts, m: Extract<ToWorker, { t: 'reload' }>): true {
+  updateInPlace(start.config, m.config);
+  w.catalog = catalogNow = new Catalog(m.networks, m.plans);
+  w.registry.recatalog(w.catalog);
+  w.upstreams.reconfigure({ ...upstreamOptions(start.config.gateway, log), tracing: w.tracing });
+  w.rebuild();
+  return true;
 }
 
 function applyProbes(w: WorkerParts, envs: Extract<ToWorker, { t: 'probed' }>['envs']): void {
@@ -322,6 +370,7 @@ function applyBackOff(w: WorkerParts, m: Extract<ToWorker, { t: 'upstream-failed
   // Workers send client calls only: the probe's answers do not end this back-off either.
   up.clientBackoff = true;
   up.lastError = m.reason;
+  up.lastErrorAt = Date.now();
 }
 
 /** Another worker's trial call succeeded: the back-off ends here too (see shareBackOffs). */

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { WebSocket } from 'ws';
 import type { Environment } from '../../store/index.js';
 import type { EndpointState } from '../registry.js';
@@ -18,9 +19,6 @@ export const CLOSE = {
 
 export interface Call { jsonrpc?: unknown; id?: unknown; method: string; params?: unknown }
 
-export const isCall = (v: unknown): v is Call => typeof v === 'object' && v !== null && !Array.isArray(v)
-  && typeof (v as { method?: unknown }).method === 'string' && (v as { method: string }).method.length > 0;
-
 /** One client socket on one endpoint. */
 export class Connection {
   readonly ws: WebSocket;
@@ -39,6 +37,12 @@ export class Connection {
   notifications = 0;
   /** Messages being answered (MAX_CALLS_IN_FLIGHT). */
   inFlight = 0;
+  /** Messages read while no new call may start, answered in order as that changes (server.ts #next). */
+  readonly waiting: string[] = [];
+  /** Told when written-out bytes may let a waiting message start (set by the server). */
+  drained: () => void = () => {};
+  /** The upgrade request's `traceparent` and `tracestate`: each call's span is their child (tracing on only). */
+  traceParent: IncomingHttpHeaders | undefined = undefined;
   /** Bytes sent and not yet written to the kernel (SendQueues). */
   queued = 0;
   overCap = false;
@@ -59,7 +63,10 @@ export class Connection {
     const bytes = Buffer.byteLength(text);
     if (!this.queues.admit(this, bytes)) return;
     this.queues.add(this, bytes);
-    this.ws.send(text, () => this.queues.add(this, -bytes));
+    this.ws.send(text, () => {
+      this.queues.add(this, -bytes);
+      if (this.waiting.length > 0) this.drained();
+    });
   }
   close([code, reason]: readonly [number, string]): void {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);

@@ -1,6 +1,8 @@
+import type { SubscriptionKind } from '../../chains/gateway.js';
 import { JsonRpcCodedError } from './rpc-coded-error.js';
-export type FeedType = 'newHeads' | 'logs' | 'newPendingTransactions';
-export const FEED_TYPES: readonly FeedType[] = ['newHeads', 'logs', 'newPendingTransactions'];
+
+/** What a family's protocol calls the feed (its `normalise`): EVM's `newHeads`, Solana's `slot`. */
+export type FeedType = string;
 
 /** One client's subscription: the id it was given (stable across upstream changes) and where its notifications go. */
 export interface Subscriber {
@@ -21,7 +23,9 @@ const RECENT = 256;
 export class Feed {
   readonly key: string;
   readonly type: FeedType;
-  /** The `eth_subscribe` params as sent upstream. */
+  /** Its subscribe, unsubscribe and notification methods (the family's WebSocket protocol). */
+  readonly kind: SubscriptionKind;
+  /** The subscribe params as sent upstream. */
   readonly params: unknown[];
   readonly subscribers = new Set<Subscriber>();
   /** Highest block number seen (heads) or seen a log in (logs): where a backfill starts. */
@@ -30,10 +34,11 @@ export class Feed {
   readonly #order: string[] = [];
   #held: unknown[] | undefined;
 
-  constructor(type: FeedType, params: unknown[]) {
+  constructor(kind: SubscriptionKind, type: FeedType, params: unknown[]) {
+    this.kind = kind;
     this.type = type;
     this.params = params;
-    this.key = JSON.stringify(params);
+    this.key = feedKey(kind, params);
   }
 
   /**
@@ -99,45 +104,7 @@ export class FeedError extends JsonRpcCodedError {
   }
 }
 
-/**
- * Checks and normalises `eth_subscribe` params into a feed key: the same filter written two
- * ways (address case, one address vs a one-element list) shares one upstream subscription.
- */
-export function normaliseSubscribe(params: unknown): { type: FeedType; params: unknown[] } {
-  if (!Array.isArray(params) || typeof params[0] !== 'string') throw new FeedError(-32602, 'eth_subscribe needs a subscription type as its first parameter');
-  const type = params[0];
-  if (!(FEED_TYPES as readonly string[]).includes(type)) {
-    throw new FeedError(-32602, `unsupported subscription type "${type.slice(0, 40)}" (supported: ${FEED_TYPES.join(', ')})`);
-  }
-  if (type !== 'logs') {
-    if (params.length > 1 && !(type === 'newPendingTransactions' && params.length === 2 && typeof params[1] === 'boolean')) {
-      throw new FeedError(-32602, `${type} takes no filter`);
-    }
-    return { type: type as FeedType, params: params.slice(0, 2) };
-  }
-  const filter = (params[1] ?? {}) as Record<string, unknown>;
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw new FeedError(-32602, 'logs filter must be an object');
-  const out: { address?: string | string[]; topics?: unknown[] } = {};
-  for (const k of Object.keys(filter)) {
-    if (k !== 'address' && k !== 'topics') throw new FeedError(-32602, `logs filter: unsupported key "${k.slice(0, 40)}" (address, topics)`);
-  }
-  if (filter.address !== undefined && filter.address !== null) {
-    const list = Array.isArray(filter.address) ? filter.address : [filter.address];
-    if (!list.every((a) => typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a))) throw new FeedError(-32602, 'logs filter: address must be a 20-byte hex address or a list of them');
-    const lower = [...new Set((list as string[]).map((a) => a.toLowerCase()))].sort();
-    out.address = lower.length === 1 ? lower[0]! : lower;
-  }
-  if (filter.topics !== undefined && filter.topics !== null) {
-    if (!Array.isArray(filter.topics) || filter.topics.length > 4) throw new FeedError(-32602, 'logs filter: topics must be a list of at most 4 entries');
-    const topic = (t: unknown) => typeof t === 'string' && /^0x[0-9a-fA-F]{64}$/.test(t);
-    out.topics = filter.topics.map((t) => {
-      if (t === null) return null;
-      if (topic(t)) return (t as string).toLowerCase();
-      if (Array.isArray(t) && t.every(topic)) return (t as string[]).map((x) => x.toLowerCase());
-      throw new FeedError(-32602, 'logs filter: each topic must be null, a 32-byte hex value or a list of them');
-    });
-    while (out.topics.length > 0 && out.topics[out.topics.length - 1] === null) out.topics.pop();
-    if (out.topics.length === 0) delete out.topics;
-  }
-  return { type: 'logs', params: ['logs', out] };
+/** Clients with the same subscribe call and params share one feed. */
+export function feedKey(kind: SubscriptionKind, params: unknown[]): string {
+  return `${kind.subscribe}\u0000${JSON.stringify(params)}`;
 }

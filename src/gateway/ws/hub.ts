@@ -1,4 +1,5 @@
-import { Feed, normaliseSubscribe, type FeedSource, type FeedType, type Subscriber } from './feed.js';
+import { SubscribeParamsError, type SubscriptionKind, type WsProtocol } from '../../chains/gateway.js';
+import { Feed, FeedError, feedKey, type FeedSource, type FeedType, type Subscriber } from './feed.js';
 
 /**
  * The feeds of one network environment: clients' subscriptions with the same parameters share
@@ -6,21 +7,29 @@ import { Feed, normaliseSubscribe, type FeedSource, type FeedType, type Subscrib
  */
 export class SubscriptionHub {
   readonly #source: FeedSource;
+  readonly #protocol: WsProtocol;
   readonly #feeds = new Map<string, { feed: Feed; ready: Promise<void> }>();
   readonly #onCount: (type: FeedType, delta: number) => void;
 
-  constructor(source: FeedSource, onCount: (type: FeedType, delta: number) => void = () => {}) {
+  constructor(source: FeedSource, protocol: WsProtocol, onCount: (type: FeedType, delta: number) => void = () => {}) {
     this.#source = source;
+    this.#protocol = protocol;
     this.#onCount = onCount;
   }
 
   /** Adds `sub` to the feed its params name, starting that feed upstream if it is new. */
-  async subscribe(sub: Subscriber, rawParams: unknown): Promise<Feed> {
-    const { type, params } = normaliseSubscribe(rawParams);
-    const key = JSON.stringify(params);
+  async subscribe(sub: Subscriber, kind: SubscriptionKind, rawParams: unknown): Promise<Feed> {
+    let type: FeedType;
+    let params: unknown[];
+    try {
+      ({ type, params } = this.#protocol.normalise(kind, rawParams));
+    } catch (err) {
+      throw err instanceof SubscribeParamsError ? new FeedError(err.rpcCode, err.message) : err;
+    }
+    const key = feedKey(kind, params);
     let entry = this.#feeds.get(key);
     if (!entry) {
-      const feed = new Feed(type, params);
+      const feed = new Feed(kind, type, params);
       const ready = this.#source.add(feed);
       entry = { feed, ready };
       this.#feeds.set(key, entry);

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, type RpcErrorKind } from '../errors.js';
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' };
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
 /** An upgrade refused with the status an HTTP request would get, and a JSON-RPC error body. */
 export function refuseUpgrade(socket: Duplex, status: number, kind: RpcErrorKind, message?: string): void {

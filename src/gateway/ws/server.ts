@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../../config/index.js';
@@ -9,36 +9,49 @@ import { upstreamLabel } from '../../metrics/index.js';
 import { ERROR_BODIES, RPC_ERRORS, rpcError, upstreamFailure } from '../errors.js';
 import { bill } from '../bill.js';
 import { traitsOf } from '../../chains/traits.js';
+import type { SubscriptionKind, WsProtocol } from '../../chains/gateway.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { EndpointLookup, EndpointState } from '../registry.js';
 import type { UsageMeter } from '../meter.js';
 import { rpsWindow } from '../http/context.js';
 import { hostMatches } from '../http/route.js';
-import { CLOSE, Connection, isCall, type Call } from './connection.js';
+import { CLOSE, Connection, type Call } from './connection.js';
 import { refuseUpgrade } from './refuse-upgrade.js';
 import type { WindowLimiter } from '../../limits/index.js';
 import { networkLabels, UNKNOWN_NETWORK } from '../metrics.js';
 import { UpstreamError, type UpstreamDirectory } from '../upstreams/index.js';
-import { routeHints, type CallHandler } from '../calls.js';
-import { parseJson, type ParsedRpc } from '../jsonrpc.js';
+import { batchHints, routeHints, type CallHandler } from '../calls.js';
+import { invalidCallMessage, isCall, parseJson, type ParsedRpc } from '../jsonrpc.js';
 import { SendQueues } from './queues.js';
 import { FeedError, type Subscriber } from './feed.js';
 import { SubscriptionHub } from './hub.js';
-import { PollSource, WsSource } from './sources.js';
+import { NoSource, PollSource, WsSource } from './sources.js';
 import { jsonDeeperThan } from '../../util/json-depth.js';
+import type { Tracing } from '../../telemetry/index.js';
+import { traceCacheHit, tracedMessage, traceMethod, traceReply, untraced } from '../trace.js';
 
 /**
  * Messages of one socket being answered at once; past this its reads pause (TCP pushes back on
  * the client) so that the answers in flight, not yet queued, stay bounded too.
  */
-const MAX_CALLS_IN_FLIGHT = 64;
+export const MAX_CALLS_IN_FLIGHT = 16;
+/**
+ * No new call of a socket starts while this much of its answers wait to be written: a client
+ * that does not read stops costing upstream answers (each several copies in memory on its way)
+ * once the kernel's buffers are full, instead of only when its queue reaches its cap.
+ */
+export const HOLD_CALLS_OVER_QUEUED_BYTES = 1024 * 1024;
+/** Whether a socket may start answering one more message now (see the two caps above). */
+const mayStart = (conn: Connection): boolean => conn.inFlight < MAX_CALLS_IN_FLIGHT && conn.queued <= HOLD_CALLS_OVER_QUEUED_BYTES;
+
 /** A paused endpoint or an allowlist change closes sockets within this long. */
 const SWEEP_MS = 250;
-/** Price of one notification where the network's `credits.methods` has no `eth_subscription`. */
+/** Price of one notification where the network's `credits.methods` does not price its notification method. */
 export const DEFAULT_NOTIFICATION_CREDITS = 10;
 
-export function notificationPrice(network: Network): number {
-  return Object.hasOwn(network.credits.methods, 'eth_subscription') ? network.credits.methods.eth_subscription! : DEFAULT_NOTIFICATION_CREDITS;
+/** One notification's price: the network's price of its method (`eth_subscription`, `slotNotification`, ...). */
+export function notificationPrice(network: Network, kind: SubscriptionKind): number {
+  return Object.hasOwn(network.credits.methods, kind.notification) ? network.credits.methods[kind.notification]! : DEFAULT_NOTIFICATION_CREDITS;
 }
 
 export interface WsGatewayDeps {
@@ -62,6 +75,10 @@ export interface WsGatewayDeps {
   calls?: CallHandler;
   /** Gateway workers sharing the `max_queued_bytes*` caps of endpoints and in total (each gets its share). */
   workers?: number;
+  /** True once the service drains before it stops: new sockets are refused (503), open ones kept until the stop. */
+  draining?: () => boolean;
+  /** Each message a span, as each HTTP request (trace.ts); absent (tracing off): nothing traced. */
+  tracing?: Tracing | undefined;
 }
 
 /**
@@ -71,9 +88,9 @@ export interface WsGatewayDeps {
  * subscriptions themselves are served by per-environment hubs (see hub.ts and sources.ts).
  */
 export class WebSocketGateway {
-  readonly #d: WsGatewayDeps;
+  #d: WsGatewayDeps;
   readonly #wss: WebSocketServer;
-  readonly #trusted: IpAllowlist;
+  #trusted: IpAllowlist;
   readonly #prefix: string;
   readonly #conns = new Set<Connection>();
   readonly #perEndpoint = new Map<number, number>();
@@ -83,6 +100,7 @@ export class WebSocketGateway {
   readonly #ping: NodeJS.Timeout;
   readonly #takeRps: (ep: EndpointState, cost: number) => number | Promise<number>;
   readonly #queues: SendQueues<Connection>;
+  #shutDown = false;
 
   constructor(deps: WsGatewayDeps) {
     this.#d = deps;
@@ -106,6 +124,18 @@ export class WebSocketGateway {
       deps.metrics.rejections.inc({ ...conn.labels, reason: 'too_slow', transport: 'ws' });
       conn.close(CLOSE.tooSlow);
     }, (total) => deps.metrics.wsQueuedBytes.set(total));
+  }
+
+  /**
+   * A config reload: calls and new subscriptions go to the new upstreams and policies; open
+   * sockets and the subscriptions they hold stay as they are (their feeds keep their upstreams).
+   * `config` is the same object, updated in place: limits read from it apply at once.
+   */
+  reconfigure(next: Pick<WsGatewayDeps, 'upstreams' | 'calls'>): void {
+    this.#d = { ...this.#d, ...next };
+    this.#trusted = new IpAllowlist(this.#d.config.gateway.trusted_proxies);
+    this.#wsUrls.clear();
+    for (const n of this.#d.config.networks) for (const e of n.environments) this.#wsUrls.set(`${n.slug}-${e.slug}`, e.ws_upstreams);
   }
 
   /** Bytes queued for client sockets in this worker (see SendQueues). */
@@ -132,6 +162,7 @@ export class WebSocketGateway {
 
   /** Closes every client socket (1001) and every upstream feed. */
   async close(): Promise<void> {
+    this.#shutDown = true;
     clearInterval(this.#sweep);
     clearInterval(this.#ping);
     const closing = [...this.#conns].map((c) => new Promise<void>((resolve) => {
@@ -147,6 +178,9 @@ export class WebSocketGateway {
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuseUpgrade(socket, 400, 'invalidRequest');
+    // Draining or closed: a new socket would be closed (1001) moments later, or never told. A
+    // balancer takes the 503 to another instance (nginx: proxy_next_upstream http_503).
+    if (this.#shutDown || this.#d.draining?.()) return refuseUpgrade(socket, 503, 'upstreamFailed', 'the gateway is shutting down: connect again');
     const url = req.url ?? '/';
     const uuid = url.slice(1, 37);
     const after = url.charCodeAt(37);
@@ -172,7 +206,7 @@ export class WebSocketGateway {
       m.rejections.inc({ ...labels, reason: 'ip_not_allowed', transport: 'ws' });
       return refuseUpgrade(socket, 403, 'ipNotAllowed');
     }
-    if (!traitsOf(env.network.family).gateway.websocket) {
+    if (traitsOf(env.network.family).gateway.websocket === undefined) {
       m.rejections.inc({ ...labels, reason: 'invalid_request', transport: 'ws' });
       return refuseUpgrade(socket, 400, 'invalidRequest', 'WebSocket is served for JSON-RPC networks only');
     }
@@ -181,13 +215,15 @@ export class WebSocketGateway {
       return refuseUpgrade(socket, 429, 'rps', `too many WebSocket connections (at most ${this.#d.config.gateway.ws.max_sockets_per_endpoint} per endpoint)`);
     }
     const id = requestId(req);
+    // The client's trace context: each call on the socket is a child of it (tracing on only).
+    const parent: IncomingHttpHeaders | undefined = this.#d.tracing ? { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate } : undefined;
     // ws drops a bad handshake, or a socket closed mid-upgrade, without calling back: the slot
     // held for it comes back when that socket closes, or a client could fill an endpoint's quota.
     let accepted = false;
     socket.once('close', () => { if (!accepted) this.#releaseSlot(ep); });
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
       accepted = true;
-      this.#accept(ws, ep, env, ip, id);
+      this.#accept(ws, ep, env, ip, id, parent);
     });
   }
 
@@ -208,23 +244,51 @@ export class WebSocketGateway {
     else this.#perEndpoint.set(endpointId, n);
   }
 
-  #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string): void {
+  #accept(ws: WebSocket, ep: EndpointState, env: Environment, ip: string, id: string, parent: IncomingHttpHeaders | undefined): void {
     const conn = new Connection(ws, ep, env, ip, this.#queues);
+    conn.traceParent = parent;
     this.#conns.add(conn);
     this.#queues.open(conn);
     this.#d.metrics.wsSockets.inc(conn.labels);
     ws.on('pong', () => { conn.alive = true; });
     ws.on('message', (data, isBinary) => {
-      if (++conn.inFlight >= MAX_CALLS_IN_FLIGHT) ws.pause();
-      this.#onMessage(conn, isBinary ? Buffer.from(data as Buffer).toString('utf8') : (data as Buffer).toString('utf8')).catch((err: unknown) => {
-        this.#d.log(`gateway: websocket message failed: ${(err as Error)?.stack ?? String(err)}`);
-        conn.close([1011, 'internal error']);
-      }).finally(() => {
-        if (--conn.inFlight < MAX_CALLS_IN_FLIGHT && ws.isPaused && ws.readyState === WebSocket.OPEN) ws.resume();
-      });
+      const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : (data as Buffer).toString('utf8');
+      // Pausing stops the socket's reads, but ws still emits what it had read: a burst of
+      // hundreds of calls in one read arrives anyway. Those wait here, as text, not as answers.
+      if (!mayStart(conn)) {
+        conn.waiting.push(text);
+        return void ws.pause();
+      }
+      this.#answer(conn, text);
     });
+    conn.drained = () => this.#next(conn);
     ws.on('error', () => ws.terminate());
     ws.on('close', (code) => this.#closed(conn, code, id));
+  }
+
+  /** Answers one message; past MAX_CALLS_IN_FLIGHT the socket's reads pause until one is done. */
+  #answer(conn: Connection, text: string): void {
+    const ws = conn.ws;
+    if (++conn.inFlight >= MAX_CALLS_IN_FLIGHT) ws.pause();
+    const tracing = this.#d.tracing;
+    const answered = tracing
+      ? tracedMessage(tracing, conn.traceParent, conn.ep, conn.ep.env ?? conn.env, () => this.#onMessage(conn, text))
+      : this.#onMessage(conn, text);
+    answered.catch((err: unknown) => {
+      this.#d.log(`gateway: websocket message failed: ${(err as Error)?.stack ?? String(err)}`);
+      conn.close([1011, 'internal error']);
+    }).finally(() => {
+      conn.inFlight--;
+      this.#next(conn);
+    });
+  }
+
+  /** Starts what waits while the socket may take more; reads again once nothing waits. */
+  #next(conn: Connection): void {
+    const ws = conn.ws;
+    if (conn.closed || ws.readyState !== WebSocket.OPEN) return void (conn.waiting.length = 0);
+    while (conn.waiting.length > 0 && mayStart(conn)) this.#answer(conn, conn.waiting.shift()!);
+    if (conn.waiting.length === 0 && mayStart(conn) && ws.isPaused) ws.resume();
   }
 
   #closed(conn: Connection, code: number, id: string): void {
@@ -251,33 +315,35 @@ export class WebSocketGateway {
 
   async #onMessage(conn: Connection, text: string): Promise<void> {
     // Forwarding serialises the call again, which recurses: refused as the HTTP path refuses it.
-    if (jsonDeeperThan(text)) return conn.send(ERROR_BODIES.tooDeep.toString());
+    if (jsonDeeperThan(text)) return this.#reply(conn, ERROR_BODIES.tooDeep.toString());
     let value: unknown;
     try {
       value = parseJson(text);
     } catch {
-      return conn.send(ERROR_BODIES.parse.toString());
+      return this.#reply(conn, ERROR_BODIES.parse.toString());
     }
     const m = this.#d.metrics;
     if (!Array.isArray(value)) {
       if (!isCall(value)) {
         const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
-        return conn.send(JSON.stringify(rpcError(-32600, 'invalid request', id)));
+        return this.#reply(conn, JSON.stringify(rpcError(-32600, invalidCallMessage(value), id)));
       }
+      if (this.#d.tracing) traceMethod(value.method);
       m.wsMessages.inc(conn.labels);
       conn.calls++;
       if (await this.#takeRps(conn.ep, 1) === 0) {
         m.rejections.inc({ ...conn.labels, reason: 'rps', transport: 'ws' });
-        return conn.send(JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
+        return this.#reply(conn, JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
       }
       const local = await this.#local(conn, value);
-      if (local !== undefined) return conn.send(JSON.stringify(local));
-      return conn.send(await this.#forward(conn, [value], false));
+      if (local !== undefined) return this.#reply(conn, JSON.stringify(local));
+      return this.#reply(conn, await this.#forward(conn, [value], false));
     }
-    if (value.length === 0) return conn.send(ERROR_BODIES.invalidRequest.toString());
-    if (value.length > this.#d.config.gateway.max_batch) return conn.send(ERROR_BODIES.batchTooLarge.toString());
+    if (this.#d.tracing) traceMethod(value.find(isCall)?.method ?? '', value.length);
+    if (value.length === 0) return this.#reply(conn, ERROR_BODIES.invalidRequest.toString());
+    if (value.length > this.#d.config.gateway.max_batch) return this.#reply(conn, ERROR_BODIES.batchTooLarge.toString());
     const calls = value.filter(isCall);
-    const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, 'invalid request', typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
+    const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, invalidCallMessage(v), typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
     m.wsMessages.inc(conn.labels, calls.length);
     conn.calls += calls.length;
     // As over HTTP (docs/gateway.md): a batch is admitted as far as the window allows, and the
@@ -304,64 +370,85 @@ export class WebSocketGateway {
         answers.push(...remote.map((c) => rpcError(-32010, 'upstream failed', c.id ?? null)));
       }
     }
-    conn.send(JSON.stringify(answers));
+    this.#reply(conn, JSON.stringify(answers));
   }
 
-  /** Answers the calls the gateway serves itself; undefined for the rest. */
+  /** Sends a message's answer; a traced call's span learns its error code (trace.ts). */
+  #reply(conn: Connection, text: string): void {
+    if (this.#d.tracing) traceReply(text);
+    conn.send(text);
+  }
+
+  /** Answers the calls the gateway serves itself (the family's subscribe and unsubscribe calls); undefined for the rest. */
   async #local(conn: Connection, call: Call): Promise<unknown> {
-    const id = call.id ?? null;
-    if (call.method === 'eth_subscribe') {
-      if (conn.subs.size + conn.pendingSubs >= this.#d.config.gateway.ws.max_subscriptions_per_socket) {
-        return rpcError(-32005, `subscription limit reached (${this.#d.config.gateway.ws.max_subscriptions_per_socket} per socket)`, id);
-      }
-      const subId = `0x${randomHex()}`;
-      const network = conn.env.network;
-      const price = notificationPrice(network);
-      const meter = this.#d.meter;
-      const notifications = this.#d.metrics.wsNotifications.labels(conn.labels);
-      const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${subId}","result":`;
-      const sub: Subscriber = {
-        id: subId,
-        deliver: (json) => {
-          if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
-          conn.send(`${head}${json}}}`);
-          if (conn.ws.readyState !== WebSocket.OPEN) return;
-          notifications.inc();
-          conn.notifications++;
-          meter.record(conn.ep.id, conn.ep.accountId, 'eth_subscription', price);
-        },
-        lost: () => conn.close(CLOSE.noUpstream),
-      };
-      conn.pendingSubs++;
-      try {
-        const feed = await this.#hub(conn.env).subscribe(sub, call.params);
-        if (conn.closed) {
-          this.#hub(conn.env).unsubscribe(sub, feed);
-          return undefined;
-        }
-        conn.subs.set(subId, { sub, feed });
-        this.#d.onSubscriptions?.();
-      } catch (err) {
-        if (err instanceof FeedError) return rpcError(err.rpcCode, err.message, id);
-        throw err;
-      } finally {
-        conn.pendingSubs--;
-      }
-      this.#meterCall(conn, 'eth_subscribe');
-      return { jsonrpc: '2.0', id, result: subId };
-    }
-    if (call.method === 'eth_unsubscribe') {
-      const subId = Array.isArray(call.params) ? call.params[0] : undefined;
-      const entry = typeof subId === 'string' ? conn.subs.get(subId) : undefined;
-      if (entry) {
-        conn.subs.delete(subId as string);
-        this.#d.onSubscriptions?.();
-        this.#hub(conn.env).unsubscribe(entry.sub, entry.feed);
-      }
-      this.#meterCall(conn, 'eth_unsubscribe');
-      return { jsonrpc: '2.0', id, result: entry !== undefined };
+    const protocol = traitsOf(conn.env.network.family).gateway.websocket;
+    if (!protocol) return undefined;
+    for (const kind of protocol.kinds) {
+      if (call.method === kind.subscribe) return this.#subscribe(conn, protocol, kind, call);
+      if (call.method === kind.unsubscribe) return this.#unsubscribe(conn, kind, call);
     }
     return undefined;
+  }
+
+  async #subscribe(conn: Connection, protocol: WsProtocol, kind: SubscriptionKind, call: Call): Promise<unknown> {
+    const id = call.id ?? null;
+    if (conn.subs.size + conn.pendingSubs >= this.#d.config.gateway.ws.max_subscriptions_per_socket) {
+      return rpcError(-32005, `subscription limit reached (${this.#d.config.gateway.ws.max_subscriptions_per_socket} per socket)`, id);
+    }
+    const subId = protocol.newId();
+    const key = String(subId);
+    const network = conn.env.network;
+    const price = notificationPrice(network, kind);
+    const meter = this.#d.meter;
+    const notifications = this.#d.metrics.wsNotifications.labels(conn.labels);
+    const head = `{"jsonrpc":"2.0","method":"${kind.notification}","params":{"subscription":${JSON.stringify(subId)},"result":`;
+    const sub: Subscriber = {
+      id: key,
+      deliver: (json) => {
+        if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
+        conn.send(`${head}${json}}}`);
+        if (conn.ws.readyState !== WebSocket.OPEN) return;
+        notifications.inc();
+        conn.notifications++;
+        meter.record(conn.ep.id, conn.ep.accountId, kind.notification, price);
+      },
+      lost: () => conn.close(CLOSE.noUpstream),
+    };
+    conn.pendingSubs++;
+    try {
+      // The endpoint's environment as the last config reload left it.
+      // The feed outlives this call: its polls are none of this call's span (trace.ts untraced).
+      const subscribing = () => this.#hub(conn.ep.env ?? conn.env).subscribe(sub, kind, call.params);
+      const feed = await (this.#d.tracing ? untraced(subscribing) : subscribing());
+      if (conn.closed) {
+        this.#hub(conn.env).unsubscribe(sub, feed);
+        return undefined;
+      }
+      conn.subs.set(key, { sub, feed });
+      this.#d.onSubscriptions?.();
+    } catch (err) {
+      if (err instanceof FeedError) return rpcError(err.rpcCode, err.message, id);
+      throw err;
+    } finally {
+      conn.pendingSubs--;
+    }
+    this.#meterCall(conn, kind.subscribe);
+    return { jsonrpc: '2.0', id, result: subId };
+  }
+
+  #unsubscribe(conn: Connection, kind: SubscriptionKind, call: Call): unknown {
+    const subId = Array.isArray(call.params) ? call.params[0] : undefined;
+    const key = typeof subId === 'string' || typeof subId === 'number' ? String(subId) : undefined;
+    const entry = key === undefined ? undefined : conn.subs.get(key);
+    // Only the unsubscribe call of the subscription's own kind ends it.
+    const found = entry !== undefined && entry.feed.kind.unsubscribe === kind.unsubscribe;
+    if (found) {
+      conn.subs.delete(key!);
+      this.#d.onSubscriptions?.();
+      this.#hub(conn.env).unsubscribe(entry.sub, entry.feed);
+    }
+    this.#meterCall(conn, kind.unsubscribe);
+    return { jsonrpc: '2.0', id: call.id ?? null, result: found };
   }
 
   /**
@@ -370,7 +457,7 @@ export class WebSocketGateway {
    * here, and an `eth_getLogs` over the range limit is refused, split or capped.
    */
   async #forward(conn: Connection, calls: Call[], batch: boolean): Promise<string> {
-    const env = conn.env;
+    const env = conn.ep.env ?? conn.env;
     const handler = this.#d.calls;
     const units = (c: Call) => handler?.units(env, c) ?? 1;
     let refused: unknown[] = [];
@@ -379,6 +466,7 @@ export class WebSocketGateway {
         const body = Buffer.from(JSON.stringify(calls[0]));
         const answer = await handler.single(env, calls[0]!, body);
         if (answer) {
+          if (this.#d.tracing && answer.cached) traceCacheHit();
           if (answer.metered) this.#meterCall(conn, calls[0]!.method, answer.units);
           return answer.body.toString('utf8');
         }
@@ -390,6 +478,7 @@ export class WebSocketGateway {
         if (parsed.valid.length === 0) return JSON.stringify(parsed.rejected);
         const answer = await handler.batch(env, parsed);
         if (answer) {
+          if (this.#d.tracing && answer.hits === parsed.calls.length) traceCacheHit();
           for (const c of answer.meteredCalls) this.#meterCall(conn, c.method, units(c));
           return answer.body.toString('utf8');
         }
@@ -399,7 +488,7 @@ export class WebSocketGateway {
       const res = await this.#d.upstreams.for(env.id, env.upstreams).send({
         method: 'POST', path: '', contentType: 'application/json', rpcMethod: batch ? '' : calls[0]!.method,
         body: Buffer.from(JSON.stringify(batch ? calls : calls[0])),
-      }, batch ? { needsHead: true, methods: calls.map((c) => c.method) } : routeHints(calls[0]!));
+      }, batch ? batchHints(traitsOf(env.network.family).gateway.methods, calls) : routeHints(env.network.family, calls[0]!));
       const text = await res.body.text();
       if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
       if (refused.length === 0) return text;
@@ -430,12 +519,15 @@ export class WebSocketGateway {
     const m = this.#d.metrics;
     const labels = networkLabels(env);
     const subscriptions = (type: string, delta: number) => m.wsSubscriptions.inc({ ...labels, type }, delta);
+    // Upgrades are refused for families without one: a socket of this environment has it.
+    const protocol = traitsOf(env.network.family).gateway.websocket!;
+    const polling = protocol.polling;
     if (urls.length === 0) {
-      hub = new SubscriptionHub(new PollSource(http, g.ws.poll_interval_ms), subscriptions);
+      hub = new SubscriptionHub(polling ? new PollSource(http, polling, g.ws.poll_interval_ms) : new NoSource(), protocol, subscriptions);
     } else {
       let created: SubscriptionHub | undefined = undefined;
-      const poll = env.upstreams.length > 0 ? new PollSource(http, g.ws.poll_interval_ms) : undefined;
-      const source = new WsSource(urls, http, poll, {
+      const poll = env.upstreams.length > 0 && polling ? new PollSource(http, polling, g.ws.poll_interval_ms) : undefined;
+      const source = new WsSource(urls, http, protocol, poll, {
         lost: (feeds, reason) => {
           this.#d.log(`gateway: ${name}: ${feeds.length} subscription feed(s) lost: ${reason}`);
           created?.lost(feeds, reason);
@@ -453,7 +545,7 @@ export class WebSocketGateway {
           this.#d.log(`gateway: ${name}: no WebSocket upstream left; ${feeds} subscription feed(s) lost their upstream and are polled over HTTP until one is back`);
         },
       }, { timeoutMs: g.upstream_timeout_ms, pingMs: g.ws.ping_interval_ms, retryMs: g.ws.upstream_retry_ms });
-      created = new SubscriptionHub(source, subscriptions);
+      created = new SubscriptionHub(source, protocol, subscriptions);
       hub = created;
     }
     this.#hubs.set(env.id, hub);
@@ -484,6 +576,3 @@ export class WebSocketGateway {
   }
 }
 
-function randomHex(): string {
-  return crypto.getRandomValues(Buffer.alloc(16)).toString('hex');
-}

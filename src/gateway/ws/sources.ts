@@ -1,3 +1,4 @@
+import type { FeedPolling, WsProtocol } from '../../chains/gateway.js';
 import type { UpstreamSet } from '../upstreams/index.js';
 import { Feed, FeedError, type FeedSource } from './feed.js';
 import { UpstreamRpcError, UpstreamSocket } from './upstream-socket.js';
@@ -34,17 +35,17 @@ function headerOf(block: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Fetches what a feed missed in blocks `from..to` over HTTP and emits it (the feed drops repeats). */
-async function backfill(set: UpstreamSet, feed: Feed, from: number, to: number): Promise<void> {
+async function backfill(set: UpstreamSet, calls: FeedPolling, feed: Feed, from: number, to: number): Promise<void> {
   if (to < from) return;
   from = Math.max(from, to - MAX_BACKFILL + 1);
   if (feed.type === 'newHeads') {
     for (let b = from; b <= to; b++) {
-      const block = await httpRpc(set, 'eth_getBlockByNumber', [hex(b), false]) as Record<string, unknown> | null;
+      const block = await httpRpc(set, calls.blockByNumber, [hex(b), false]) as Record<string, unknown> | null;
       if (block) feed.emit(headerOf(block), true);
     }
   } else if (feed.type === 'logs') {
     const filter = (feed.params[1] ?? {}) as Record<string, unknown>;
-    const logs = await httpRpc(set, 'eth_getLogs', [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }]) as unknown[];
+    const logs = await httpRpc(set, calls.logs, [{ ...filter, fromBlock: hex(from), toBlock: hex(to) }]) as unknown[];
     for (const log of logs ?? []) feed.emit(log, true);
   }
 }
@@ -63,20 +64,23 @@ export interface SourceEvents {
  * Feeds over the environment's `ws_upstreams`, in config order. When the socket drops, the next
  * upstream takes over: every feed is subscribed again there, what was missed meanwhile is
  * fetched over HTTP, and clients keep their ids. When no WebSocket upstream has come back within
- * `retryMs`, newHeads and logs feeds are served by polling the HTTP upstreams (`poll`) until one
- * does; only feeds that cannot be polled (newPendingTransactions, or no HTTP upstream) are
- * given up.
+ * `retryMs`, the feeds the protocol can poll (EVM's newHeads and logs) are served by polling the
+ * HTTP upstreams (`poll`) until one does; only feeds that cannot be polled (newPendingTransactions,
+ * every Solana feed, or no HTTP upstream) are given up.
  */
 export class WsSource implements FeedSource {
   readonly #urls: readonly string[];
   readonly #http: UpstreamSet;
+  readonly #protocol: WsProtocol;
+  readonly #notifications: ReadonlySet<string>;
   readonly #poll: PollSource | undefined;
   readonly #events: SourceEvents;
   readonly #o: { timeoutMs: number; pingMs: number; retryMs: number };
   readonly #feeds = new Set<Feed>();
   /** Feeds served by `#poll` while no WebSocket upstream is reachable. */
   readonly #polled = new Set<Feed>();
-  readonly #upstreamIds = new Map<Feed, string>();
+  /** The upstream's subscription id per feed (as it gave it: a string, or Solana's number). */
+  readonly #upstreamIds = new Map<Feed, string | number>();
   readonly #byUpstreamId = new Map<string, Feed>();
   #socket: UpstreamSocket | undefined;
   #connecting: Promise<UpstreamSocket> | undefined;
@@ -85,11 +89,13 @@ export class WsSource implements FeedSource {
   #closed = false;
 
   constructor(
-    urls: readonly string[], http: UpstreamSet, poll: PollSource | undefined, events: SourceEvents,
+    urls: readonly string[], http: UpstreamSet, protocol: WsProtocol, poll: PollSource | undefined, events: SourceEvents,
     o: { timeoutMs: number; pingMs: number; retryMs: number },
   ) {
     this.#urls = urls;
     this.#http = http;
+    this.#protocol = protocol;
+    this.#notifications = new Set(protocol.kinds.map((k) => k.notification));
     this.#poll = poll;
     this.#events = events;
     this.#o = o;
@@ -114,9 +120,10 @@ export class WsSource implements FeedSource {
       this.#scheduleProbe();
       return;
     }
-    if (feed.lastBlock === undefined && feed.type !== 'newPendingTransactions') {
+    const polling = this.#protocol.polling;
+    if (feed.lastBlock === undefined && polling?.types.includes(feed.type)) {
       // Where a backfill would start if the upstream drops before the first notification.
-      httpRpc(this.#http, 'eth_blockNumber', []).then((h) => {
+      httpRpc(this.#http, polling.head, []).then((h) => {
         if (feed.lastBlock === undefined && typeof h === 'string') feed.lastBlock = Number.parseInt(h, 16);
       }, () => {});
     }
@@ -128,8 +135,8 @@ export class WsSource implements FeedSource {
     const id = this.#upstreamIds.get(feed);
     this.#upstreamIds.delete(feed);
     if (id !== undefined) {
-      this.#byUpstreamId.delete(id);
-      this.#socket?.request('eth_unsubscribe', [id]).catch(() => {});
+      this.#byUpstreamId.delete(String(id));
+      this.#socket?.request(feed.kind.unsubscribe, [id]).catch(() => {});
     }
     if (this.#feeds.size === 0) {
       // No one listens: let the upstream socket go rather than hold it open forever.
@@ -149,26 +156,27 @@ export class WsSource implements FeedSource {
   }
 
   async #subscribe(socket: UpstreamSocket, feed: Feed): Promise<void> {
-    const id = await socket.request('eth_subscribe', feed.params);
-    if (typeof id !== 'string') throw new FeedError(-32603, 'upstream gave no subscription id');
+    const id = await socket.request(feed.kind.subscribe, feed.params);
+    if (typeof id !== 'string' && typeof id !== 'number') throw new FeedError(-32603, 'upstream gave no subscription id');
     if (!this.#feeds.has(feed) || socket !== this.#socket) {
-      socket.request('eth_unsubscribe', [id]).catch(() => {});
+      socket.request(feed.kind.unsubscribe, [id]).catch(() => {});
       return;
     }
     this.#upstreamIds.set(feed, id);
-    this.#byUpstreamId.set(id, feed);
+    this.#byUpstreamId.set(String(id), feed);
   }
 
   /** Serves `feed` by polling, caught up from where it was; false when it cannot be polled. */
   async #pollInstead(feed: Feed): Promise<boolean> {
-    if (!this.#poll || feed.type === 'newPendingTransactions') return false;
+    const polling = this.#protocol.polling;
+    if (!this.#poll || !polling?.types.includes(feed.type)) return false;
     feed.hold();
     try {
       await this.#poll.add(feed);
       this.#polled.add(feed);
       if (feed.lastBlock !== undefined) {
-        const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
-        await backfill(this.#http, feed, feed.type === 'newHeads' ? feed.lastBlock + 1 : feed.lastBlock, head);
+        const head = Number.parseInt(await httpRpc(this.#http, polling.head, []) as string, 16);
+        await backfill(this.#http, polling, feed, feed.type === 'newHeads' ? feed.lastBlock + 1 : feed.lastBlock, head);
       }
       return true;
     } catch {
@@ -209,7 +217,7 @@ export class WsSource implements FeedSource {
         if (this.#closed) throw new Error('closed');
         const url = this.#urls[this.#next % this.#urls.length]!;
         try {
-          const socket = await UpstreamSocket.connect(url, this.#o.timeoutMs, this.#o.pingMs);
+          const socket = await UpstreamSocket.connect(url, this.#o.timeoutMs, this.#o.pingMs, this.#notifications);
           this.#socket = socket;
           socket.onNotification = (id, result) => this.#byUpstreamId.get(id)?.emit(result);
           socket.onClose = () => this.#dropped(socket, url);
@@ -269,10 +277,12 @@ export class WsSource implements FeedSource {
       }
       this.#events.resubscribed(this.#urls[this.#next % this.#urls.length]!, feeds.length - failed.length);
       // What happened while no upstream was listening; live notifications wait until it is sent.
-      const head = Number.parseInt(await httpRpc(this.#http, 'eth_blockNumber', []) as string, 16);
+      const polling = this.#protocol.polling;
+      if (!polling) return;
+      const head = Number.parseInt(await httpRpc(this.#http, polling.head, []) as string, 16);
       for (const f of feeds) {
         if (f.lastBlock === undefined || !this.#feeds.has(f)) continue;
-        await backfill(this.#http, f, f.type === 'newHeads' ? f.lastBlock + 1 : f.lastBlock, head).catch(() => {});
+        await backfill(this.#http, polling, f, f.type === 'newHeads' ? f.lastBlock + 1 : f.lastBlock, head).catch(() => {});
       }
     } catch {
       // No head over HTTP: nothing to backfill from; live notifications carry on.
@@ -312,6 +322,7 @@ function polledBlock(raw: unknown): PolledBlock | undefined {
  */
 export class PollSource implements FeedSource {
   readonly #http: UpstreamSet;
+  readonly #calls: FeedPolling & { types: readonly string[] };
   readonly #intervalMs: number;
   readonly #feeds = new Set<Feed>();
   /** Hashes of the recent canonical blocks this source has seen, by height. */
@@ -322,19 +333,20 @@ export class PollSource implements FeedSource {
   #head: number | undefined;
   #running = false;
 
-  constructor(http: UpstreamSet, intervalMs: number) {
+  constructor(http: UpstreamSet, calls: FeedPolling & { types: readonly string[] }, intervalMs: number) {
     this.#http = http;
+    this.#calls = calls;
     this.#intervalMs = intervalMs;
   }
 
   async add(feed: Feed): Promise<void> {
-    if (feed.type === 'newPendingTransactions') {
-      throw new FeedError(-32601, 'newPendingTransactions needs a WebSocket upstream, and this network has none');
+    if (!this.#calls.types.includes(feed.type)) {
+      throw new FeedError(-32601, `${feed.type.slice(0, 40)} needs a WebSocket upstream, and this network has none`);
     }
     if (this.#head === undefined) {
       let head: PolledBlock | undefined;
       try {
-        head = polledBlock(await httpRpc(this.#http, 'eth_getBlockByNumber', ['latest', false]));
+        head = polledBlock(await httpRpc(this.#http, this.#calls.blockByNumber, ['latest', false]));
       } catch (err) {
         throw err instanceof FeedError ? err : new FeedError(-32010, 'upstream failed');
       }
@@ -379,7 +391,7 @@ export class PollSource implements FeedSource {
   }
 
   async #step(): Promise<void> {
-    const head = polledBlock(await httpRpc(this.#http, 'eth_getBlockByNumber', ['latest', false]));
+    const head = polledBlock(await httpRpc(this.#http, this.#calls.blockByNumber, ['latest', false]));
     if (!head || this.#known.get(head.number) === head.hash) return;
     // The new blocks, oldest first: back from the head to a parent this source knew.
     const last = this.#head ?? head.number - 1;
@@ -388,7 +400,7 @@ export class PollSource implements FeedSource {
       const known = this.#known.get(b.number - 1);
       // Joined the chain this source knew, or reached below what it remembers.
       if (known === b.parentHash || (known === undefined && b.number - 1 <= last)) break;
-      const parent = polledBlock(await httpRpc(this.#http, 'eth_getBlockByHash', [b.parentHash, false]));
+      const parent = polledBlock(await httpRpc(this.#http, this.#calls.blockByHash, [b.parentHash, false]));
       if (!parent) return;
       blocks.unshift(parent);
       b = parent;
@@ -416,7 +428,7 @@ export class PollSource implements FeedSource {
       }
       if (logsFrom > head.number) continue;
       const filter = (feed.params[1] ?? {}) as Record<string, unknown>;
-      const logs = await httpRpc(this.#http, 'eth_getLogs', [{ ...filter, fromBlock: hex(logsFrom), toBlock: hex(head.number) }]) as PolledLog[] | null;
+      const logs = await httpRpc(this.#http, this.#calls.logs, [{ ...filter, fromBlock: hex(logsFrom), toBlock: hex(head.number) }]) as PolledLog[] | null;
       for (const log of logs ?? []) {
         const h = Number.parseInt(log.blockNumber ?? '', 16);
         // From another fork than the blocks walked (the chain moved between the two calls): the next tick has it.
@@ -432,4 +444,13 @@ export class PollSource implements FeedSource {
     for (const b of blocks) this.#known.set(b.number, b.hash);
     this.#head = head.number;
   }
+}
+
+/** Feeds of an environment without WebSocket upstreams whose protocol polls nothing: every subscription is refused. */
+export class NoSource implements FeedSource {
+  add(feed: Feed): Promise<void> {
+    return Promise.reject(new FeedError(-32601, `${feed.type.slice(0, 40)} needs a WebSocket upstream, and this network has none`));
+  }
+  remove(): void {}
+  close(): void {}
 }

@@ -17,19 +17,23 @@ interface Pending { resolve: (v: unknown) => void; reject: (e: Error) => void; t
  * (`onClose` once), and the owner decides where to go next.
  */
 export class UpstreamSocket {
+  /** `subscription`: the upstream's id as a string (Solana's are numbers). */
   onNotification: (subscription: string, result: unknown) => void = () => {};
   onClose: () => void = () => {};
   readonly #ws: WebSocket;
   readonly #pending = new Map<number, Pending>();
   readonly #timeoutMs: number;
+  /** The protocol's notification methods (`eth_subscription`, `slotNotification`, ...). */
+  readonly #notifications: ReadonlySet<string>;
   #nextId = 1;
   #closed = false;
   #alive = true;
   #heartbeat: NodeJS.Timeout;
 
-  private constructor(ws: WebSocket, timeoutMs: number, pingMs: number) {
+  private constructor(ws: WebSocket, timeoutMs: number, pingMs: number, notifications: ReadonlySet<string>) {
     this.#ws = ws;
     this.#timeoutMs = timeoutMs;
+    this.#notifications = notifications;
     ws.on('message', (data) => this.#onMessage(data as Buffer));
     ws.on('pong', () => { this.#alive = true; });
     ws.on('close', () => this.#end());
@@ -42,7 +46,7 @@ export class UpstreamSocket {
     this.#heartbeat.unref();
   }
 
-  static connect(url: string, timeoutMs: number, pingMs: number): Promise<UpstreamSocket> {
+  static connect(url: string, timeoutMs: number, pingMs: number, notifications: ReadonlySet<string>): Promise<UpstreamSocket> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, { handshakeTimeout: timeoutMs, maxPayload: 64 * 1024 * 1024, perMessageDeflate: false });
       const fail = (err: Error) => {
@@ -55,7 +59,7 @@ export class UpstreamSocket {
       ws.once('unexpected-response', (_req, res) => fail(new Error(`upstream refused the WebSocket with HTTP ${res.statusCode}`)));
       ws.once('open', () => {
         ws.removeAllListeners();
-        resolve(new UpstreamSocket(ws, timeoutMs, pingMs));
+        resolve(new UpstreamSocket(ws, timeoutMs, pingMs, notifications));
       });
     });
   }
@@ -83,7 +87,7 @@ export class UpstreamSocket {
   }
 
   #onMessage(data: Buffer): void {
-    let msg: { id?: unknown; result?: unknown; error?: { code?: number; message?: string }; method?: string; params?: { subscription?: string; result?: unknown } };
+    let msg: { id?: unknown; result?: unknown; error?: { code?: number; message?: string }; method?: string; params?: { subscription?: unknown; result?: unknown } };
     try {
       msg = JSON.parse(data.toString('utf8')) as typeof msg;
     } catch {
@@ -98,8 +102,9 @@ export class UpstreamSocket {
       else p.resolve(msg.result);
       return;
     }
-    if (msg.method === 'eth_subscription' && typeof msg.params?.subscription === 'string') {
-      this.onNotification(msg.params.subscription, msg.params.result);
+    const sub = msg.params?.subscription;
+    if (msg.method !== undefined && this.#notifications.has(msg.method) && (typeof sub === 'string' || typeof sub === 'number')) {
+      this.onNotification(String(sub), msg.params!.result);
     }
   }
 

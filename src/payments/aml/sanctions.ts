@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { bitcoinAddressFormat } from '../../chains/utxo/formats.js';
-import type { Database, UtxoAddressFormat } from '../../store/index.js';
+import { lockFor, type Database, type UtxoAddressFormat } from '../../store/index.js';
+import { parseSolanaAddress } from '../../chains/solana/address.js';
 import { parseStellarAddress } from '../../chains/stellar/address.js';
 import { parseTronAddress } from '../../chains/tron/address.js';
 import { parseUtxoAddress } from '../../chains/utxo/address.js';
@@ -143,7 +144,7 @@ function sanctionedAddress(at: string, rawAddress: string, rawCurrency?: string)
     const guessed = guessAddress(address);
     if (!guessed) {
       throw new SanctionsFileError(`${at}: ${JSON.stringify(clip(address))} is not an address of a chain rpcctl knows `
-        + '(EVM 0x…, Bitcoin, Litecoin, Dogecoin, Tron T…, Stellar G…); for another chain write "CURRENCY address"');
+        + '(EVM 0x…, Bitcoin, Litecoin, Dogecoin, Tron T…, Stellar G…, Solana); for another chain write "CURRENCY address"');
     }
     return guessed;
   }
@@ -194,6 +195,8 @@ const utxoCheck = (name: string, formats: UtxoAddressFormat[]): AddressCheck => 
 });
 const tronCheck: AddressCheck = { name: 'Tron', parse: (a) => parseTronAddress(a).display };
 const stellarCheck: AddressCheck = { name: 'Stellar', parse: (a) => parseStellarAddress(a).display };
+/** A wallet's base58 public key, matched as written: base58 is case-sensitive. */
+const solanaCheck: AddressCheck = { name: 'Solana', parse: (a) => parseSolanaAddress(a).display };
 /** Chains rpcctl does not watch: their addresses cannot be checked, only told from prose. */
 const otherCheck: AddressCheck = {
   name: 'address',
@@ -214,8 +217,9 @@ function addressChecks(currency: string): AddressCheck[] {
     case 'DOGE': return [utxoCheck('Dogecoin', DOGECOIN)];
     case 'TRX': return [tronCheck];
     case 'XLM': return [stellarCheck];
-    // Stablecoins: ERC-20/TRC-20/Stellar assets, and Omni's USDT on Bitcoin addresses.
-    case 'USDT': case 'USDC': return [evmCheck, tronCheck, stellarCheck, utxoCheck('Bitcoin', BITCOIN)];
+    case 'SOL': return [solanaCheck];
+    // Stablecoins: ERC-20/TRC-20/Stellar/SPL tokens (an SPL holder listed by its wallet), and Omni's USDT on Bitcoin addresses.
+    case 'USDT': case 'USDC': return [evmCheck, tronCheck, stellarCheck, utxoCheck('Bitcoin', BITCOIN), solanaCheck];
     default: return [otherCheck];
   }
 }
@@ -223,7 +227,9 @@ function addressChecks(currency: string): AddressCheck[] {
 /** An address without a currency: known by its shape and checksum, else not taken. */
 function guessAddress(address: string): SanctionedAddress | undefined {
   const guesses: Array<[string, AddressCheck]> = [['ETH', evmCheck], ['XLM', stellarCheck], ['TRX', tronCheck],
-    ['XBT', utxoCheck('Bitcoin', BITCOIN)], ['LTC', utxoCheck('Litecoin', LITECOIN)], ['DOGE', utxoCheck('Dogecoin', DOGECOIN)]];
+    ['XBT', utxoCheck('Bitcoin', BITCOIN)], ['LTC', utxoCheck('Litecoin', LITECOIN)], ['DOGE', utxoCheck('Dogecoin', DOGECOIN)],
+    // Last: base58 of 32 bytes, which no base58check address above decodes to.
+    ['SOL', solanaCheck]];
   for (const [currency, check] of guesses) {
     try {
       return { address: check.parse(address), currency };
@@ -242,6 +248,10 @@ export async function replaceSanctions(db: Kysely<Database>, list: SanctionedAdd
   const rows = new Map<string, { address_key: string; address: string; currency: string; source: string; loaded_at: string }>();
   for (const a of list) rows.set(sanctionKey(a.address), { address_key: sanctionKey(a.address), address: a.address, currency: a.currency, source, loaded_at: now });
   await db.transaction().execute(async (trx) => {
+    // Instances starting together on an empty store each load the list: without the lock the
+    // second one's delete saw none of the first one's uncommitted rows, and its inserts then
+    // failed on their keys ("duplicate key ... aml_sanctions_pkey"), so that instance did not start.
+    await lockFor(trx, 'aml_sanctions');
     await trx.deleteFrom('aml_sanctions').execute();
     const all = [...rows.values()];
     for (let i = 0; i < all.length; i += 200) await trx.insertInto('aml_sanctions').values(all.slice(i, i + 200)).execute();

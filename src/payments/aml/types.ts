@@ -1,24 +1,10 @@
 import type { NetworkFamily } from '../../store/catalog.js';
 import { RpcctlError } from '../../util/errors.js';
+import type { AmlResult, FailAt, RiskLevel } from '../../wire/payments.js';
 
-/** The normalised result every provider returns (decisions.md, "Payment orders"). */
-export type RiskLevel = 'low' | 'medium' | 'high' | 'severe' | 'unknown';
-
-export interface AmlDetail {
-  category: string;
-  address: string;
-  source: string;
-}
-
-export interface AmlResult {
-  provider: string;
-  /** 0-100. */
-  score: number;
-  risk_level: RiskLevel;
-  details: AmlDetail[];
-  report_url: string | null;
-  checked_at: string;
-}
+/** The normalised result every provider returns (decisions.md, "Payment orders"): the API's shape. */
+export type { AmlResult, RiskLevel } from '../../wire/payments.js';
+export type AmlDetail = AmlResult['details'][number];
 
 /** What is screened: the sender of one funding transfer. */
 export interface AmlSubject {
@@ -46,7 +32,7 @@ export class AmlRetryError extends RpcctlError {
 const RANK: Record<RiskLevel, number> = { unknown: 0, low: 1, medium: 2, high: 3, severe: 4 };
 
 /** Whether `level` is at or above the merchant's `aml_fail_at`. `unknown` (provider `none`) never fails. */
-export function failsAt(level: RiskLevel, failAt: 'medium' | 'high' | 'severe'): boolean {
+export function failsAt(level: RiskLevel, failAt: FailAt): boolean {
   return level !== 'unknown' && RANK[level] >= RANK[failAt];
 }
 

@@ -21,6 +21,12 @@ import (
 
 const address = "0x52908400098527886E0F7030069857D2E4169EE7"
 
+// solanaAddress is a Solana public key: base58 and case-sensitive, kept exactly as given.
+const solanaAddress = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+
+// payoutAddress is where the payout line pays (it is canceled before anything is sent).
+const payoutAddress = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+
 // xpub is BIP32 test vector 1's master public key: a public key anyone may use, derivation only.
 const xpub = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
 
@@ -105,6 +111,9 @@ func main() {
 		return nil
 	}), "ForEachAddress")
 	check(listed, "watch %s not listed", watch.WatchID)
+	solanaWatch, err := client.AddressWatch.Add(ctx, "solana", solanaAddress)
+	must(err, "Add solana")
+	check(solanaWatch.Address == solanaAddress, "solana address changed: %+v", solanaWatch)
 
 	deliveries := make(chan delivery, 16)
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -181,6 +190,53 @@ func main() {
 	check(errors.As(err, &noRate) && noRate.StatusCode == 400 && noRate.Message == "Rate unavailable for ETH/USD.", "a fiat order without a rate: %v", err)
 	hook := await(deliveries, "the payment_order webhook", func(d delivery) bool { return d.event.PaymentID == pid })
 
+	// Refunds: the canceled order received nothing, so the service refuses one (409), and lists none.
+	_, err = client.Refunds.Create(ctx, pid, rpcctl.CreateRefundInput{Address: payoutAddress})
+	var refused *rpcctl.APIError
+	check(errors.As(err, &refused), "a refund of an order that received nothing: %v", err)
+	refunds, err := client.Refunds.List(ctx, pid)
+	must(err, "Refunds.List")
+	check(len(refunds) == 0, "refunds of the canceled order: %+v", refunds)
+	// A payout of one line: awaiting payment (an owner's key, no threshold), listed, read back,
+	// then canceled; each of the two states sends a payout_line webhook, the cancel's is awaited.
+	made, err := client.Payouts.Create(ctx, []rpcctl.PayoutLineInput{{Network: "eth", Address: payoutAddress, Amount: "0.001", Reference: "go-it-payout"}})
+	must(err, "Payouts.Create")
+	check(made.Status == rpcctl.PayoutAwaitingPayment && made.LineCount == 1, "payout %+v", made)
+	po := made.PayoutID
+	payoutListed := false
+	must(client.Payouts.ForEach(ctx, rpcctl.ListPayoutsParams{Status: rpcctl.PayoutAwaitingPayment}, func(p rpcctl.Payout) error {
+		payoutListed = payoutListed || p.PayoutID == po
+		return nil
+	}), "Payouts.ForEach")
+	page, err := client.Payouts.List(ctx, rpcctl.ListPayoutsParams{Status: rpcctl.PayoutAwaitingPayment, Page: 1, PerPage: 1})
+	must(err, "Payouts.List")
+	check(payoutListed && len(page.Payouts) == 1 && page.Payouts[0].PayoutID == po, "payouts %v %+v", payoutListed, page)
+	fetchedPayout, err := client.Payouts.Get(ctx, po)
+	must(err, "Payouts.Get")
+	line := fetchedPayout.Lines[0]
+	// The URI is EIP-681 when the node tells the chain id; this service's node is away: the address alone.
+	check(line.PaymentRequest != nil && strings.Contains(line.PaymentRequest.URI, payoutAddress), "line %+v", line)
+	payoutCanceled, err := client.Payouts.Cancel(ctx, po)
+	must(err, "Payouts.Cancel")
+	check(payoutCanceled.Status == rpcctl.PayoutCanceled, "payout cancel %+v", payoutCanceled)
+	awaitingAfter, err := client.Payouts.List(ctx, rpcctl.ListPayoutsParams{Status: rpcctl.PayoutAwaitingPayment})
+	must(err, "Payouts.List after the cancel")
+	payoutHook := await(deliveries, "the payout_line webhook", func(d delivery) bool {
+		return d.event.PayoutID == po && d.event.Event == "payout.canceled"
+	})
+
+	// Solana: the merchant's one wallet is a setting; a Solana order is paid to it and told
+	// apart by its own Solana Pay reference.
+	walletSettings, err := client.Payments.SetSettings(ctx, rpcctl.PaymentSettingsInput{SolanaWallet: rpcctl.String(solanaAddress)})
+	must(err, "SetSettings wallets.solana")
+	check(walletSettings.Wallets.Solana == solanaAddress, "wallets.solana not set: %+v", walletSettings.Wallets)
+	readBack, err := client.Payments.Settings(ctx)
+	must(err, "Settings")
+	wallet := readBack.Wallets.Solana
+	sol, err := client.Payments.Create(ctx, rpcctl.CreatePaymentInput{OrderID: "go-it-sol", NetworkSlug: "solana", Amount: "0.5"})
+	must(err, "Payments.Create solana")
+	check(sol.Payment.Address == wallet && sol.Payment.Reference != nil && *sol.Payment.Reference != wallet, "solana order %+v", sol.Payment)
+
 	// Redeliver the test webhook once the service has recorded its first delivery.
 	var first rpcctl.WebhookDelivery
 	deadline := time.Now().Add(20 * time.Second)
@@ -206,11 +262,16 @@ func main() {
 		"bad_request":          map[string]interface{}{"status": apiErr.StatusCode, "error": apiErr.Message, "code": apiErr.Code()},
 		"not_found":            map[string]interface{}{"status": notFound.StatusCode, "code": notFound.Code()},
 		"watch_id":             watch.WatchID,
+		"solana_watch_id":      solanaWatch.WatchID,
 		"webhook_id":           queued.WebhookID,
 		"event":                d.event.Raw,
 		"wrong_secret_refused": d.wrongSecretRefused,
 		"payment":              map[string]interface{}{"payment_id": pid, "order_id": order.OrderID, "address": firstAddress, "created_again": again.Created},
 		"payment_event":        hook.event.Raw,
+		"refund_refused":       map[string]interface{}{"status": refused.StatusCode, "code": refused.Code(), "error": refused.Message},
+		"payout":               map[string]interface{}{"payout_id": po, "listed": payoutListed, "status": payoutCanceled.Status, "awaiting_total": []int{page.Total, awaitingAfter.Total}},
+		"payout_event":         payoutHook.event.Raw,
+		"solana":               map[string]interface{}{"wallet": wallet, "payment_id": sol.Payment.PaymentID, "reference": *sol.Payment.Reference},
 		"redelivered":          map[string]interface{}{"delivery_id": first.DeliveryID, "webhook_id": queued.WebhookID, "arrivals": 2},
 	})
 	fmt.Println(string(out))

@@ -1,0 +1,4 @@
+import { paymentsSim } from './sim/suites.js';
+
+// Payment orders on a simulated stellar chain against the reference model (test/sim/suites.ts).
+paymentsSim('stellar');
