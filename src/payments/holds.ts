@@ -56,7 +56,10 @@ function heldQuery(db: Kysely<Database>) {
 
 /** The last final height per environment, asked of the node at most once a second. */
 export class Finality {
-  readonly #final = new Map<number, { atMs: number; height: number }>();
+  /** Undefined: the node could not say, kept as long as an answer (a pass asks once per environment, not once per row). */
+  readonly #final = new Map<number, { atMs: number; height: number | undefined }>();
+  /** When each environment's failure was last logged: once a minute, not once a pass. */
+  readonly #loggedAt = new Map<number, number>();
   readonly #chains: EnvironmentChains;
   readonly #log: (line: string) => void;
 
@@ -75,9 +78,15 @@ export class Finality {
     try {
       const height = (await chain.finalized?.()) ?? (await chain.head()) - env.finalityDepth + 1;
       this.#final.set(env.id, { atMs: nowMs, height });
+      this.#loggedAt.delete(env.id);
       return height;
     } catch (err) {
-      this.#log(`payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
+      this.#final.set(env.id, { atMs: nowMs, height: undefined });
+      const logged = this.#loggedAt.get(env.id);
+      if (logged === undefined || nowMs - logged >= 60_000 || nowMs < logged) {
+        this.#loggedAt.set(env.id, nowMs);
+        this.#log(`payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
+      }
       return undefined;
     }
   }

@@ -26,7 +26,7 @@ async function inTransaction<T>(d: PayoutDeps, payoutPk: number, work: (trx: Kys
     if (err instanceof LineChangedError) throw new PayoutError('E_CONFLICT', 'The payout changed while this request ran (a transfer was seen): look at it again and retry');
     throw err;
   }
-  changes.tell(d);
+  await changes.tell(d);
   d.onDeliveries();
   return result;
 }

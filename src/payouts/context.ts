@@ -12,7 +12,8 @@ export interface PayoutDeps {
   store: Store;
   config: Config;
   /** Tells the in-memory watch registry after a commit. */
-  watches: { added(row: WatchedAddressRow): void; removed(row: WatchedAddressRow): void };
+  /** `added` resolves once a scanner of the watch's network knows where it starts (watch/service.ts watchAdded): a transfer sent right after the answer is seen. */
+  watches: { added(row: WatchedAddressRow): Promise<void>; removed(row: WatchedAddressRow): void };
   /** Deliveries were written: the webhook service sends them now. */
   onDeliveries(): void;
 }
@@ -22,9 +23,9 @@ export class WatchChanges {
   readonly added: WatchedAddressRow[] = [];
   readonly removed: WatchedAddressRow[] = [];
 
-  tell(d: PayoutDeps): void {
-    for (const w of this.added) d.watches.added(w);
+  async tell(d: PayoutDeps): Promise<void> {
     for (const w of this.removed) d.watches.removed(w);
+    await Promise.all(this.added.map((w) => d.watches.added(w)));
   }
 }
 

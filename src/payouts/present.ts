@@ -20,7 +20,7 @@ export interface PresentDeps {
  * The chain's payment URI for a line any wallet can pay (BIP21, EIP-681, the address), with its
  * QR code when asked; none before approval, without an address, or once paid.
  */
-async function paymentRequest(d: PresentDeps, payout: PayoutRow, l: LineRow, qr: boolean): Promise<PayoutLineEntry['payment_request']> {
+async function paymentRequest(d: PresentDeps, payout: PayoutRow, l: LineRow, qr: boolean, away: NodeAway): Promise<PayoutLineEntry['payment_request']> {
   if (payout.approval === 'awaiting' || l.status !== 'awaiting_payment' || l.address === null) return null;
   const env = d.store.catalog.environment(l.network_environment_id);
   if (!env) return null;
@@ -30,20 +30,48 @@ async function paymentRequest(d: PresentDeps, payout: PayoutRow, l: LineRow, qr:
       { env, address: l.address, asset: l.asset, amountRaw: BigInt(l.amount_raw), decimals: l.decimals }, () => d.chains.of(env));
   } catch (err) {
     // The node is away (an EVM chain id): the bare address still lets the merchant pay.
-    d.log(`payouts: payment URI of ${payout.payout_id} line ${l.line_no} without the node (${(err as Error).message}); the address alone`);
+    away.note(`${env.network.slug}-${env.slug}`, l.line_no, err as Error);
     uri = l.address;
   }
   return { uri, qr_svg: qr ? await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 }) : null };
 }
 
-export async function presentLine(d: PresentDeps, payout: PayoutRow, l: LineRow, qr: boolean): Promise<PayoutLineEntry> {
+/**
+ * Lines whose payment URI went without the node, told in one line per environment once the
+ * payout is presented: a batch of 1,000 lines on a network whose node is down is one log line.
+ */
+class NodeAway {
+  readonly #byEnv = new Map<string, { lines: number[]; message: string }>();
+
+  note(env: string, lineNo: number, err: Error): void {
+    const seen = this.#byEnv.get(env);
+    if (seen) seen.lines.push(lineNo);
+    else this.#byEnv.set(env, { lines: [lineNo], message: err.message });
+  }
+
+  tell(d: PresentDeps, payout: PayoutRow): void {
+    for (const [env, { lines, message }] of this.#byEnv) {
+      const which = lines.length === 1 ? `line ${lines[0]}` : `${lines.length} lines`;
+      d.log(`payouts: payment URI of ${payout.payout_id} ${which} on ${env} without the node (${message}); the address alone`);
+    }
+  }
+}
+
+export async function presentLine(d: PresentDeps, payout: PayoutRow, l: LineRow, qr: boolean, away?: NodeAway): Promise<PayoutLineEntry> {
+  const own = away ?? new NodeAway();
+  const entry = await lineEntry(d, payout, l, qr, own);
+  if (!away) own.tell(d, payout);
+  return entry;
+}
+
+async function lineEntry(d: PresentDeps, payout: PayoutRow, l: LineRow, qr: boolean, away: NodeAway): Promise<PayoutLineEntry> {
   const env = d.store.catalog.environment(l.network_environment_id);
   return {
     line: l.line_no, status: l.status as PayoutStatus, network: l.network, asset: l.asset, asset_symbol: assetOfRow(d.config, env, l.asset, l.decimals).symbol,
     decimals: l.decimals, address: l.address, amount: fromBaseUnits(l.amount_raw, l.decimals), amount_raw: l.amount_raw,
     price_amount: l.price_amount, price_currency: l.price_currency, rate: l.rate, reference: l.reference,
     tx_hash: l.tx_hash, expected_tx: l.expected_tx, lifecycle: l.lifecycle,
-    payment_request: await paymentRequest(d, payout, l, qr), updated_at: l.updated_at,
+    payment_request: await paymentRequest(d, payout, l, qr, away), updated_at: l.updated_at,
   };
 }
 
@@ -64,9 +92,12 @@ export function batchStatus(lines: Array<{ status: string }>): PayoutStatus {
 
 /** A payout with its lines (each with its payment request when `withLines`; QR codes when `qr`). */
 export async function presentPayout(d: PresentDeps, p: PayoutRow, lines: LineRow[], o: { withLines: boolean; qr: boolean }): Promise<Payout> {
+  const away = new NodeAway();
+  const entries = o.withLines ? await Promise.all(lines.map((l) => presentLine(d, p, l, o.qr, away))) : [];
+  away.tell(d, p);
   return {
     payout_id: p.payout_id, status: batchStatus(lines), ...approvalOf(p),
-    lines: o.withLines ? await Promise.all(lines.map((l) => presentLine(d, p, l, o.qr))) : [], line_count: lines.length,
+    lines: entries, line_count: lines.length,
     created_at: p.created_at, updated_at: p.updated_at,
   };
 }

@@ -46,7 +46,7 @@ export function refundRoutes(deps: PayoutRouteDeps): RouteDef[] {
         if (!order) throw notFound('Payment not found');
         const caller = await callerOf(app.store, key);
         const created = await createRefund({ store: app.store, config: app.config, rates: deps.payouts.rates, accountId: account.id, caller }, order, body);
-        for (const w of created.watches) deps.payouts.deps.watches.added(w);
+        await Promise.all(created.watches.map((w) => deps.payouts.deps.watches.added(w)));
         deps.payouts.deps.onDeliveries();
         return { ok: true, refund: await present(created.payout, order, created.link && refundLinkUrl(app.publicUrl(), created.link.token)) };
       },

@@ -60,7 +60,7 @@ function createRoute(deps: PayoutRouteDeps): RouteDef {
     async handler({ account, app, key, body }) {
       const caller = await callerOf(app.store, key);
       const created = await createPayout({ store: app.store, config: app.config, rates: deps.payouts.rates, accountId: account.id, caller }, body);
-      for (const w of created.watches) deps.payouts.deps.watches.added(w);
+      await Promise.all(created.watches.map((w) => deps.payouts.deps.watches.added(w)));
       deps.payouts.deps.onDeliveries();
       return answer(deps, created.payout);
     },

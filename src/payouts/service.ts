@@ -47,7 +47,7 @@ export function startPayouts(o: PayoutsOptions): Payouts {
   const watch = o.addressWatch;
   const deps: PayoutDeps = {
     store: o.store, config: o.config,
-    watches: { added: (row) => void watch.watchAdded(row), removed: (row) => watch.watchRemoved(row) },
+    watches: { added: (row) => watch.watchAdded(row), removed: (row) => watch.watchRemoved(row) },
     onDeliveries: () => o.webhooks.kick(),
   };
   const chains = new EnvironmentChains();

@@ -44,7 +44,7 @@ async function moveMany(
       return done.length;
     });
     if (moved === 0) continue;
-    changes.tell(d);
+    await changes.tell(d);
     d.onDeliveries();
     n += moved;
   }
@@ -124,16 +124,28 @@ export async function takeBack(d: PayoutDeps): Promise<number> {
   });
 }
 
-/** The ids among `rows` whose block is at or below the network's final height less `margin` blocks. */
-async function finalRows(d: PayoutDeps, finality: Finality, nowMs: number, rows: ReadonlyArray<{ id: number; network_environment_id: number; block_height: number | string | null }>, margin: (envDepth: number) => number): Promise<number[]> {
+/**
+ * The `sent` lines, or the `completed` ones still holding a watch, whose block is at or below the
+ * network's final height less `margin` blocks. Every such line, 500 rows a page: with only the
+ * oldest 500 read, lines that are not final yet (a slow network's, one whose environment left
+ * the catalog) kept newer final ones waiting.
+ */
+async function finalIds(d: PayoutDeps, finality: Finality, nowMs: number, status: 'sent' | 'completed', margin: (envDepth: number) => number): Promise<number[]> {
   const ids: number[] = [];
-  for (const r of rows) {
-    const env = d.store.catalog.environment(r.network_environment_id);
-    if (!env) continue;
-    const final = await finality.height(env, nowMs);
-    if (final !== undefined && Number(r.block_height) <= final - margin(env.finalityDepth)) ids.push(r.id);
+  for (let after = 0; ;) {
+    let q = d.store.db.selectFrom('payout_lines').select(['id', 'network_environment_id', 'block_height'])
+      .where('status', '=', status).where('id', '>', after);
+    if (status === 'completed') q = q.where('watch_id', 'is not', null);
+    const rows = await q.orderBy('id').limit(500).execute();
+    if (rows.length === 0) return ids;
+    for (const r of rows) {
+      const env = d.store.catalog.environment(r.network_environment_id);
+      if (!env) continue;
+      const final = await finality.height(env, nowMs);
+      if (final !== undefined && Number(r.block_height) <= final - margin(env.finalityDepth)) ids.push(r.id);
+    }
+    after = rows[rows.length - 1]!.id;
   }
-  return ids;
 }
 
 /**
@@ -141,9 +153,7 @@ async function finalRows(d: PayoutDeps, finality: Finality, nowMs: number, rows:
  * hold (`releaseHeld`), as a paid order's does: a reorg deeper than the rule still takes it back.
  */
 export async function complete(d: PayoutDeps, finality: Finality, nowMs: number): Promise<number> {
-  const rows = await d.store.db.selectFrom('payout_lines').select(['id', 'network_environment_id', 'block_height'])
-    .where('status', '=', 'sent').orderBy('id').limit(500).execute();
-  const final = await finalRows(d, finality, nowMs, rows, () => 0);
+  const final = await finalIds(d, finality, nowMs, 'sent', () => 0);
   return moveMany(d, final, async (lines) => lines.filter((l) => l.status === 'sent').map((line) => ({ line, move: { status: 'completed' } })));
 }
 
@@ -155,9 +165,7 @@ export async function complete(d: PayoutDeps, finality: Finality, nowMs: number)
  * the watch goes; no webhook, the line does not move.
  */
 export async function releaseHeld(d: PayoutDeps, finality: Finality, nowMs: number): Promise<number> {
-  const rows = await d.store.db.selectFrom('payout_lines').select(['id', 'network_environment_id', 'block_height'])
-    .where('status', '=', 'completed').where('watch_id', 'is not', null).orderBy('id').limit(500).execute();
-  const due = await finalRows(d, finality, nowMs, rows, (depth) => depth);
+  const due = await finalIds(d, finality, nowMs, 'completed', (depth) => depth);
   let n = 0;
   // A chunk of lines a transaction: a batch's 1,000 watches go in a few statements.
   for (let i = 0; i < due.length; i += CHUNK) {
@@ -174,7 +182,7 @@ export async function releaseHeld(d: PayoutDeps, finality: Finality, nowMs: numb
       return cleared.size;
     });
     if (released === 0) continue;
-    changes.tell(d);
+    await changes.tell(d);
     n += released;
   }
   return n;

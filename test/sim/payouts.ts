@@ -59,7 +59,7 @@ export class PayoutSim {
     this.o = o;
     this.#deps = {
       store: o.store, config: o.config, onDeliveries() {},
-      watches: { added: (r) => o.registry().add(r), removed: (r) => o.registry().remove(r) },
+      watches: { added: async (r) => { o.registry().add(r); }, removed: (r) => o.registry().remove(r) },
     };
     this.#finality = new Finality(new EnvironmentChains(), () => {});
   }
