@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
-import { addUsage, createAccount, insertEndpointChecked, Store, usageReport } from '../src/store/index.js';
+import { Kysely } from 'kysely';
+import pg from 'pg';
+import { addUsage, CHANNELS, createAccount, insertEndpointChecked, notifyIn, Store, usageReport } from '../src/store/index.js';
+import { openPostgres } from '../src/store/dialect.js';
+import { Notifications } from '../src/store/notify.js';
 import { freshSchema, reachable, testDatabaseUrl, type TestSchema } from './helpers/shared-stores.js';
 import { startReceiver } from './helpers/receiver.js';
 import { enqueueDelivery } from '../src/webhooks/outbox.js';
@@ -163,6 +167,63 @@ describeUnless(why, 'several instances on one PostgreSQL', () => {
       await within(1000, () => registries[0]!.get(e.uuid)!.rpsLimit === big.rps_limit && registries[2]!.get(e.uuid)!.rpsLimit === big.rps_limit);
     } finally {
       registries.forEach((r) => r.stop());
+    }
+  });
+
+  it('notifications stay in their schema: a deployment in another schema of the database hears none of them, its own still arrive', async () => {
+    // Channels are the database's: a bare name would carry this schema's ids to the other one.
+    const other = await freshSchema(testDatabaseUrl, `_${'long'.repeat(12)}`.slice(0, 49)); // 63 bytes: its channel names are hashed
+    const otherStore = await Store.open({ dataDir: mkdtempSync(join(tmpdir(), 'rpcctl-mi-')), config, syncCatalog: 'always', env: { RPCCTL_MASTER_KEY: masterKey }, url: other.url });
+    const heard = (n: Notifications) => {
+      const got: string[] = [];
+      for (const channel of Object.values(CHANNELS)) n.on(channel, (p) => got.push(`${channel} ${p}`));
+      return got;
+    };
+    const here = heard(stores[1]!.notifications);
+    const there = heard(otherStore.notifications);
+    try {
+      expect(Buffer.byteLength(other.schema)).toBe(63);
+      await Promise.all([stores[1]!.notifications.listening(), otherStore.notifications.listening()]);
+      const all = (from: string) => Object.values(CHANNELS).map((c) => `${c} ${from}`).sort();
+      const send = (store: Store, from: string) => store.db.transaction().execute(async (trx) => {
+        for (const channel of Object.values(CHANNELS)) await notifyIn(trx, channel, from);
+      });
+      // A writer's own path too: an endpoint created here announces itself here.
+      const account = await createAccount(stores[0]!, { planId: stores[0]!.catalog.plans[0]!.id });
+      const e = await insertEndpointChecked(stores[0]!, { accountId: account.id, name: 'scoped', environmentId: stores[0]!.catalog.networks[0]!.environments[0]!.id }, () => {});
+      await send(stores[0]!, 'here');
+      // PostgreSQL delivers in commit order: once the other schema's own later notifications are
+      // in, any of this schema's it were to hear would be in too.
+      await send(otherStore, 'there');
+      const deadline = Date.now() + 5000;
+      while (!(all('here').every((x) => here.includes(x)) && all('there').every((x) => there.includes(x))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(here).toContain(`${CHANNELS.endpoints} e:${e.id}`);
+      expect(here.filter((x) => x.endsWith(' here')).sort()).toEqual(all('here'));
+      expect(there.sort()).toEqual(all('there'));
+      expect(here.filter((x) => x.endsWith(' there'))).toEqual([]);
+    } finally {
+      await otherStore.close();
+      await other.drop();
+    }
+  });
+
+  it('the public schema keeps the channel names of the releases before (a default deployment\'s upgrade changes nothing)', async () => {
+    const { dialect } = openPostgres(`${testDatabaseUrl!}${testDatabaseUrl!.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c search_path=public')}`);
+    const db = new Kysely<never>({ dialect });
+    const legacy = new pg.Client({ connectionString: testDatabaseUrl });
+    await legacy.connect();
+    try {
+      const got: string[] = [];
+      legacy.on('notification', (n) => got.push(`${n.channel} ${n.payload}`));
+      await legacy.query(`LISTEN ${CHANNELS.auth}`);
+      const payload = `p${Date.now()}`;
+      await notifyIn(db, CHANNELS.auth, payload);
+      const deadline = Date.now() + 5000;
+      while (!got.includes(`${CHANNELS.auth} ${payload}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(got).toContain(`${CHANNELS.auth} ${payload}`);
+    } finally {
+      await legacy.end();
+      await db.destroy();
     }
   });
 });

@@ -103,20 +103,22 @@ export async function lockFor(trx: Kysely<any>, name: string): Promise<void> {
 }
 
 /**
- * Wakes other instances (`LISTEN channel`) when the transaction commits; nothing on SQLite.
+ * Wakes other instances (`LISTEN`, notify.ts) when the transaction commits; nothing on SQLite.
  * Several payloads go in one statement: a batch of 1,000 changes is one round trip, not 1,000.
+ * `channel` is one of CHANNELS; the name sent on is the store's schema's (channelNameSql).
  */
 export async function notifyIn(trx: Kysely<any>, channel: string, payload: string | readonly string[]): Promise<void> {
   if (storeKindOf(trx) !== 'postgres') return;
+  const name = sql.raw(channelNameSql(channel));
   if (typeof payload === 'string') {
-    await sql`select pg_notify(${channel}, ${payload})`.execute(trx);
+    await sql`select pg_notify(${name}, ${payload})`.execute(trx);
     return;
   }
   if (payload.length === 0) return;
-  await sql`select pg_notify(${channel}, p) from unnest(${sql.val([...payload])}::text[]) as p`.execute(trx);
+  await sql`select pg_notify(${name}, p) from unnest(${sql.val([...payload])}::text[]) as p`.execute(trx);
 }
 
-/** `pg_notify` channels the instances share. */
+/** `pg_notify` channels the instances share; each is its store schema's (channelNameSql). */
 export const CHANNELS = {
   endpoints: 'rpcctl_endpoints',
   outbox: 'rpcctl_outbox',
@@ -125,6 +127,22 @@ export const CHANNELS = {
   /** A block's events were recorded or taken off (a reorg): payment engines look now. */
   events: 'rpcctl_events',
 } as const;
+
+/**
+ * The name `channel` has on the server, as SQL evaluated on the connection that notifies or
+ * listens: both use the store's URL, so both see one `current_schema()`. Channels are the
+ * database's, not a schema's: without the schema in the name, deployments in two schemas of
+ * one database would wake each other, with ids that mean other rows here. The `public` schema
+ * keeps the bare name of the releases before (a default deployment's upgrade changes nothing);
+ * another schema is appended, or its md5 when the name would pass PostgreSQL's 63-byte limit
+ * (`.` and `#` keep the two forms apart). One text for both ends, so they cannot disagree.
+ */
+export function channelNameSql(channel: string): string {
+  if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  return `(select case when s = 'public' then '${channel}'
+    when octet_length('${channel}.' || s) <= 63 then '${channel}.' || s
+    else '${channel}#' || md5(s) end from coalesce(current_schema(), 'public') as s)`;
+}
 
 const SQLITE_DISK_ERRORS = new Set([8, 10, 13, 14]);
 

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { channelNameSql } from './dialect.js';
 
 type Handler = (payload: string) => void;
 
@@ -25,11 +26,15 @@ async function endOrCut(client: pg.Client, ms: number): Promise<void> {
  * PostgreSQL LISTEN on one dedicated connection, reconnected after a failure. Notifications
  * only make other instances act sooner: every user also polls, so a notification lost while
  * the connection was down delays work by at most one poll and loses nothing. On SQLite (no
- * URL) there is one instance and subscribing does nothing.
+ * URL) there is one instance and subscribing does nothing. Channels are named by the schema
+ * the URL's connections land in (dialect.ts channelNameSql): a deployment in another schema of
+ * the database is not heard.
  */
 export class Notifications {
   readonly #url: string | undefined;
   readonly #handlers = new Map<string, Set<Handler>>();
+  /** The server's name of each channel listened on (schema-scoped) → the channel. */
+  readonly #names = new Map<string, string>();
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
   #subscribing: Promise<unknown> = Promise.resolve();
@@ -57,7 +62,9 @@ export class Notifications {
     }
     set.add(handler);
     if (onReconnect) this.#onReconnect.add(onReconnect);
-    if (isNew && this.#client) this.#subscribing = this.#client.query(`LISTEN ${quoteIdent(channel)}`).catch(() => this.#drop());
+    const client = this.#client;
+    // One query at a time on the connection (pg queues them, but warns).
+    if (isNew && client) this.#subscribing = this.#subscribing.then(() => this.#listen(client, channel)).catch(() => this.#drop());
     else void this.#connect();
     return () => {
       set.delete(handler);
@@ -91,13 +98,14 @@ export class Notifications {
       client.on('error', () => this.#drop());
       client.on('end', () => this.#drop());
       client.on('notification', (n) => {
-        for (const h of this.#handlers.get(n.channel) ?? []) {
+        const channel = this.#names.get(n.channel);
+        for (const h of (channel === undefined ? undefined : this.#handlers.get(channel)) ?? []) {
           try { h(n.payload ?? ''); } catch { /* a handler's failure is its own */ }
         }
       });
       try {
         await client.connect();
-        for (const channel of this.#handlers.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+        for (const channel of this.#handlers.keys()) await this.#listen(client, channel);
         if (this.#closed) {
           await client.end().catch(() => {});
           return;
@@ -109,6 +117,13 @@ export class Notifications {
       }
     })().finally(() => { this.#connecting = undefined; });
     return this.#connecting;
+  }
+
+  async #listen(client: pg.Client, channel: string): Promise<void> {
+    const { rows } = await client.query<{ name: string }>(`select ${channelNameSql(channel)} as name`);
+    const name = rows[0]!.name;
+    this.#names.set(name, channel);
+    await client.query(`LISTEN ${quoteIdent(name)}`);
   }
 
   #drop(): void {

@@ -12,9 +12,10 @@ export const testRedisUrl = process.env.RPCCTL_TEST_REDIS_URL || undefined;
 /** A new, empty schema in the test database; its URL sets the search_path to it. */
 export interface TestSchema { url: string; schema: string; drop(): Promise<void> }
 
-export async function freshSchema(baseUrl = testDatabaseUrl): Promise<TestSchema> {
+/** `suffix` (lower-case letters, digits, `_`) lengthens the name, up to PostgreSQL's 63 bytes. */
+export async function freshSchema(baseUrl = testDatabaseUrl, suffix = ''): Promise<TestSchema> {
   if (!baseUrl) throw new Error('no test database: set RPCCTL_TEST_DATABASE_URL');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const schema = `t_${randomBytes(6).toString('hex')}${suffix}`;
   await admin(baseUrl, `CREATE SCHEMA ${schema}`);
   const u = new URL(baseUrl);
   u.searchParams.set('options', `-c search_path=${schema}`);
