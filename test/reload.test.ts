@@ -1,11 +1,12 @@
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { Pool } from 'undici';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PID_FILE, readReloadRecord, type ReloadRecord } from '../src/cli/serve/control.js';
 import { signatureHeaders } from '../src/client/signing.js';
 import type { ConfigInput } from '../src/config/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
@@ -13,17 +14,20 @@ import { rawCall, testConfig } from './helpers/service.js';
 import { freshSchema, testDatabaseUrl, testRedisUrl, freshRedisPrefix, type TestSchema } from './helpers/shared-stores.js';
 
 /**
- * Config reload under traffic, on a real `rpcctl serve` process: paced JSON-RPC calls over HTTP
- * and 100 open newHeads subscriptions while `rpcctl admin reload` (SIGHUP) switches the config
- * 20 times between two versions that differ in upstreams, method routing, integrity, plans,
- * limits and log level. Not one call may fail and not one socket may close.
+ * Config reload under traffic, on a real `rpcctl serve` process: JSON-RPC calls over HTTP offered
+ * at 1,000 a second by the clock (bench/open-load.js, in a process of its own) and 100 open
+ * newHeads subscriptions while SIGHUP (every fifth through `rpcctl admin reload`) switches the
+ * config 20 times between two versions that differ in upstreams, method routing, integrity,
+ * plans, limits and log level. Not one call may fail and not one socket may close. The rate the
+ * machine answered is printed, not asserted; `npm run bench:reload` measures it.
  */
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const MASTER_KEY = randomBytes(32).toString('hex');
 const RELOADS = 20;
 const SOCKETS = 100;
-/** Calls sent per 100 ms tick: 1,000 a second at most, fewer when the machine cannot keep up. */
-const CALLS_PER_TICK = 100;
+/** Calls offered a second, by the clock (bench/open-load.js): what the machine answers is printed. */
+const RATE = 1000;
+const openLoad = new URL('../bench/open-load.js', import.meta.url).pathname;
 
 let anvil: Anvil;
 let dir: string;
@@ -77,11 +81,57 @@ async function rpcctl(args: string[]): Promise<{ exitCode: number; stdout: strin
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
 async function metric(name: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${metricsUrl}/metrics`)).text();
   const out: Record<string, number> = {};
   for (const m of text.matchAll(new RegExp(`^${name}\\{result="(\\w+)"\\} (\\d+)`, 'gm'))) out[m[1]!] = Number(m[2]);
   return out;
+}
+
+async function reloadByAdmin(): Promise<ReloadRecord> {
+  const r = await rpcctl(['admin', 'reload', '--json']);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as ReloadRecord;
+}
+
+/** SIGHUP to the serve.pid of the data dir, then its outcome from reload.json (what admin does). */
+async function reloadBySignal(): Promise<ReloadRecord> {
+  const pid = Number(readFileSync(join(dir, PID_FILE), 'utf8').trim());
+  const before = readReloadRecord(dir);
+  const seen = before?.pid === pid ? before.seq : 0;
+  process.kill(pid, 'SIGHUP');
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const record = readReloadRecord(dir);
+    if (record?.pid === pid && record.seq > seen) return record;
+    expect(Date.now(), 'serve reports the reload').toBeLessThan(until);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+interface LoadStats {
+  sent: number; skipped: number; ok: number; failed: number; failures: string[];
+  okRate: number; p50: number; p99: number; maxInFlight: number; maxAnswerGapMs: number;
+}
+
+/** bench/open-load.js in a process of its own, on the pinned Node this one runs on. */
+function startLoad() {
+  const child = fork(openLoad, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map<string, { resolve: (m: any) => void; reject: (e: Error) => void }>();
+  child.on('message', (m: { type: string }) => { waiting.get(m.type)?.resolve(m); waiting.delete(m.type); });
+  child.once('exit', (code) => { for (const w of waiting.values()) w.reject(new Error(`the load generator exited with ${code}`)); });
+  const ask = <T>(message: object, answer: string) => new Promise<T>((resolve, reject) => {
+    if (!child.connected) return reject(new Error(`the load generator exited with ${child.exitCode}`));
+    waiting.set(answer, { resolve, reject });
+    child.send(message);
+  });
+  return {
+    start: (o: object) => ask<void>({ type: 'start', ...o }, 'started'),
+    snapshot: () => ask<{ sent: number; ok: number; failed: number; inFlight: number }>({ type: 'snapshot' }, 'snapshot'),
+    stop: () => ask<LoadStats>({ type: 'stop' }, 'stats'),
+  };
 }
 
 beforeAll(async () => {
@@ -174,55 +224,44 @@ describe('config reload (SIGHUP, rpcctl admin reload)', () => {
       ws.on('close', () => { dropped++; });
     }));
 
-    // Paced calls until the reloads are done: at most CALLS_PER_TICK per 100 ms, never more in flight than that.
-    const pool = new Pool(gatewayUrl, { connections: 32, pipelining: 1 });
-    let sent = 0;
-    let failed = 0;
-    const failures: string[] = [];
-    let running = true;
-    const methods = ['eth_blockNumber', 'eth_chainId', 'eth_getBalance'];
-    const call = async (i: number) => {
-      const method = methods[i % methods.length]!;
-      const params = method === 'eth_getBalance' ? [anvil.accounts[0], 'latest'] : [];
-      try {
-        const res = await pool.request({ path: `/${uuid}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method, params }) });
-        const text = await res.body.text();
-        if (res.statusCode !== 200 || !/"result"/.test(text)) {
-          failed++;
-          if (failures.length < 5) failures.push(`${method} ${res.statusCode} ${text.slice(0, 200)}`);
-        }
-      } catch (err) {
-        failed++;
-        if (failures.length < 5) failures.push(`${method} ${(err as Error).message}`);
-      }
-    };
+    // Calls offered at 1,000 a second by the clock until the reloads are done, from a process of
+    // its own (this one holds the sockets and runs the reloads): a third from the gateway's cache
+    // (eth_chainId, version a), the rest from the upstream it picks in the running config.
+    const load = startLoad();
     const started = Date.now();
-    const load = (async () => {
-      while (running) {
-        const tick = Date.now();
-        const batch = Array.from({ length: CALLS_PER_TICK }, () => call(sent++));
-        await Promise.all(batch);
-        const wait = 100 - (Date.now() - tick);
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-    })();
+    await load.start({
+      origin: new URL(gatewayUrl).origin, rate: RATE, connections: 256,
+      calls: [
+        { path: `/${uuid}`, method: 'eth_blockNumber', params: [] },
+        { path: `/${uuid}`, method: 'eth_chainId', params: [] },
+        { path: `/${uuid}`, method: 'eth_getBalance', params: [anvil.accounts[0], 'latest'] },
+      ],
+    });
 
     let applied = 0;
+    /** Reloads with no call waiting when they began nor sent while they ran (none: all came under traffic). */
+    const quiet: number[] = [];
+    const reloadMs: number[] = [];
+    let stats: LoadStats;
     try {
       for (let i = 0; i < RELOADS; i++) {
         writeConfig(version(i % 2 === 0 ? 'b' : 'a', prefix));
-        const r = await rpcctl(['admin', 'reload', '--json']);
-        expect(r.exitCode, r.stderr).toBe(0);
-        const outcome = JSON.parse(r.stdout) as { ok: boolean; changed: string[] };
-        expect(outcome.ok).toBe(true);
+        const before = await load.snapshot();
+        const t0 = Date.now();
+        // Every fifth through `rpcctl admin reload`, the rest by SIGHUP as systemd sends it: a
+        // CLI start is most of a reload's time on a busy machine, and the load runs meanwhile.
+        const outcome = i % 5 === 4 ? await reloadByAdmin() : await reloadBySignal();
+        reloadMs.push(Date.now() - t0);
+        expect(outcome.ok, outcome.reason).toBe(true);
         expect(outcome.changed).toEqual(expect.arrayContaining(['networks', 'plans', 'limits.api_rps_per_ip', 'log.level', 'gateway.max_lag_blocks']));
+        if (before.inFlight === 0 && (await load.snapshot()).sent === before.sent) quiet.push(i);
         applied++;
       }
     } finally {
-      running = false;
-      await load;
+      stats = await load.stop();
     }
     const seconds = (Date.now() - started) / 1000;
+    const { sent, skipped, ok, failed, failures } = stats;
     // Subscriptions still deliver after the last reload: a new head reaches every socket.
     const before = new Map(notifications);
     const until = Date.now() + 30_000;
@@ -231,17 +270,21 @@ describe('config reload (SIGHUP, rpcctl admin reload)', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     const open = sockets.filter((ws) => ws.readyState === WebSocket.OPEN).length;
-    console.log(`reload under load: ${applied} reloads, ${sent} calls in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s), ${failed} failed, ${SOCKETS} sockets, ${dropped} dropped, ${open} open`);
+    // The rate is printed, not asserted: on a shared machine it says how busy the machine was.
+    console.log(`reload under load: ${applied} reloads in ${seconds.toFixed(1)} s; ${RATE}/s offered, ${sent} calls sent, ${ok} answered (${Math.round(stats.okRate)}/s), `
+      + `${failed} failed, ${skipped} not sent (${stats.maxInFlight} already waiting), latency p50 ${stats.p50.toFixed(0)} ms p99 ${stats.p99.toFixed(0)} ms, `
+      + `longest wait for any answer ${stats.maxAnswerGapMs.toFixed(0)} ms; `
+      + `${SOCKETS} sockets, ${dropped} dropped, ${open} open; a reload took ${median(reloadMs)} ms (median), ${Math.max(...reloadMs)} ms at most`);
     expect(failures).toEqual([]);
     expect(failed).toBe(0);
+    expect(ok).toBe(sent);
+    expect(quiet, 'reloads with no call in flight').toEqual([]);
     expect(dropped).toBe(0);
     expect(open).toBe(SOCKETS);
     expect(applied).toBe(RELOADS);
-    expect(sent).toBeGreaterThan(RELOADS * CALLS_PER_TICK);
     expect((await metric('rpcctl_config_reloads_total')).applied).toBe(1 + RELOADS);
     // The level followed the config: a reload to version b (warn) is not logged, one to a (info) is.
     expect(stderr.match(/config: reloaded|"msg":"reloaded/g)?.length).toBe(1 + RELOADS / 2);
     for (const ws of sockets) ws.close(1000);
-    await pool.close();
   }, 300_000);
 });
