@@ -72,7 +72,7 @@ async function requestLogCostUs() {
  */
 async function tracingCostUs(ratio, sinkUrl) {
   const { startTracing } = await import('../dist/telemetry/index.js');
-  const { traced, traceEndpoint, traceMethod, traceAttempt } = await import('../dist/gateway/trace.js');
+  const { traced, traceOf, traceEndpoint, traceMethod, traceAttempt } = await import('../dist/gateway/trace.js');
   const tracing = await startTracing({ url: `${sinkUrl}/v1/traces`, headers: {}, serviceName: 'bench', samplingRatio: ratio, timeoutMs: 10_000 }, () => {}, 'bench');
   const ep = { id: 1, env: { slug: 'mainnet', network: { slug: 'eth' } } };
   const n = 200_000;
@@ -82,10 +82,11 @@ async function tracingCostUs(ratio, sinkUrl) {
     res.writableFinished = true;
     const req = { method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } };
     const work = () => {
-      traceEndpoint(ep);
-      traceMethod('eth_getBalance');
-      const done = traceAttempt(tracing, 'http://127.0.0.1:8545', 'eth_getBalance', { 'content-type': 'application/json' });
-      done(200);
+      const t = traceOf(res);
+      traceEndpoint(t, ep);
+      traceMethod(t, 'eth_getBalance');
+      const done = traceAttempt(t, 'http://127.0.0.1:8545', 'eth_getBalance', { 'content-type': 'application/json' });
+      done?.(200);
     };
     if (withTracing) traced(tracing, req, res, work);
     res.emit('close');

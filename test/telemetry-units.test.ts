@@ -1,6 +1,11 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config/index.js';
-import { tracingSetup } from '../src/telemetry/index.js';
+import { startTracing, tracingSetup } from '../src/telemetry/index.js';
+import { traceAttempt, traced, tracedMessage, traceOf } from '../src/gateway/trace.js';
+import type { EndpointState } from '../src/gateway/registry.js';
+import type { Environment } from '../src/store/index.js';
 
 const telemetry = (t: Record<string, unknown>) => parseConfig({ telemetry: t }, 'test').telemetry;
 
@@ -42,5 +47,37 @@ describe('telemetry config and exporter setup', () => {
     }
     expect(message).toMatch(/one line/);
     expect(message).not.toContain('hunter2');
+  });
+
+  it('leaves async hooks off in a thread that traces calls, sampled or not (on Node 20 and 22 they make every promise of the thread costlier)', async () => {
+    // With async hooks on, every new promise carries its async ids.
+    const hooked = () => Object.getOwnPropertySymbols(new Promise(() => {})).length > 0;
+    expect(hooked()).toBe(false);
+    const env = { slug: 'local', network: { slug: 'fake' } } as unknown as Environment;
+    const ep = { id: 1, env } as unknown as EndpointState;
+    const sent: Record<string, string>[] = [];
+    for (const samplingRatio of [1, 0]) {
+      // Nothing listens there: exports fail quietly (the log is the sink), spans are still made.
+      const tracing = await startTracing({ url: 'http://127.0.0.1:9/v1/traces', headers: {}, serviceName: 't', samplingRatio, timeoutMs: 1000 }, () => {}, 'test');
+      const res = new EventEmitter() as unknown as ServerResponse;
+      const req = { method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } as unknown as IncomingMessage;
+      await traced(tracing, req, res, async () => {
+        const headers: Record<string, string> = {};
+        traceAttempt(traceOf(res)!, 'http://127.0.0.1:1', 'eth_chainId', headers)?.(200);
+        sent.push(headers);
+        await Promise.resolve();
+      });
+      res.emit('close');
+      await tracedMessage(tracing, undefined, ep, env, async (t) => {
+        traceAttempt(t, 'http://127.0.0.1:1', 'eth_chainId', {})?.(200);
+        await Promise.resolve();
+      });
+      await tracing.shutdown();
+    }
+    expect(hooked()).toBe(false);
+    // Both calls' attempts sent the client's trace on, sampled and then not.
+    expect(sent.map((h) => h.traceparent)).toEqual([
+      expect.stringMatching(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/), expect.stringMatching(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/),
+    ]);
   });
 });
