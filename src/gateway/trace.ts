@@ -9,9 +9,9 @@ import { loggedMethod } from './request-log.js';
  * child spans (upstreams/call-handler.ts), and what the call's span reports at its end is
  * gathered here as the steps learn it. Handed down explicitly (UpstreamRequest.trace, the
  * `trace` arguments of calls.ts and integrity.ts), never through an AsyncLocalStorage: on
- * Node 20 and 22 one AsyncLocalStorage used once turns on async hooks for the whole thread
- * for good, and every promise of every call (sampled or not) then paid for it: the gateway
- * used 1.4-1.7x the CPU per request at 1 % sampling (bench:gateway, BENCH_TRACING).
+ * Node 22 (and 24 under --no-async-context-frame) one used once turns on async hooks for the
+ * whole thread for good, and every promise of every call, sampled or not, pays for it (3-5x
+ * for a loop of awaits). The pinned Node 24 runs it on AsyncContextFrame, which is cheap.
  */
 export interface CallTrace {
   readonly tracing: Tracing;
