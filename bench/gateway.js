@@ -6,7 +6,9 @@
 // every round, for a CPU-per-request ratio between the two. BENCH_TRACING=0.01 adds this
 // checkout's gateway with tracing on at that sampling ratio (exporting to a sink in this process)
 // to every round, for the ratio traced/untraced (BENCH_AA=1: that third gateway untraced too, an
-// A/A run that shows how far two identical processes differ here). Then a soak run to watch memory.
+// A/A run that shows how far two identical processes differ here); with BENCH_COMPARE too, the
+// other checkout's gateway traced the same way as well, so the cost of tracing before and after a
+// change is measured in the same rounds. Then a soak run to watch memory.
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -17,6 +19,10 @@ import { startServe } from './serve.js';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+// Requests a second to each gateway (BENCH_RATE; default: as fast as each answers). A fixed rate
+// makes CPU per request comparable between processes when the machine is too busy for them to
+// reach the same throughput (fewer requests a second batch less, and cost more each).
+const rate = process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE);
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 
 const compare = process.env.BENCH_COMPARE;
@@ -72,7 +78,7 @@ async function requestLogCostUs() {
  */
 async function tracingCostUs(ratio, sinkUrl) {
   const { startTracing } = await import('../dist/telemetry/index.js');
-  const { traced, traceEndpoint, traceMethod, traceAttempt } = await import('../dist/gateway/trace.js');
+  const { traced, traceOf, traceEndpoint, traceMethod, traceAttempt } = await import('../dist/gateway/trace.js');
   const tracing = await startTracing({ url: `${sinkUrl}/v1/traces`, headers: {}, serviceName: 'bench', samplingRatio: ratio, timeoutMs: 10_000 }, () => {}, 'bench');
   const ep = { id: 1, env: { slug: 'mainnet', network: { slug: 'eth' } } };
   const n = 200_000;
@@ -82,10 +88,11 @@ async function tracingCostUs(ratio, sinkUrl) {
     res.writableFinished = true;
     const req = { method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } };
     const work = () => {
-      traceEndpoint(ep);
-      traceMethod('eth_getBalance');
-      const done = traceAttempt(tracing, 'http://127.0.0.1:8545', 'eth_getBalance', { 'content-type': 'application/json' });
-      done(200);
+      const t = traceOf(res);
+      traceEndpoint(t, ep);
+      traceMethod(t, 'eth_getBalance');
+      const done = traceAttempt(t, 'http://127.0.0.1:8545', 'eth_getBalance', { 'content-type': 'application/json' });
+      done?.(200);
     };
     if (withTracing) traced(tracing, req, res, work);
     res.emit('close');
@@ -145,7 +152,7 @@ async function gatewayOf(root, telemetry) {
   await client.close();
   const run = async (s) => {
     const cpu0 = cpuSeconds(serve.child.pid);
-    const r = await load({ url: serve.gateway, path: `/${endpoint.uuid}`, method: 'POST', body, headers, seconds: s, connections, expectStatus: 200 });
+    const r = await load({ url: serve.gateway, path: `/${endpoint.uuid}`, method: 'POST', body, headers, seconds: s, connections, expectStatus: 200, rate });
     r.cpuUs = (cpuSeconds(serve.child.pid) - cpu0) * 1e6 / r.requests;
     return r;
   };
@@ -155,7 +162,9 @@ async function gatewayOf(root, telemetry) {
 const main = await gatewayOf(undefined);
 const other = compare ? await gatewayOf(compare) : undefined;
 const sink = tracingRatio === undefined ? undefined : await startSpanSink();
-const traced = sink ? await gatewayOf(undefined, process.env.BENCH_AA ? undefined : { sampling_ratio: tracingRatio, otlp: { endpoint: sink.url } }) : undefined;
+const tracedTelemetry = process.env.BENCH_AA ? undefined : { sampling_ratio: tracingRatio, otlp: { endpoint: sink?.url } };
+const traced = sink ? await gatewayOf(undefined, tracedTelemetry) : undefined;
+const otherTraced = sink && compare ? await gatewayOf(compare, tracedTelemetry) : undefined;
 const serve = main.serve;
 try {
   const viaGateway = main.run;
@@ -166,13 +175,15 @@ try {
   await viaGateway(1);
   if (other) await other.run(1);
   if (traced) await traced.run(1);
+  if (otherTraced) await otherTraced.run(1);
   const ref = [];
   const gw = [];
   const cmp = [];
   const trc = [];
-  const runs = { main: (s) => viaGateway(s), other: (s) => other.run(s), traced: (s) => traced.run(s) };
-  const lists = { main: gw, other: cmp, traced: trc };
-  const present = ['main', ...(other ? ['other'] : []), ...(traced ? ['traced'] : [])];
+  const otrc = [];
+  const runs = { main: (s) => viaGateway(s), other: (s) => other.run(s), traced: (s) => traced.run(s), otherTraced: (s) => otherTraced.run(s) };
+  const lists = { main: gw, other: cmp, traced: trc, otherTraced: otrc };
+  const present = ['main', ...(other ? ['other'] : []), ...(traced ? ['traced'] : []), ...(otherTraced ? ['otherTraced'] : [])];
   for (let r = 0; r < rounds; r++) {
     const p = await viaProxy(seconds);
     // Which gateway goes first rotates, so none always runs on a machine just warmed by another.
@@ -183,6 +194,7 @@ try {
     console.log(`         gateway       ${show(gw.at(-1))}`);
     if (other) console.log(`         compared      ${show(cmp.at(-1))}  (${compare})`);
     if (traced) console.log(`         traced        ${show(trc.at(-1))}  (sampling ${tracingRatio})`);
+    if (otherTraced) console.log(`         compared, traced ${show(otrc.at(-1))}  (sampling ${tracingRatio})`);
   }
   const summary = (rs) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)), errors: 0, unexpected: 0 });
   const p = summary(ref);
@@ -205,6 +217,14 @@ try {
     console.log(`  traced gateway (sampling ${tracingRatio})  ${show(t)}`);
     console.log(`  CPU per request traced/untraced, medians: ${(t.cpuUs / g.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(paired) * 100).toFixed(1)} %`);
     console.log(`  throughput traced/untraced: ${(t.rps / g.rps * 100).toFixed(1)} %; p99 traced/untraced: ${(t.p99 / g.p99).toFixed(2)}x`);
+    if (otherTraced) {
+      const o = summary(otrc);
+      const c = summary(cmp);
+      const opaired = otrc.map((r, i) => r.cpuUs / cmp[i].cpuUs);
+      console.log(`  compared gateway traced (sampling ${tracingRatio})  ${show(o)}`);
+      console.log(`  compared: CPU per request traced/untraced, medians: ${(o.cpuUs / c.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(opaired) * 100).toFixed(1)} %`);
+      console.log(`  CPU per request traced this/traced compared, medians: ${(t.cpuUs / o.cpuUs * 100).toFixed(1)} %; median of per-round ratios: ${(median(trc.map((r, i) => r.cpuUs / otrc[i].cpuUs)) * 100).toFixed(1)} %`);
+    }
     console.log(`  exported so far: ${sink.stats.exports} requests, ${(sink.stats.bytes / 1024).toFixed(0)} KiB`);
     for (const ratio of [tracingRatio, 1]) {
       const us = await tracingCostUs(ratio, sink.url);
@@ -232,6 +252,7 @@ try {
   await serve.stop();
   await other?.serve.stop();
   await traced?.serve.stop();
+  await otherTraced?.serve.stop();
   await sink?.close();
   upstream.process.kill();
   proxy.process.kill();

@@ -1,12 +1,15 @@
 // A small closed-loop HTTP load generator: `connections` requests in flight, each one sent as
-// soon as the previous answered, for `seconds`. Reports req/s and latency percentiles.
+// soon as the previous answered, for `seconds`. Reports req/s and latency percentiles. With
+// `rate`, at most that many requests a second (still at most `connections` in flight): processes
+// compared at the same rate do the same work a second, so their CPU per request is comparable
+// on a machine too busy for them to reach the same closed-loop throughput.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 /**
  * @param {{ url: string, path: string | (() => string), method?: string, headers?: () => Record<string,string>,
- *   body?: string | (() => string), connections?: number, seconds?: number, expectStatus?: number }} opts
+ *   body?: string | (() => string), connections?: number, seconds?: number, expectStatus?: number, rate?: number }} opts
  */
 export async function load(opts) {
   const origin = new URL(opts.url).origin;
@@ -17,9 +20,24 @@ export async function load(opts) {
   let errors = 0;
   let unexpected = 0;
   const started = performance.now();
+  // Open-loop pacing: tickets released at `rate` a second (never more than `connections` saved up).
+  let tickets = 0;
+  const waiting = [];
+  const pace = opts.rate ? setInterval(() => {
+    tickets = Math.min(connections, tickets + opts.rate / 100);
+    while (tickets >= 1 && waiting.length > 0) {
+      tickets--;
+      waiting.shift()();
+    }
+  }, 10) : undefined;
+  const ticket = () => new Promise((resolve) => waiting.push(resolve));
 
   async function worker() {
     while (performance.now() < deadline) {
+      if (pace) {
+        await ticket();
+        if (performance.now() >= deadline) break;
+      }
       const t0 = performance.now();
       try {
         const res = await pool.request({
@@ -36,7 +54,10 @@ export async function load(opts) {
       latencies.push(performance.now() - t0);
     }
   }
+  const ending = pace ? setTimeout(() => { for (const w of waiting.splice(0)) w(); }, deadline - performance.now() + 20) : undefined;
   await Promise.all(Array.from({ length: connections }, worker));
+  clearInterval(pace);
+  clearTimeout(ending);
   const elapsed = (performance.now() - started) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);

@@ -1,8 +1,8 @@
 // Starts `rpcctl serve` as its own process, as an operator would, and waits for its ready line.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const ownBin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 
@@ -16,7 +16,12 @@ export async function startServe(config, opts = {}) {
   const started = performance.now();
   const configFile = join(dataDir, 'config.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const child = spawn(process.execPath, [bin, 'serve', '--config', configFile, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The checkout's pinned Node when it has one: an older Node running the bench would have
+  // bin/rpcctl.js start it as a child of its own, and `child` (whose CPU the benches read)
+  // would be a wrapper doing nothing.
+  const pinned = join(dirname(bin), '..', 'node_modules', 'node', 'bin', 'node');
+  const node = existsSync(pinned) ? pinned : process.execPath;
+  const child = spawn(node, [bin, 'serve', '--config', configFile, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const urls = await new Promise((resolve, reject) => {
     const onData = (d) => {
@@ -36,7 +41,7 @@ export async function startServe(config, opts = {}) {
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
   });
-  const admin = (...args) => JSON.parse(execFileSync(process.execPath, [bin, 'admin', ...args, '--json', '--data-dir', dataDir, '--config', configFile], { encoding: 'utf8' }));
+  const admin = (...args) => JSON.parse(execFileSync(node, [bin, 'admin', ...args, '--json', '--data-dir', dataDir, '--config', configFile], { encoding: 'utf8' }));
   return {
     ...urls, dataDir, admin, child,
     async stop() {

@@ -17,8 +17,9 @@ import { rawCall, testConfig } from './helpers/service.js';
  * OpenTelemetry traces from a real `rpcctl serve`: an OTLP/HTTP receiver here takes the JSON
  * exports (no collector can be installed), an upstream in front of a fake EVM node records the
  * headers the gateway sends it, a webhook receiver records the deliveries'. One run with
- * tracing on at sampling 1.0; one with nothing configured (and the OTel SDK's own environment
- * variables pointing at the receiver), which must export nothing.
+ * tracing on at sampling 1.0; one at sampling 0 (nothing recorded, traceparents still sent);
+ * one with nothing configured (and the OTel SDK's own environment variables pointing at the
+ * receiver), which must export nothing.
  */
 const bin = new URL('../bin/rpcctl.js', import.meta.url).pathname;
 const traceImports = new URL('./helpers/trace-imports.mjs', import.meta.url).pathname;
@@ -328,6 +329,50 @@ describe('traces over OTLP/HTTP (sampling 1.0)', () => {
     for (const e of collector.exports) expect(e.headers['x-collector-token']).toBe(COLLECTOR_TOKEN);
     expect(s.out()).not.toContain(COLLECTOR_TOKEN);
   });
+});
+
+describe('traces at sampling 0', () => {
+  it('records nothing and still sends the node each call\'s trace, marked not sampled (HTTP, with and without a client traceparent, and WebSocket)', async () => {
+    const chain = await startFakeEvmChain();
+    const [upstream, collector] = await Promise.all([startRecordingUpstream(chain.url), startCollector()]);
+    const unsampled = randomBytes(16).toString('hex');
+    try {
+      const s = await serve(testConfig({ networks: network(upstream.url), telemetry: { sampling_ratio: 0, otlp: { endpoint: collector.url } } }));
+      try {
+        const call = await signedCaller(s);
+        const endpoint = (await call('POST', '/v1/endpoints', JSON.stringify({ name: 'unsampled', network_slug: 'fake', env_slug: 'local' }))).body.endpoint;
+        const send = async (method: string, traceparent?: string) => {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] });
+          const answer = await rawCall(s.gateway, 'POST', `/${endpoint.uuid}`, body, { 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) });
+          expect(answer.status).toBe(200);
+        };
+        await send('eth_blockNumber', `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`);
+        await send('eth_chainId', `00-${unsampled}-${CLIENT_SPAN}-00`);
+        await send('web3_clientVersion');
+        const socket = await openSocket(`${s.gateway.replace(/^http/, 'ws')}/${endpoint.uuid}`, { traceparent: `00-${WS_TRACE}-${WS_SPAN}-01` });
+        socket.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'net_version', params: [] }));
+        await waitFor('the WebSocket call answered', () => socket.received.some((m) => m.id === 1));
+        socket.ws.close();
+      } finally {
+        // A stop exports whatever is left: after it, nothing more can come.
+        s.proc.kill('SIGTERM');
+        await s.proc;
+      }
+      const sent = (trace: string) => upstream.seen.filter((c) => c.traceparent?.includes(trace));
+      // The client's trace goes on with our span as the parent; the flags say ours: not sampled.
+      const ours = (trace: string) => expect.stringMatching(new RegExp(`^00-${trace}-(?!${CLIENT_SPAN}|${WS_SPAN}|0{16})[0-9a-f]{16}-00$`));
+      expect(sent(CLIENT_TRACE)).toEqual([{ method: 'eth_blockNumber', traceparent: ours(CLIENT_TRACE) }]);
+      expect(sent(unsampled)).toEqual([{ method: 'eth_chainId', traceparent: ours(unsampled) }]);
+      expect(sent(WS_TRACE)).toEqual([{ method: 'net_version', traceparent: ours(WS_TRACE) }]);
+      // No client trace: a new one, not sampled either.
+      expect(upstream.seen.filter((c) => c.method === 'web3_clientVersion')).toEqual([
+        { method: 'web3_clientVersion', traceparent: expect.stringMatching(/^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-00$/) },
+      ]);
+      expect(collector.spans()).toEqual([]);
+    } finally {
+      await Promise.all([chain.close(), upstream.close(), collector.close()]);
+    }
+  }, 120_000);
 });
 
 describe('traces off by default', () => {

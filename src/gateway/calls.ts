@@ -8,6 +8,7 @@ import { answerKey, type IntegrityChecks, type IntegrityPolicy } from './integri
 import { traitsOf } from '../chains/traits.js';
 import type { CallClass, MethodClasses, RangeQuery } from '../chains/gateway.js';
 import { networkLabels } from './metrics.js';
+import type { CallTrace } from './trace.js';
 
 /** An answer the gateway wrote itself (from the cache, merged chunks, a refusal) or read whole from an upstream. */
 export interface CallAnswer {
@@ -105,10 +106,10 @@ export class CallHandler {
    * A batch with at least one element the cache may answer: hits are answered here, the rest
    * goes upstream as one batch, and its final answers are cached. Undefined: forward as usual.
    */
-  async batch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>): Promise<BatchAnswer | undefined> {
+  async batch(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>, trace?: CallTrace): Promise<BatchAnswer | undefined> {
     // --- integrity policy (integrity.ts): one Map lookup when the network has none.
     const checked = this.#integrity?.inBatch(env.network.slug, parsed.calls);
-    if (checked) return this.#batchChecked(env, parsed, checked);
+    if (checked) return this.#batchChecked(env, parsed, checked, trace);
     // --- end integrity policy
     const cache = this.#cache;
     const view = this.#views.get(env.id);
@@ -130,7 +131,7 @@ export class CallHandler {
     }
     const set = this.#upstreams.for(env.id, env.upstreams);
     const body = Buffer.from(JSON.stringify(rest.map((i) => parsed.valid[i])));
-    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: '' },
+    const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: '', trace },
       { needsHead: true, methods: rest.map((i) => parsed.calls[i]!.method) });
     const text = await readCapped(res.body, this.#maxBytes);
     const hitCalls = parsed.calls.filter((_, i) => !rest.includes(i));
@@ -166,14 +167,15 @@ export class CallHandler {
     return { status: res.status, body: Buffer.from(`[${answered.join(',')}]`), meteredCalls: ok ? parsed.calls : hitCalls, hits: hitCalls.length };
   }
 
-  async single(env: Environment, call: RpcCall, body: Buffer): Promise<CallAnswer | undefined> {
+  /** `trace`: the client call's (tracing on), whose attempts these are (trace.ts). */
+  async single(env: Environment, call: RpcCall, body: Buffer, trace?: CallTrace): Promise<CallAnswer | undefined> {
     const set = this.#upstreams.for(env.id, env.upstreams);
     const view = this.#views.get(env.id);
     const gateway = traitsOf(env.network.family).gateway;
     const query = gateway.methods.rangeQuery;
     if (query) {
       // Guarded even without an id: a notification would still make the node do the work.
-      if (call.method === query.method) return this.#logs(env, query, set, call.id === undefined ? { ...call, id: null } : call, body, view);
+      if (call.method === query.method) return this.#logs(env, query, set, call.id === undefined ? { ...call, id: null } : call, body, view, trace);
       // A filter over the same range would let its changes return what the query may not; it cannot be split.
       if (call.method === query.filterMethod) {
         const refusal = this.refuseInBatch(env, call);
@@ -190,9 +192,9 @@ export class CallHandler {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
       if (hit !== undefined) return answer(200, resultBody(call.id, hit), true, 1, true);
     }
-    if (integrity) return this.#checked(env, set, call, body, integrity, plan);
+    if (integrity) return this.#checked(env, set, call, body, integrity, plan, trace);
     // --- end integrity policy
-    const got = await this.#fetch(env, set, call, body, this.#maxBytes);
+    const got = await this.#fetch(env, set, call, body, this.#maxBytes, trace);
     if (got.kind === 'raw') return answer(got.status, got.body, got.status < 300, 1, false, got.contentType);
     if (got.kind === 'too-large') {
       return answer(200, Buffer.from(JSON.stringify(rpcError(-32012, `answer too large: over ${this.#maxBytes} bytes`, call.id))), false, 1, false);
@@ -208,8 +210,8 @@ export class CallHandler {
    * A call under an integrity policy: the answer `m` upstreams agree on, cached like any final
    * answer and billed once; a disagreement is the gateway's own error, not billed.
    */
-  async #checked(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: IntegrityPolicy, plan: CachePlan | undefined): Promise<CallAnswer> {
-    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, checkHints(env, call), this.#maxBytes);
+  async #checked(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: IntegrityPolicy, plan: CachePlan | undefined, trace: CallTrace | undefined): Promise<CallAnswer> {
+    const got = await this.#integrity!.check(set, networkLabels(env), call.method, policy, body, checkHints(env, call), this.#maxBytes, trace);
     if (got.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
     if (plan && got.json.error === undefined) {
       const final = finalHeightOf(plan, got.json.result, this.#views.get(env.id));
@@ -224,7 +226,7 @@ export class CallHandler {
    * calls, in parallel), the others answered as any batch (cache, then upstream as one batch),
    * and the answers merged into one array. Each element is billed as its single call would be.
    */
-  async #batchChecked(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>, checked: number[]): Promise<BatchAnswer> {
+  async #batchChecked(env: Environment, parsed: Extract<ParsedRpc, { kind: 'batch' }>, checked: number[], trace: CallTrace | undefined): Promise<BatchAnswer> {
     const set = this.#upstreams.for(env.id, env.upstreams);
     const isChecked = new Set(checked);
     const restAt = parsed.calls.map((_, i) => i).filter((i) => !isChecked.has(i));
@@ -234,7 +236,7 @@ export class CallHandler {
     const one = async (i: number): Promise<{ text: string; metered: RpcCall | undefined }> => {
       const call = parsed.calls[i]!;
       try {
-        const a = await this.single(env, call, Buffer.from(JSON.stringify(parsed.valid[i])));
+        const a = await this.single(env, call, Buffer.from(JSON.stringify(parsed.valid[i])), trace);
         const text = a?.body.toString('utf8');
         // A JSON-RPC answer (Bitcoin Core's errors come with HTTP 500), not an error page.
         if (a && text && answerKey(text) !== undefined) return { text, metered: a.metered ? call : undefined };
@@ -246,7 +248,7 @@ export class CallHandler {
     };
     const [answers, others] = await Promise.all([
       Promise.all(checked.map(one)),
-      restAt.length === 0 ? undefined : this.#restOfBatch(env, set, rest),
+      restAt.length === 0 ? undefined : this.#restOfBatch(env, set, rest, trace),
     ]);
     const texts = answers.map((a) => a.text);
     const metered = answers.flatMap((a) => (a.metered ? [a.metered] : []));
@@ -258,7 +260,7 @@ export class CallHandler {
   }
 
   /** The elements of a batch not under a policy (and our refusals): from the cache path, else upstream as one batch. */
-  async #restOfBatch(env: Environment, set: UpstreamSet, rest: Extract<ParsedRpc, { kind: 'batch' }>): Promise<{ texts: string[]; metered: RpcCall[]; hits: number }> {
+  async #restOfBatch(env: Environment, set: UpstreamSet, rest: Extract<ParsedRpc, { kind: 'batch' }>, trace: CallTrace | undefined): Promise<{ texts: string[]; metered: RpcCall[]; hits: number }> {
     const failed = (err: UpstreamError | undefined) => ({
       texts: [...rest.calls.filter((c) => c.id !== undefined).map((c) => JSON.stringify(err ? upstreamFailed(err, c.id) : rpcError(RPC_ERRORS.upstreamFailed.code, RPC_ERRORS.upstreamFailed.message, c.id))),
         ...rest.rejected.map((r) => JSON.stringify(r))],
@@ -267,12 +269,12 @@ export class CallHandler {
     let list: unknown;
     try {
       // No element of `rest` is under a policy: this is the usual cache path, or undefined.
-      const cached = await this.batch(env, rest);
+      const cached = await this.batch(env, rest, trace);
       if (cached) {
         list = cached.status >= 200 && cached.status < 300 ? parseJson(cached.body.toString('utf8')) : undefined;
         return Array.isArray(list) ? { texts: list.map((a) => JSON.stringify(a)), metered: cached.meteredCalls, hits: cached.hits } : failed(undefined);
       }
-      const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify(rest.valid)), contentType: 'application/json' }, { needsHead: true });
+      const res = await set.send({ method: 'POST', path: '', body: Buffer.from(JSON.stringify(rest.valid)), contentType: 'application/json', trace }, { needsHead: true });
       const text = await readCapped(res.body, this.#maxBytes);
       list = text === undefined || res.status < 200 || res.status >= 300 ? undefined : parseJson(text.toString('utf8'));
     } catch (err) {
@@ -283,13 +285,13 @@ export class CallHandler {
     return { texts: [...list.map((a) => JSON.stringify(a)), ...rest.rejected.map((r) => JSON.stringify(r))], metered: rest.calls, hits: 0 };
   }
 
-  async #logs(env: Environment, query: RangeQuery, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined): Promise<CallAnswer> {
+  async #logs(env: Environment, query: RangeQuery, set: UpstreamSet, call: RpcCall, body: Buffer, view: ChainView | undefined, trace: CallTrace | undefined): Promise<CallAnswer> {
     const policy = this.#logsPolicy(env.network);
     const range = query.range(call.params, view);
     const units = this.units(env, call);
     const blocks = range ? range.to - range.from + 1 : 0;
     if (!range || blocks <= policy.maxRange) {
-      const one = await this.#logsChunk(env, set, call, body, policy);
+      const one = await this.#logsChunk(env, set, call, body, policy, trace);
       if (one.kind === 'disagreed') return answer(200, disagreement(call.id), false, 1, false);
       if (one.kind === 'too-large') return answer(200, Buffer.from(JSON.stringify(resultTooLarge(query, policy, call.id))), false, 1, false);
       return answer(one.status, one.body, one.status < 300, units, one.cached, one.contentType, one.kind === 'json' ? codeOf(one.json) : undefined);
@@ -308,7 +310,7 @@ export class CallHandler {
         const [a, b] = parts[i]!;
         const params = query.withRange(call.params, a, b);
         const sub: RpcCall = { method: query.method, params, id: 1 };
-        const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: query.method, params })), policy);
+        const got = await this.#logsChunk(env, set, sub, Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: query.method, params })), policy, trace);
         if (got.kind === 'too-large' || got.kind === 'disagreed') {
           failure = got.kind === 'disagreed' ? disagreement(call.id) : Buffer.from(JSON.stringify(resultTooLarge(query, policy, call.id)));
           return;
@@ -336,7 +338,7 @@ export class CallHandler {
   }
 
   /** One range query within the limit: from the cache when final, else upstream, with the result caps. */
-  async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy): Promise<LogsChunk> {
+  async #logsChunk(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, policy: LogsPolicy, trace: CallTrace | undefined): Promise<LogsChunk> {
     const plan = this.#cache ? planCache(env.id, traitsOf(env.network.family).gateway.cache, call.method, call.params, this.#views.get(env.id)) : undefined;
     if (plan) {
       const hit = this.#cache!.get(plan.key) ?? await this.#cache!.getShared(plan.key);
@@ -348,8 +350,8 @@ export class CallHandler {
     // --- integrity policy (integrity.ts): each chunk of a split query is checked on its own.
     const integrity = this.#integrity?.policyFor(env.network.slug, call);
     const got = integrity
-      ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, checkHints(env, call), policy.maxBytes)
-      : await this.#fetch(env, set, call, body, policy.maxBytes);
+      ? await this.#integrity!.check(set, networkLabels(env), call.method, integrity, body, checkHints(env, call), policy.maxBytes, trace)
+      : await this.#fetch(env, set, call, body, policy.maxBytes, trace);
     if (got.kind === 'disagreed') return got;
     if (got.kind === 'agreed') return this.#logsResult(env, plan, policy, { ...got, kind: 'json' });
     // --- end integrity policy
@@ -373,7 +375,7 @@ export class CallHandler {
    * Sends a single call and reads the answer whole (at most `maxBytes`). A null for a read that
    * a lagging node may not have yet is asked again of a node further ahead.
    */
-  async #fetch(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, maxBytes: number):
+  async #fetch(env: Environment, set: UpstreamSet, call: RpcCall, body: Buffer, maxBytes: number, trace: CallTrace | undefined):
   Promise<{ kind: 'too-large' } | { kind: 'raw'; status: number; body: Buffer; contentType: string | undefined }
     | { kind: 'json'; status: number; body: Buffer; json: RpcAnswer; contentType: string | undefined }> {
     const methods = traitsOf(env.network.family).gateway.methods;
@@ -385,7 +387,7 @@ export class CallHandler {
     // The asking again is a try of the same client call: within its deadline.
     const deadline = performance.now() + set.deadlineMs;
     for (;;) {
-      const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: call.method },
+      const res = await set.send({ method: 'POST', path: '', body, contentType: 'application/json', rpcMethod: call.method, trace },
         floor === undefined ? hints : { ...hints, only: further, deadline });
       tried.add(res.upstream);
       const text = await readCapped(res.body, maxBytes);

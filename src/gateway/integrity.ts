@@ -3,6 +3,7 @@ import { upstreamLabel, type FastCounter, type Metrics } from '../metrics/index.
 import { rank } from './health.js';
 import type { RpcCall } from './jsonrpc.js';
 import type { NetworkLabels } from './metrics.js';
+import type { CallTrace } from './trace.js';
 import { UpstreamError, type Upstream, type UpstreamRequest, type UpstreamSet } from './upstreams/index.js';
 
 /**
@@ -173,12 +174,13 @@ export class IntegrityChecks {
    * fewer) at once. Majority: answers as soon as `m` agree; the slower ones are still compared
    * when they come, until the policy's timeout. Strict: waits for all `k` (or the timeout).
    * Fewer than `m` answers at all: the upstream failure (UpstreamError), as for any call.
+   * `trace`: the client call's (tracing on): each upstream asked is an attempt of it.
    */
-  check(set: UpstreamSet, labels: NetworkLabels, method: string, p: IntegrityPolicy, body: Buffer, hints: { needsHead: boolean; rpcErrorsAre500: boolean }, maxBytes: number): Promise<Checked> {
+  check(set: UpstreamSet, labels: NetworkLabels, method: string, p: IntegrityPolicy, body: Buffer, hints: { needsHead: boolean; rpcErrorsAre500: boolean }, maxBytes: number, trace?: CallTrace): Promise<Checked> {
     const order = rank(set.upstreams, hints.needsHead, set.maxLagBlocks).slice(0, p.k);
     if (order.length === 0) return Promise.reject(new UpstreamError(false, new Error('no upstream configured')));
     const ac = new AbortController();
-    const req: UpstreamRequest = { method: 'POST', path: '', body, contentType: 'application/json', signal: ac.signal, rpcErrorsAre500: hints.rpcErrorsAre500 };
+    const req: UpstreamRequest = { method: 'POST', path: '', body, contentType: 'application/json', signal: ac.signal, rpcErrorsAre500: hints.rpcErrorsAre500, trace };
     const answers: Answer[] = [];
     const groups = new Map<string, Answer[]>();
     let failure: unknown;

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Environment } from '../store/index.js';
 import type { Span, Tracing } from '../telemetry/index.js';
@@ -8,7 +7,11 @@ import { loggedMethod } from './request-log.js';
 /**
  * One gateway call's span while it is handled (tracing on only): its upstream attempts are
  * child spans (upstreams/call-handler.ts), and what the call's span reports at its end is
- * gathered here as the steps learn it.
+ * gathered here as the steps learn it. Handed down explicitly (UpstreamRequest.trace, the
+ * `trace` arguments of calls.ts and integrity.ts), never through an AsyncLocalStorage: on
+ * Node 22 (and 24 under --no-async-context-frame) one used once turns on async hooks for the
+ * whole thread for good, and every promise of every call, sampled or not, pays for it (3-5x
+ * for a loop of awaits). The pinned Node 24 runs it on AsyncContextFrame, which is cheap.
  */
 export interface CallTrace {
   readonly tracing: Tracing;
@@ -21,25 +24,30 @@ export interface CallTrace {
   rpcCode?: number | undefined;
 }
 
-/**
- * The call being handled, across its awaits: the upstream attempts deep in calls.ts, the
- * integrity checks and hedges find their parent here without every step passing it on.
- * Created with the first traced call, so a gateway without tracing has none.
- */
-let current: AsyncLocalStorage<CallTrace> | undefined;
+/** Each HTTP call's trace, found by its response (every step of the HTTP path has it). */
+const calls = new WeakMap<ServerResponse, CallTrace>();
 
 /**
  * Handles one request inside a span of its own: a child of the client's `traceparent` when it
- * sent one. The span ends when the answer is sent (or the client went away).
+ * sent one. The span ends when the answer is sent (or the client went away); the steps find
+ * it with `traceOf(res)`.
  */
 export function traced<T>(tracing: Tracing, req: IncomingMessage, res: ServerResponse, handle: () => T): T {
-  // Attributes only once it is known to be recorded: an unsampled span (most) costs less so.
   const span = tracing.start('gateway', 'server', req.headers);
-  if (span.isRecording()) span.setAttribute('http.request.method', req.method ?? '');
   const t: CallTrace = { tracing, span, attempts: 0, upstream: undefined, cacheHit: false };
-  res.once('close', () => endCall(t, res));
-  current ??= new AsyncLocalStorage();
-  return current.run(t, handle);
+  calls.set(res, t);
+  // Attributes and the end only once it is known to be recorded: ending an unsampled span
+  // does nothing, so most calls (unsampled) carry no listener and no attributes.
+  if (span.isRecording()) {
+    span.setAttribute('http.request.method', req.method ?? '');
+    res.once('close', () => endCall(t, res));
+  }
+  return handle();
+}
+
+/** The HTTP call `res` answers, if tracing is on. */
+export function traceOf(res: ServerResponse): CallTrace | undefined {
+  return calls.get(res);
 }
 
 function endCall(t: CallTrace, res: ServerResponse): void {
@@ -58,14 +66,14 @@ function endCall(t: CallTrace, res: ServerResponse): void {
  * `traceparent` the client sent on the upgrade request (`parent`), if any. The span ends once
  * the message is answered; `traceReply` gives it the answer's error code.
  */
-export function tracedMessage(tracing: Tracing, parent: IncomingHttpHeaders | undefined, ep: EndpointState, env: Environment, handle: () => Promise<void>): Promise<void> {
+export function tracedMessage(tracing: Tracing, parent: IncomingHttpHeaders | undefined, ep: EndpointState, env: Environment, handle: (t: CallTrace) => Promise<void>): Promise<void> {
   const span = tracing.start('gateway', 'server', parent);
   if (span.isRecording()) {
     span.setAttributes({ 'rpcctl.transport': 'ws', 'rpcctl.network': env.network.slug, 'rpcctl.environment': env.slug, 'rpcctl.endpoint.id': ep.id });
   }
   const t: CallTrace = { tracing, span, attempts: 0, upstream: undefined, cacheHit: false };
-  current ??= new AsyncLocalStorage();
-  return current.run(t, handle).then(() => endMessage(t), (err: unknown) => {
+  if (!span.isRecording()) return handle(t);
+  return handle(t).then(() => endMessage(t), (err: unknown) => {
     endMessage(t, err);
     throw err;
   });
@@ -90,8 +98,7 @@ function endMessage(t: CallTrace, err?: unknown): void {
 const MAX_ERROR_TEXT = 4096;
 
 /** A WebSocket call's answer as sent: a single call's JSON-RPC error code, if it is one (a batch's answers are not read). */
-export function traceReply(text: string): void {
-  const t = callTrace();
+export function traceReply(t: CallTrace | undefined, text: string): void {
   if (!t?.span.isRecording() || text.length > MAX_ERROR_TEXT || text.charCodeAt(0) !== 123 || !text.includes('"error"')) return;
   try {
     const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
@@ -99,30 +106,15 @@ export function traceReply(text: string): void {
   } catch { /* not JSON: nothing to add */ }
 }
 
-/**
- * Runs `fn` outside any call's span: work it starts that outlives the call (a subscription's
- * feed and its polls) must not make spans in, or count attempts for, the call that started it.
- */
-export function untraced<T>(fn: () => T): T {
-  return current ? current.exit(fn) : fn();
-}
-
-/** The call being handled on this async path, if it is traced. */
-export function callTrace(): CallTrace | undefined {
-  return current?.getStore();
-}
-
 /** The endpoint the call is for (network, environment, endpoint id). */
-export function traceEndpoint(ep: EndpointState): void {
-  const t = callTrace();
+export function traceEndpoint(t: CallTrace | undefined, ep: EndpointState): void {
   if (!t?.span.isRecording()) return;
   const env = ep.env!;
   t.span.setAttributes({ 'rpcctl.network': env.network.slug, 'rpcctl.environment': env.slug, 'rpcctl.endpoint.id': ep.id });
 }
 
 /** The JSON-RPC method (a batch: its size and first method; REST: `GET /path`); the span is named after it. */
-export function traceMethod(method: string, batch?: number, rest = false): void {
-  const t = callTrace();
+export function traceMethod(t: CallTrace | undefined, method: string, batch?: number, rest = false): void {
   if (!t?.span.isRecording()) return;
   const m = loggedMethod(method);
   t.span.updateName(batch === undefined ? m : `batch ${m}`);
@@ -132,24 +124,28 @@ export function traceMethod(method: string, batch?: number, rest = false): void 
 }
 
 /** Answered from the cache, no upstream asked. */
-export function traceCacheHit(): void {
-  const t = callTrace();
+export function traceCacheHit(t: CallTrace | undefined): void {
   if (t) t.cacheHit = true;
 }
 
 /**
  * One attempt at an upstream, as a child of the call's span; its `traceparent` goes in
  * `headers`. `done` ends it with the answer's status or the failure. `label`: the upstream's
- * scheme://host:port (its path may hold a key). Undefined outside a client's call (a
- * subscription feed's polls): those make no span and send no traceparent.
+ * scheme://host:port (its path may hold a key). Only within a client's call (`t`): a
+ * subscription feed's polls and the probe's calls have none, make no span and send no traceparent.
  */
-export function traceAttempt(tracing: Tracing, label: string, method: string, headers: Record<string, string>): ((status: number | undefined, error?: unknown) => void) | undefined {
-  const t = callTrace();
-  if (!t) return undefined;
-  const span = tracing.start(`upstream ${method === '' ? 'batch' : loggedMethod(method)}`, 'client', t?.span);
+export function traceAttempt(t: CallTrace, label: string, method: string, headers: Record<string, string>): ((status: number | undefined, error?: unknown) => void) | undefined {
+  const tracing = t.tracing;
+  t.attempts++;
+  // An unsampled call (most) records nothing below it: no child span, no end to wait for; the
+  // node still gets its trace id and its flags (not sampled), the call's span as the parent.
+  if (!t.span.isRecording()) {
+    tracing.inject(t.span, headers);
+    return undefined;
+  }
+  const span = tracing.start(`upstream ${method === '' ? 'batch' : loggedMethod(method)}`, 'client', t.span);
   if (span.isRecording()) span.setAttribute('rpcctl.upstream', label);
   tracing.inject(span, headers);
-  t.attempts++;
   return (status, error) => {
     if (span.isRecording()) {
       if (status !== undefined) span.setAttribute('http.response.status_code', status);

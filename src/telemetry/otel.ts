@@ -16,8 +16,9 @@ const ERROR_LOG_MS = 60_000;
 
 /**
  * The SDK side of `Tracing`, loaded only when tracing is on. Spans are handed around
- * explicitly (no global context manager is registered): the gateway keeps its call's span in
- * an AsyncLocalStorage of its own (gateway/trace.ts), the rest pass it by hand.
+ * explicitly: no context manager is registered and no AsyncLocalStorage is used (on Node 20
+ * and 22 either turns on async hooks for the whole thread, which every promise of every call
+ * pays for, sampled or not; gateway/trace.ts).
  *
  * Sampling: a new trace is recorded with `samplingRatio`; so is one a client's `traceparent`
  * started, by its trace id, whatever its sampled flag says: a caller must not be able to make

@@ -9,7 +9,7 @@ import { restCall } from './rest.js';
 import { traitsOf } from '../../chains/traits.js';
 import { send, sendJson } from './respond.js';
 import { noteCall } from '../request-log.js';
-import { traceEndpoint } from '../trace.js';
+import { traceEndpoint, traceOf } from '../trace.js';
 
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': '*',
@@ -54,7 +54,7 @@ export function handle(cx: GatewayContext, req: IncomingMessage, res: ServerResp
   if (!ep) return refuse(cx, req, res, 404, 'notFound');
   const ip = clientIp(req, cx.trusted);
   if (cx.requestLog) noteCall(cx.requestLog, res, ep.id, ip);
-  if (cx.tracing) traceEndpoint(ep);
+  if (cx.tracing) traceEndpoint(traceOf(res), ep);
   const closed = closedTo(ep, ip);
   if (closed) return refuse(cx, req, res, 403, closed, ip);
   const rest = url.slice(UUID_LENGTH + 1);

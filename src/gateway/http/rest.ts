@@ -7,7 +7,7 @@ import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
 import { relay, send } from './respond.js';
 import { loggedMethod, noteOf } from '../request-log.js';
-import { traceMethod } from '../trace.js';
+import { traceMethod, traceOf } from '../trace.js';
 
 /** A call to a REST-style network (any method under `/{uuid}/...`): priced by method and path. */
 export async function restCall(cx: GatewayContext, req: IncomingMessage, res: ServerResponse, ep: EndpointState, pathAndQuery: string, ip: string): Promise<void> {
@@ -23,7 +23,7 @@ export async function restCall(cx: GatewayContext, req: IncomingMessage, res: Se
   }
   const note = noteOf(res);
   if (note) note.method = loggedMethod(`${method} ${target.path}`);
-  if (cx.tracing) traceMethod(`${method} ${target.path}`, undefined, true);
+  if (cx.tracing) traceMethod(traceOf(res), `${method} ${target.path}`, undefined, true);
   let body: Buffer | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
     body = await readCapped(cx, req, res, ip);

@@ -13,7 +13,7 @@ import type { GatewayContext } from './context.js';
 import { readCapped } from './read-body.js';
 import { forward } from './forward.js';
 import { loggedMethod, noteCode, noteOf } from '../request-log.js';
-import { traceCacheHit, traceMethod } from '../trace.js';
+import { traceCacheHit, traceMethod, traceOf } from '../trace.js';
 import { relay, send, sendAnswer, sendBatchUpstreamError, sendJson, sendUpstreamError } from './respond.js';
 
 type Batch = Extract<ParsedRpc, { kind: 'batch' }>;
@@ -44,7 +44,7 @@ export async function rpc(cx: GatewayContext, req: IncomingMessage, res: ServerR
   const calls = cx.calls;
   const note = noteOf(res);
   if (note) note.method = loggedMethod(parsed.call.method);
-  if (cx.tracing) traceMethod(parsed.call.method);
+  if (cx.tracing) traceMethod(traceOf(res), parsed.call.method);
   // The spec's exact body, `id` null, for a single call over the window. A call the cache
   // answers takes its place in the window like any other.
   let one = cx.takeRps(ep, 1);
@@ -70,7 +70,7 @@ async function batch(cx: GatewayContext, res: ServerResponse, ep: EndpointState,
     note.batch = parsed.valid.length + parsed.rejected.length;
     note.method = loggedMethod(parsed.calls[0]?.method ?? '');
   }
-  if (cx.tracing) traceMethod(parsed.calls[0]?.method ?? '', parsed.valid.length + parsed.rejected.length);
+  if (cx.tracing) traceMethod(traceOf(res), parsed.calls[0]?.method ?? '', parsed.valid.length + parsed.rejected.length);
   if (parsed.valid.length + parsed.rejected.length > cx.g.max_batch) return send(res, 400, 'batchTooLarge');
   const env = ep.env!;
   const calls = cx.calls;
@@ -112,7 +112,7 @@ async function answerCall(cx: GatewayContext, res: ServerResponse, ep: EndpointS
   const env = ep.env!;
   let answer;
   try {
-    answer = await handler.single(env, call, body);
+    answer = await handler.single(env, call, body, cx.tracing && traceOf(res));
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     sendUpstreamError(res, err, asId(call.id));
@@ -121,7 +121,7 @@ async function answerCall(cx: GatewayContext, res: ServerResponse, ep: EndpointS
   if (!answer) return false;
   // A cached answer is a call like any other: the merchant pays for it, we save the upstream.
   const credits = answer.metered ? bill(cx.meter, ep, env.network, call.method, answer.units) : 0;
-  if (cx.tracing && answer.cached) traceCacheHit();
+  if (cx.tracing && answer.cached) traceCacheHit(traceOf(res));
   const note = noteOf(res);
   if (note) {
     note.credits = credits;
@@ -141,7 +141,7 @@ async function answerBatch(cx: GatewayContext, res: ServerResponse, ep: Endpoint
   const env = ep.env!;
   let answer;
   try {
-    answer = await handler.batch(env, parsed);
+    answer = await handler.batch(env, parsed, cx.tracing && traceOf(res));
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     batchFailed(res, err, parsed);
@@ -150,7 +150,7 @@ async function answerBatch(cx: GatewayContext, res: ServerResponse, ep: Endpoint
   if (!answer) return false;
   let credits = 0;
   for (const call of answer.meteredCalls) credits += bill(cx.meter, ep, env.network, call.method, handler.units(env, call));
-  if (cx.tracing && answer.hits === parsed.calls.length) traceCacheHit();
+  if (cx.tracing && answer.hits === parsed.calls.length) traceCacheHit(traceOf(res));
   const note = noteOf(res);
   if (note) {
     note.credits = credits;

@@ -19,8 +19,8 @@ export function dispatchTo(up: Upstream, req: UpstreamRequest, hedge: AbortSigna
   const headers: Record<string, string> = req.contentType ? { 'content-type': req.contentType, accept: 'application/json' } : { accept: 'application/json' };
   if (up.authorization) headers.authorization = up.authorization;
   if (!req.probe) up.beginCall(timeoutMs ?? up.timeoutMs);
-  // Tracing on: the attempt is a span, its traceparent sent to the node (the probe's calls are not traced).
-  const ended = up.tracing && !req.probe ? traceAttempt(up.tracing, up.origin, req.rpcMethod ?? req.method, headers) : undefined;
+  // A traced client call's attempt: a span (when sampled), its traceparent sent to the node.
+  const ended = req.trace ? traceAttempt(req.trace, up.origin, req.rpcMethod ?? req.method, headers) : undefined;
   const answer = new Promise<UpstreamResponse>((resolve, reject) => {
     // Through `dispatch` rather than `request`: most answers are a few hundred bytes, and
     // `request` builds a Readable (and an async scope) for each; see UpstreamCallHandler.

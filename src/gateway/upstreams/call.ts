@@ -1,6 +1,7 @@
 import type { Upstream } from './upstream.js';
 import type { UpstreamBody } from './body.js';
 import { RpcctlError } from '../../util/errors.js';
+import type { CallTrace } from '../trace.js';
 
 /**
  * Every upstream failed (`E_UPSTREAM_FAILED`), timed out or the call's deadline passed
@@ -61,6 +62,11 @@ export interface UpstreamRequest {
   rpcMethod?: string;
   /** The probe's call: its success does not end a back-off client calls caused (health.ts). */
   probe?: boolean;
+  /**
+   * The client call it is sent for (tracing on): each attempt is a child span of it and sends its
+   * traceparent. Absent (tracing off, the probe, a subscription feed's polls): no span, no traceparent.
+   */
+  trace?: CallTrace | undefined;
 }
 
 export interface RouteHints {

@@ -7,7 +7,6 @@ import type { MethodRules } from './methods.js';
 import { ErrorClassifier, type ErrorRule, type Verdict } from './rpc-errors.js';
 import { Upstream } from './upstream.js';
 import { upstreamLabel } from '../../metrics/index.js';
-import type { Tracing } from '../../telemetry/index.js';
 
 export interface UpstreamSetOptions {
   timeoutMs: number;
@@ -27,8 +26,6 @@ export interface UpstreamSetOptions {
   upstreamMethods?: Readonly<Record<string, MethodRules>> | undefined;
   /** Where learnt method skips are told. */
   log?: ((line: string) => void) | undefined;
-  /** Client calls' attempts become spans (gateway workers with tracing on). */
-  tracing?: Tracing | undefined;
 }
 
 const NO_HINTS: RouteHints = {};
@@ -55,7 +52,7 @@ export class UpstreamSet {
   readonly #configuredRouting: boolean;
 
   constructor(urls: readonly string[], opts: UpstreamSetOptions, metrics?: GatewayMetrics, network?: NetworkLabels) {
-    this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs, metrics, network, opts.upstreamMethods?.[u], opts.tracing));
+    this.upstreams = urls.map((u) => new Upstream(u, opts.timeoutMs, metrics, network, opts.upstreamMethods?.[u]));
     this.#opts = opts;
     this.#judge = new ErrorClassifier(opts.familyErrorClasses ? [...opts.errorClasses ?? [], ...opts.familyErrorClasses] : opts.errorClasses);
     this.#deadlineMs = opts.deadlineMs ?? Math.round(2.5 * opts.timeoutMs);

@@ -3,7 +3,6 @@ import { UpstreamHealth } from '../health.js';
 import { upstreamLabel } from '../../metrics/index.js';
 import type { GatewayMetrics, NetworkLabels } from '../metrics.js';
 import { MethodRouting, type MethodRules } from './methods.js';
-import type { Tracing } from '../../telemetry/index.js';
 
 /** `rpc_error`: a JSON-RPC error the classification (rpc-errors.ts) puts on the node. */
 export type FailureReason = 'timeout' | 'connect' | 'http_5xx' | 'http_429' | 'rpc_error';
@@ -21,13 +20,11 @@ export class Upstream extends UpstreamHealth {
   /** When a failed client call was last logged, and how many since (UpstreamSet's rate limit). */
   failureLoggedAt = 0;
   failuresUnlogged = 0;
-  /** Each call to it is a span (tracing on only). */
-  readonly tracing: Tracing | undefined;
   /** scheme://host:port: how spans name it (the path may hold a provider key). */
   readonly origin: string;
   readonly #failed: ((reason: FailureReason) => void) | undefined;
   readonly #skipped: (() => void) | undefined;
-  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels, methods?: MethodRules, tracing?: Tracing) {
+  constructor(url: string, timeoutMs: number, metrics?: GatewayMetrics, network?: NetworkLabels, methods?: MethodRules) {
     super(url);
     this.methods = new MethodRouting(methods);
     this.timeoutMs = timeoutMs;
@@ -38,7 +35,6 @@ export class Upstream extends UpstreamHealth {
       this.#skipped = () => metrics.upstreamMethodSkips.inc(labels);
     }
     const u = new URL(url);
-    this.tracing = tracing;
     this.origin = u.origin;
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
     this.authorization = u.username || u.password

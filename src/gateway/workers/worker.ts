@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const metrics = new Metrics({ enabled: start.metricsEnabled, processMetrics: false, allowedIps: config.metrics.allowed_ips });
   // Registers the gateway's metrics: once per thread.
   const gm = gatewayMetrics(metrics);
-  const upstreams = openUpstreams(gm, tracing);
+  const upstreams = openUpstreams(gm);
   shareBackOffs(upstreams);
   const chain = new Map<number, ChainView>(start.chain);
   const redis: RedisParts = start.redis ? await openRedis(start.redis, registry, windows, metrics) : { limits: undefined, sharedRps: undefined, sharedCache: undefined };
@@ -162,7 +162,7 @@ function openEndpoints(): { catalog: Catalog; registry: EndpointTable } {
   return { catalog, registry };
 }
 
-function openUpstreams(gm: GatewayMetrics, tracing: Tracing | undefined): UpstreamDirectory {
+function openUpstreams(gm: GatewayMetrics): UpstreamDirectory {
   const labelsOf = (envId: number) => {
     const env = catalogNow.environment(envId);
     return env ? networkLabels(env) : UNKNOWN_NETWORK;
@@ -172,7 +172,7 @@ function openUpstreams(gm: GatewayMetrics, tracing: Tracing | undefined): Upstre
     const network = catalogNow.environment(envId)?.network;
     return networkPolicy(start.config.networks.find((n) => n.slug === network?.slug), network?.family);
   };
-  return new UpstreamDirectory({ ...upstreamOptions(start.config.gateway, log), tracing }, policyFor, { metrics: gm, labelsOf });
+  return new UpstreamDirectory(upstreamOptions(start.config.gateway, log), policyFor, { metrics: gm, labelsOf });
 }
 
 /** RPS windows (and the shared cache tier, when asked for) in Redis, with this machine's windows as the fallback. */
@@ -334,7 +334,7 @@ function reload(w: WorkerParts, m: Extract<ToWorker, { t: 'reload' }>): true {
   updateInPlace(start.config, m.config);
   w.catalog = catalogNow = new Catalog(m.networks, m.plans);
   w.registry.recatalog(w.catalog);
-  w.upstreams.reconfigure({ ...upstreamOptions(start.config.gateway, log), tracing: w.tracing });
+  w.upstreams.reconfigure(upstreamOptions(start.config.gateway, log));
   w.rebuild();
   return true;
 }

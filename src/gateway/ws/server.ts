@@ -28,7 +28,7 @@ import { SubscriptionHub } from './hub.js';
 import { NoSource, PollSource, WsSource } from './sources.js';
 import { jsonDeeperThan } from '../../util/json-depth.js';
 import type { Tracing } from '../../telemetry/index.js';
-import { traceCacheHit, tracedMessage, traceMethod, traceReply, untraced } from '../trace.js';
+import { traceCacheHit, tracedMessage, traceMethod, traceReply, type CallTrace } from '../trace.js';
 
 /**
  * Messages of one socket being answered at once; past this its reads pause (TCP pushes back on
@@ -272,7 +272,7 @@ export class WebSocketGateway {
     if (++conn.inFlight >= MAX_CALLS_IN_FLIGHT) ws.pause();
     const tracing = this.#d.tracing;
     const answered = tracing
-      ? tracedMessage(tracing, conn.traceParent, conn.ep, conn.ep.env ?? conn.env, () => this.#onMessage(conn, text))
+      ? tracedMessage(tracing, conn.traceParent, conn.ep, conn.ep.env ?? conn.env, (t) => this.#onMessage(conn, text, t))
       : this.#onMessage(conn, text);
     answered.catch((err: unknown) => {
       this.#d.log(`gateway: websocket message failed: ${(err as Error)?.stack ?? String(err)}`);
@@ -313,35 +313,36 @@ export class WebSocketGateway {
     if (had > 0) this.#d.onSubscriptions?.();
   }
 
-  async #onMessage(conn: Connection, text: string): Promise<void> {
+  /** `t`: the message's trace (tracing on). */
+  async #onMessage(conn: Connection, text: string, t?: CallTrace): Promise<void> {
     // Forwarding serialises the call again, which recurses: refused as the HTTP path refuses it.
-    if (jsonDeeperThan(text)) return this.#reply(conn, ERROR_BODIES.tooDeep.toString());
+    if (jsonDeeperThan(text)) return this.#reply(conn, ERROR_BODIES.tooDeep.toString(), t);
     let value: unknown;
     try {
       value = parseJson(text);
     } catch {
-      return this.#reply(conn, ERROR_BODIES.parse.toString());
+      return this.#reply(conn, ERROR_BODIES.parse.toString(), t);
     }
     const m = this.#d.metrics;
     if (!Array.isArray(value)) {
       if (!isCall(value)) {
         const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id ?? null : null;
-        return this.#reply(conn, JSON.stringify(rpcError(-32600, invalidCallMessage(value), id)));
+        return this.#reply(conn, JSON.stringify(rpcError(-32600, invalidCallMessage(value), id)), t);
       }
-      if (this.#d.tracing) traceMethod(value.method);
+      if (t) traceMethod(t, value.method);
       m.wsMessages.inc(conn.labels);
       conn.calls++;
       if (await this.#takeRps(conn.ep, 1) === 0) {
         m.rejections.inc({ ...conn.labels, reason: 'rps', transport: 'ws' });
-        return this.#reply(conn, JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)));
+        return this.#reply(conn, JSON.stringify(rpcError(-32005, 'rps limit exceeded', value.id ?? null)), t);
       }
       const local = await this.#local(conn, value);
-      if (local !== undefined) return this.#reply(conn, JSON.stringify(local));
-      return this.#reply(conn, await this.#forward(conn, [value], false));
+      if (local !== undefined) return this.#reply(conn, JSON.stringify(local), t);
+      return this.#reply(conn, await this.#forward(conn, [value], false, t), t);
     }
-    if (this.#d.tracing) traceMethod(value.find(isCall)?.method ?? '', value.length);
-    if (value.length === 0) return this.#reply(conn, ERROR_BODIES.invalidRequest.toString());
-    if (value.length > this.#d.config.gateway.max_batch) return this.#reply(conn, ERROR_BODIES.batchTooLarge.toString());
+    if (t) traceMethod(t, value.find(isCall)?.method ?? '', value.length);
+    if (value.length === 0) return this.#reply(conn, ERROR_BODIES.invalidRequest.toString(), t);
+    if (value.length > this.#d.config.gateway.max_batch) return this.#reply(conn, ERROR_BODIES.batchTooLarge.toString(), t);
     const calls = value.filter(isCall);
     const rejected = value.filter((v) => !isCall(v)).map((v) => rpcError(-32600, invalidCallMessage(v), typeof v === 'object' && v !== null ? (v as { id?: unknown }).id ?? null : null));
     m.wsMessages.inc(conn.labels, calls.length);
@@ -361,7 +362,7 @@ export class WebSocketGateway {
       else remote.push(call);
     }
     if (remote.length > 0) {
-      const text = await this.#forward(conn, remote, true);
+      const text = await this.#forward(conn, remote, true, t);
       try {
         const got = parseJson(text);
         if (Array.isArray(got)) answers.push(...got);
@@ -370,12 +371,12 @@ export class WebSocketGateway {
         answers.push(...remote.map((c) => rpcError(-32010, 'upstream failed', c.id ?? null)));
       }
     }
-    this.#reply(conn, JSON.stringify(answers));
+    this.#reply(conn, JSON.stringify(answers), t);
   }
 
   /** Sends a message's answer; a traced call's span learns its error code (trace.ts). */
-  #reply(conn: Connection, text: string): void {
-    if (this.#d.tracing) traceReply(text);
+  #reply(conn: Connection, text: string, t?: CallTrace): void {
+    if (t) traceReply(t, text);
     conn.send(text);
   }
 
@@ -417,9 +418,8 @@ export class WebSocketGateway {
     conn.pendingSubs++;
     try {
       // The endpoint's environment as the last config reload left it.
-      // The feed outlives this call: its polls are none of this call's span (trace.ts untraced).
-      const subscribing = () => this.#hub(conn.ep.env ?? conn.env).subscribe(sub, kind, call.params);
-      const feed = await (this.#d.tracing ? untraced(subscribing) : subscribing());
+      // The feed outlives this call: its polls are none of this call's span (the call's trace is not passed on).
+      const feed = await this.#hub(conn.ep.env ?? conn.env).subscribe(sub, kind, call.params);
       if (conn.closed) {
         this.#hub(conn.env).unsubscribe(sub, feed);
         return undefined;
@@ -456,7 +456,7 @@ export class WebSocketGateway {
    * The same guards as over HTTP apply first (calls.ts): cache hits are answered (and metered)
    * here, and an `eth_getLogs` over the range limit is refused, split or capped.
    */
-  async #forward(conn: Connection, calls: Call[], batch: boolean): Promise<string> {
+  async #forward(conn: Connection, calls: Call[], batch: boolean, t: CallTrace | undefined): Promise<string> {
     const env = conn.ep.env ?? conn.env;
     const handler = this.#d.calls;
     const units = (c: Call) => handler?.units(env, c) ?? 1;
@@ -464,9 +464,9 @@ export class WebSocketGateway {
     try {
       if (handler && !batch) {
         const body = Buffer.from(JSON.stringify(calls[0]));
-        const answer = await handler.single(env, calls[0]!, body);
+        const answer = await handler.single(env, calls[0]!, body, t);
         if (answer) {
-          if (this.#d.tracing && answer.cached) traceCacheHit();
+          if (answer.cached) traceCacheHit(t);
           if (answer.metered) this.#meterCall(conn, calls[0]!.method, answer.units);
           return answer.body.toString('utf8');
         }
@@ -476,9 +476,9 @@ export class WebSocketGateway {
         };
         handler.screenBatch(env, parsed);
         if (parsed.valid.length === 0) return JSON.stringify(parsed.rejected);
-        const answer = await handler.batch(env, parsed);
+        const answer = await handler.batch(env, parsed, t);
         if (answer) {
-          if (this.#d.tracing && answer.hits === parsed.calls.length) traceCacheHit();
+          if (answer.hits === parsed.calls.length) traceCacheHit(t);
           for (const c of answer.meteredCalls) this.#meterCall(conn, c.method, units(c));
           return answer.body.toString('utf8');
         }
@@ -487,7 +487,7 @@ export class WebSocketGateway {
       }
       const res = await this.#d.upstreams.for(env.id, env.upstreams).send({
         method: 'POST', path: '', contentType: 'application/json', rpcMethod: batch ? '' : calls[0]!.method,
-        body: Buffer.from(JSON.stringify(batch ? calls : calls[0])),
+        body: Buffer.from(JSON.stringify(batch ? calls : calls[0])), trace: t,
       }, batch ? batchHints(traitsOf(env.network.family).gateway.methods, calls) : routeHints(env.network.family, calls[0]!));
       const text = await res.body.text();
       if (res.status >= 200 && res.status < 300) for (const c of calls) this.#meterCall(conn, c.method, units(c));
