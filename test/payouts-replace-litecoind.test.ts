@@ -69,7 +69,7 @@ describeUnless(!haveLitecoind && LITECOIND_MISSING, 'a payout fee-bumped by a BI
 
   /** A payout of `amounts` to new addresses of the payee's wallet. */
   async function payout(amounts: string[]): Promise<{ id: string; addresses: string[] }> {
-    const addresses = [];
+    const addresses: string[] = [];
     for (const _ of amounts) addresses.push(await rpc<string>('getnewaddress', ['', 'bech32'], 'payee'));
     const r = await m.call('POST', '/v1/payouts', json({ lines: amounts.map((amount, i) => ({ network: 'litecoin', address: addresses[i], amount })) }));
     expect(r.status, json(r.body)).toBe(200);
