@@ -158,6 +158,10 @@ describeUnless(!haveLitecoind && LITECOIND_MISSING, 'a payout fee-bumped by a BI
     expect(await Promise.all(addresses.map(received))).toEqual([0.1, 0.2]);
     // Paid: no line takes a transaction any more.
     expect((await submit(id, bumpHex)).status).toBe(409);
+    // Each transaction taken is in the audit log (the bump twice: submitted twice); the refused ones are not.
+    const audit = (await m.call('GET', '/v1/account/audit?limit=50')).body.entries as Array<{ action: string; target: { id: string }; changes: { tx_hash: string } }>;
+    expect(audit.filter((e) => e.target.id === id).map((e) => [e.action, e.changes.tx_hash]).reverse())
+      .toEqual([['payout.create', undefined], ['payout.transaction', first], ['payout.transaction', second], ['payout.transaction', second]]);
   }, 120_000);
 
   it('the first confirms though its bump was recorded (the bump never reached the node): the line follows the first', async () => {
