@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment, WatchedAddressRow } from '../store/index.js';
+import type { Skipped } from '../chains/family.js';
 import type { EnvironmentChains } from '../watch/chains.js';
 import { useForOrders } from '../watch/watches.js';
 import { guard, type EngineDeps } from './engine-core.js';
@@ -87,6 +88,17 @@ export class Finality {
         this.#loggedAt.set(env.id, nowMs);
         this.#log(`payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
       }
+      return undefined;
+    }
+  }
+
+  /** The node's block at `height` now (as the scanner compares it with what it kept); undefined when the node cannot say. */
+  async blockHash(env: Environment, height: number): Promise<string | Skipped | undefined> {
+    if (env.upstreams.length === 0) return undefined;
+    try {
+      return await this.#chains.of(env).blockHash(height);
+    } catch (err) {
+      this.#log(`payments: block ${height} of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
       return undefined;
     }
   }

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/index.js';
-import { hitEvents, removedEvents } from '../watch/events.js';
+import { eventBlocks, hitEvents, removedEvents } from '../watch/events.js';
 import { assetOfRow, hitIsAsset } from '../payments/assets.js';
 import type { Finality } from '../payments/holds.js';
+import type { Skipped } from '../chains/family.js';
 import { releaseWatches, WatchChanges, watchLine, webhookContext, type PayoutDeps } from './context.js';
 import { recordedTxs, type LineRow } from './rows.js';
 import { moveLines, type LineMove } from './transition.js';
@@ -151,10 +152,46 @@ async function finalIds(d: PayoutDeps, finality: Finality, nowMs: number, status
 /**
  * Sent lines whose block is final by the network's rule: `completed`. Their watch stays for the
  * hold (`releaseHeld`), as a paid order's does: a reorg deeper than the rule still takes it back.
+ * Only while the line's block is still the node's at its height: the final height is the node's
+ * now, but the scanner learns of a reorg on its next step, so a line sent in a block that a
+ * longer chain replaced would complete on a transfer no longer on chain (its `completed` webhook
+ * out, taken back a moment later); it waits for the scanner's rewind (`takeBack`) instead.
  */
 export async function complete(d: PayoutDeps, finality: Finality, nowMs: number): Promise<number> {
   const final = await finalIds(d, finality, nowMs, 'sent', () => 0);
-  return moveMany(d, final, async (lines) => lines.filter((l) => l.status === 'sent').map((line) => ({ line, move: { status: 'completed' } })));
+  const rows = [];
+  for (let i = 0; i < final.length; i += CHUNK) {
+    rows.push(...await d.store.db.selectFrom('payout_lines as l').leftJoin(eventBlocks(d.store.db).as('e'), 'e.id', 'l.event_id')
+      .select(['l.id', 'l.network_environment_id', 'l.block_height', 'e.block_hash', 'e.removed'])
+      .where('l.id', 'in', final.slice(i, i + CHUNK)).where('l.status', '=', 'sent').orderBy('l.id').execute());
+  }
+  const due = await stillOnChain(d, finality, rows);
+  return moveMany(d, due, async (lines) => lines.filter((l) => l.status === 'sent').map((line) => ({ line, move: { status: 'completed' } })));
+}
+
+/**
+ * The ids among `rows` whose transfer's block is the node's block at its height, asked once per
+ * height (a batch's lines share a block). A line whose event retention pruned has no hash to
+ * compare: its height alone decides, as before there was this check.
+ */
+async function stillOnChain(d: PayoutDeps, finality: Finality, rows: ReadonlyArray<{
+  id: number; network_environment_id: number; block_height: number | string | null; block_hash: string | null; removed: number | null;
+}>): Promise<number[]> {
+  const asked = new Map<string, Promise<string | Skipped | undefined>>();
+  const ids: number[] = [];
+  for (const r of rows) {
+    if (r.block_hash === null) {
+      ids.push(r.id);
+      continue;
+    }
+    const env = d.store.catalog.environment(r.network_environment_id);
+    if (!env || Number(r.removed) === 1) continue;
+    const key = `${env.id}:${r.block_height}`;
+    let hash = asked.get(key);
+    if (!hash) asked.set(key, (hash = finality.blockHash(env, Number(r.block_height))));
+    if ((await hash) === r.block_hash) ids.push(r.id);
+  }
+  return ids;
 }
 
 /**

@@ -145,6 +145,14 @@ export function hitEvents(db: Kysely<Database>, f: HitEventFilter = {}) {
 }
 
 /**
+ * Each event's block and whether a reorg removed it, as a query to join by `id` (payouts compare
+ * a line's block with the node's before completing it).
+ */
+export function eventBlocks(db: Kysely<Database>) {
+  return db.selectFrom('watch_events').select(['id', 'block_hash', 'removed']);
+}
+
+/**
  * The ids of events a reorg took off the chain, as a query to join: read from the partial index
  * of those few (`removed = 1` is a literal, as the index's own condition is, or it is not used).
  */

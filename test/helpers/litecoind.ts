@@ -51,12 +51,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startLitecoind(): Promise<Litecoind> {
+/** `args`: more of litecoind's options (`-mempoolreplacement=1`: relay BIP125 replacements, off by default in Litecoin Core). */
+export async function startLitecoind(opts: { args?: string[] } = {}): Promise<Litecoind> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rpcctl-ltc-'));
   const [rpcPort, p2pPort] = [await freePort(), await freePort()];
   const proc: ChildProcess = spawn('litecoind', [
     '-regtest', `-datadir=${dataDir}`, `-rpcport=${rpcPort}`, `-port=${p2pPort}`, '-rpcbind=127.0.0.1', '-rpcallowip=127.0.0.1',
     '-rpcuser=rpcctl', '-rpcpassword=regtest', '-txindex', '-fallbackfee=0.0001', '-listen=0', '-server', '-printtoconsole=0',
+    ...(opts.args ?? []),
   ], { stdio: 'ignore' });
   const rpcUrl = `http://127.0.0.1:${rpcPort}/`;
   const auth = `Basic ${Buffer.from('rpcctl:regtest').toString('base64')}`;

@@ -64,18 +64,45 @@ export class PayoutSim {
     this.#finality = new Finality(new EnvironmentChains(), () => {});
   }
 
-  async #settle(): Promise<void> {
+  /**
+   * Tracker and scanner passes until nothing moves. The tracker goes first: after a fork the
+   * node is on the new chain before the scanner has rewound (as in a running service, where
+   * either may tick first), and no line may complete then on a block the chain no longer has.
+   */
+  async #settle(payoutPk: number): Promise<void> {
     for (let i = 0; i < 200; i++) {
       const before = await getCursor(this.o.store, this.o.env.id);
-      await this.o.scanner().step();
       // Past Finality's one-second cache: each pass asks the node's head anew.
       this.#clock += 2000;
-      const moved = await takeBack(this.#deps) + await matchTransfers(this.#deps) + await complete(this.#deps, this.#finality, this.#clock)
-        + await releaseHeld(this.#deps, this.#finality, this.#clock)
-        + ((await getCursor(this.o.store, this.o.env.id)) === before ? 0 : 1);
+      const completed = await this.#completed(payoutPk);
+      let moved = await takeBack(this.#deps) + await matchTransfers(this.#deps) + await complete(this.#deps, this.#finality, this.#clock)
+        + await releaseHeld(this.#deps, this.#finality, this.#clock);
+      await this.#completedOnChain(payoutPk, completed);
+      await this.o.scanner().step();
+      moved += (await getCursor(this.o.store, this.o.env.id)) === before ? 0 : 1;
       if (moved === 0) return;
     }
     throw new PayoutSimFailure('the payouts never came to rest');
+  }
+
+  async #completed(payoutPk: number) {
+    return this.o.store.db.selectFrom('payout_lines').select(['line_no', 'tx_hash', 'seq']).where('payout_pk', '=', payoutPk).where('status', '=', 'completed').execute();
+  }
+
+  /**
+   * Every line the tracker just completed names a transfer in a block of the node's chain, at a
+   * final height. (One completed before may be off it now, a fork as deep as the finality rule,
+   * until the scanner rewinds.)
+   */
+  async #completedOnChain(payoutPk: number, before: Array<{ line_no: number; seq: number }>): Promise<void> {
+    const chain = this.o.node.chain;
+    const norm = (h: string) => h.toLowerCase().replace(/^0x/, '');
+    const was = new Set(before.map((l) => `${l.line_no}:${l.seq}`));
+    for (const l of (await this.#completed(payoutPk)).filter((c) => !was.has(`${c.line_no}:${c.seq}`))) {
+      const at = chain.blocks.find((b) => b.txs.some((tx) => norm(tx.hash) === norm(l.tx_hash!)));
+      if (!at) throw new PayoutSimFailure(`line ${l.line_no} completed by ${l.tx_hash}, which is in no block of the chain`);
+      if (at.height > chain.head - this.o.node.finality + 1) throw new PayoutSimFailure(`line ${l.line_no} completed at ${at.height}, final is ${chain.head - this.o.node.finality + 1}`);
+    }
   }
 
   async run(s: PayoutScenario): Promise<void> {
@@ -95,7 +122,7 @@ export class PayoutSim {
     let mined = 0;
     const done: string[] = [];
     try {
-      await this.#settle();
+      await this.#settle(created.payout.id);
       for (const op of s.ops) {
         done.push(JSON.stringify(op));
         if (op.k === 'pay') {
@@ -113,13 +140,13 @@ export class PayoutSim {
           }
         }
         node.sync();
-        await this.#settle();
+        await this.#settle(created.payout.id);
         await this.#check(created.payout.id, addresses.map((a) => a.wire), from, false);
       }
       // The chain goes final: nothing may stay sent.
       for (let i = 0; i < node.finality + node.confirmations + 1; i++) chain.mine(i === 0 ? mempool.splice(0) : []);
       node.sync();
-      await this.#settle();
+      await this.#settle(created.payout.id);
       await this.#check(created.payout.id, addresses.map((a) => a.wire), from, true);
     } catch (err) {
       if (err instanceof PayoutSimFailure) err.message += `\n  scenario: ${JSON.stringify(s)}\n  after: ${done.join(' → ') || '(creation)'}`;

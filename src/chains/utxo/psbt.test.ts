@@ -85,6 +85,8 @@ describe('UTXO payout PSBT', () => {
       const [pub, d] = input.bip32Derivation![0]!;
       expect(d).toEqual({ fingerprint: 0x73c5da0a, path: [84 + H, 1 + H, H, 0, c.index] });
       expect(hex.encode(pub)).toBe(hex.encode(MASTER.derive(`m/84'/1'/0'/0/${c.index}`).publicKey!));
+      // BIP125's opt-in: a node without full RBF takes a fee bump of it only so.
+      expect(input.sequence).toBe(0xfffffffd);
     }
     expect(tx.outputsLength).toBe(3);
     const outs = [0, 1, 2].map((i) => tx.getOutput(i));

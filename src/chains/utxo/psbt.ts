@@ -7,7 +7,8 @@
 // Every input carries `witnessUtxo` (segwit) and `nonWitnessUtxo` (the whole funding transaction:
 // required for P2PKH inputs, and hardware wallets ask it for segwit v0 ones too since the
 // fee-overpayment attack of 2020) and its BIP32 derivation; the change output carries its
-// derivation as well, so the signing wallet shows it as its own rather than as a payment.
+// derivation as well, so the signing wallet shows it as its own rather than as a payment. Inputs
+// signal BIP125 replaceability (`RBF_SEQUENCE`), so the merchant's wallet can bump the fee.
 //
 // Coin selection: largest coins first until the lines and the fee at `feeRate` are covered
 // (btc-signer's `accumBiggest`); what is left over goes to the change address unless it is dust,
@@ -80,6 +81,15 @@ export class PsbtError extends RpcctlError {
 
 type BtcNetwork = Parameters<typeof Address>[0];
 
+/**
+ * Every input's nSequence: BIP125's opt-in to replacement. A payout takes a second transaction
+ * only as a fee bump of the first (payouts/submit.ts), and a node without full RBF (Bitcoin Core
+ * before 28; Litecoin Core with `-mempoolreplacement=1`, off by default) relays a replacement
+ * only of a transaction that signalled it: with btc-signer's default (0xffffffff) a payout stuck
+ * at a low fee could never be bumped. Below 0xfffffffe, so lockTime (0) stays unenforced.
+ */
+export const RBF_SEQUENCE = 0xfffffffd;
+
 export function btcNetwork(format: UtxoAddressFormat): BtcNetwork {
   return { bech32: format.bech32 ?? '', pubKeyHash: format.pub_key_hash, scriptHash: format.script_hash, wif: 0x80 };
 }
@@ -140,6 +150,7 @@ function coinInput(x: UtxoXpub, format: UtxoAddressFormat, coin: UtxoCoin) {
   return {
     txid: hex.decode(coin.txid.toLowerCase()),
     index: coin.vout,
+    sequence: RBF_SEQUENCE,
     // BIP174: witness_utxo only for segwit inputs; a P2PKH input is signed over the whole previous transaction.
     ...(utxoScriptType(x, format) === 'pkh' ? {} : { witnessUtxo: { script: payment.script, amount: coin.amountSats } }),
     nonWitnessUtxo: hex.decode(coin.rawTx),
