@@ -149,7 +149,10 @@ describe('plan changes from another process', () => {
       expect(t.service.gateway.registry.get(e.uuid)!.rpsLimit).toBe(1);
       // As `rpcctl admin accounts set-plan` does it (no notification on SQLite): the version check finds it.
       await setAccountPlan(t.store, m.userId, 2);
-      await new Promise((r) => setTimeout(r, 600));
+      // Checked every 200 ms; under load a check takes longer than that, so no fixed wait will do.
+      for (const deadline = Date.now() + 10_000; t.service.gateway.registry.get(e.uuid)!.rpsLimit !== 1000 && Date.now() < deadline;) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
       expect(t.service.gateway.registry.get(e.uuid)!.rpsLimit).toBe(1000);
     } finally {
       await t.stop();

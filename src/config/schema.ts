@@ -306,7 +306,9 @@ export const configSchema = z.strictObject({
     cache_ttl_ms: z.number().int().min(0).default(3_600_000),
     /** Answers larger than this stay in the instance's memory only. */
     cache_max_value_bytes: z.number().int().min(1).default(1024 * 1024),
-  }).default({ key_prefix: 'rpcctl:', cache_ttl_ms: 3_600_000, cache_max_value_bytes: 1024 * 1024 }),
+    /** How long a rate-limit decision waits for Redis before this instance decides from its share in memory. */
+    decision_timeout_ms: z.number().int().min(10).max(60_000).default(250),
+  }).default({ key_prefix: 'rpcctl:', cache_ttl_ms: 3_600_000, cache_max_value_bytes: 1024 * 1024, decision_timeout_ms: 250 }),
   /** The service's log; `--log-level` and $RPCCTL_LOG_LEVEL win over it. A reload applies a new level. */
   log: z.strictObject({
     level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

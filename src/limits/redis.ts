@@ -29,7 +29,11 @@ if before == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {cost, c}
 `;
 
-/** A decision waits no longer than this for Redis; after it, the instance's memory decides. */
+/**
+ * A decision waits no longer than this for Redis (unless `redis.decision_timeout_ms` says
+ * otherwise); after it, the instance's memory decides. Also the bound of the PING that checks
+ * whether Redis is back.
+ */
 const DECISION_TIMEOUT_MS = 250;
 /**
  * After Redis failed or did not answer, decisions go straight to memory for this long and then
@@ -99,6 +103,8 @@ export interface RedisLimitsOptions {
   onOutage?: (down: boolean, reason: string) => void;
   /** How long start-up waits for the first connection before it serves on memory limits. */
   connectWaitMs?: number;
+  /** How long a decision waits for Redis before memory decides (`redis.decision_timeout_ms`). */
+  decisionTimeoutMs?: number;
 }
 
 /**
@@ -114,6 +120,7 @@ export class RedisLimits implements Limits {
   readonly #prefix: string;
   readonly #log: (line: string) => void;
   readonly #onOutage: ((down: boolean, reason: string) => void) | undefined;
+  readonly #decisionTimeoutMs: number;
   #sha: string | undefined;
   readonly #windows: RedisWindow[] = [];
   #degraded = false;
@@ -129,6 +136,7 @@ export class RedisLimits implements Limits {
     this.#prefix = o.keyPrefix;
     this.#log = o.log;
     this.#onOutage = o.onOutage;
+    this.#decisionTimeoutMs = o.decisionTimeoutMs ?? DECISION_TIMEOUT_MS;
   }
 
   static async open(o: RedisLimitsOptions): Promise<RedisLimits> {
@@ -204,7 +212,7 @@ export class RedisLimits implements Limits {
     }
     if (retry) this.#retrying = true;
     try {
-      const r = await boundedCall(command(), DECISION_TIMEOUT_MS);
+      const r = await boundedCall(command(), this.#decisionTimeoutMs);
       if ('reply' in r) {
         if (this.#degraded && this.#client.isReady) this.#recover();
         return r.reply;

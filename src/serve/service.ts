@@ -173,7 +173,9 @@ async function openBase(opts: ServiceOptions): Promise<Base> {
   const store = await Store.open({ dataDir, config, syncCatalog: 'always', env, url: storeUrl(opts.databaseUrl, config, env), queryTimeoutMs: config.store.query_timeout_ms, onQuery: storeQueryObserver(metrics) });
   // One warning per Redis outage for the process, however many of its clients notice it.
   const outage = redis ? new RedisOutage({ warn: logger ? lineLogger(logger, 'warn') : log, info: logger ? lineLogger(logger, 'info') : log }) : undefined;
-  const limits = await openLimits(redis ? { url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'limits') } : undefined);
+  const limits = await openLimits(redis ? {
+    url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'limits'), decisionTimeoutMs: config.redis.decision_timeout_ms,
+  } : undefined);
   // Final answers one instance fetched serve the others; a reorg seen by one drops them everywhere.
   const sharedCache = redis && config.redis.cache_ttl_ms > 0 && config.gateway.cache_max_bytes > 0
     ? await RedisCacheTier.open({ url: redis, keyPrefix: config.redis.key_prefix, log, onOutage: outageReporter(outage!, 'cache'), ttlMs: config.redis.cache_ttl_ms, maxValueBytes: config.redis.cache_max_value_bytes })

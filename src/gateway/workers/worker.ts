@@ -180,7 +180,7 @@ async function openRedis(redis: NonNullable<WorkerStart['redis']>, registry: End
   const { config } = start;
   // The main thread reports the outage once for the whole process (limits/outage.ts).
   const onOutage = (part: string) => (down: boolean, reason: string) => post({ t: 'redis', part, down, reason });
-  const limits = await RedisLimits.open({ url: redis.url, keyPrefix: redis.keyPrefix, log, onOutage: onOutage('limits') });
+  const limits = await RedisLimits.open({ url: redis.url, keyPrefix: redis.keyPrefix, log, onOutage: onOutage('limits'), decisionTimeoutMs: config.redis.decision_timeout_ms });
   limits.liveInstances = start.liveInstances;
   // Redis away or slow: this machine's shared windows decide, exact across its workers.
   const here = (key: string, limit: number, cost: number) => {

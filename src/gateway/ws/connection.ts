@@ -69,6 +69,10 @@ export class Connection {
     });
   }
   close([code, reason]: readonly [number, string]): void {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
+    if (this.ws.readyState !== WebSocket.OPEN && this.ws.readyState !== WebSocket.CONNECTING) return;
+    this.ws.close(code, reason);
+    // Reads paused to hold calls back (server.ts) would never take the client's closing frame:
+    // the socket, and the bytes queued on it, then waited out ws's 30 s close timeout.
+    if (this.ws.isPaused) this.ws.resume();
   }
 }

@@ -252,6 +252,8 @@ export class WebSocketGateway {
     this.#d.metrics.wsSockets.inc(conn.labels);
     ws.on('pong', () => { conn.alive = true; });
     ws.on('message', (data, isBinary) => {
+      // Closing: nothing more is answered, and holding it back would pause the reads again.
+      if (ws.readyState !== WebSocket.OPEN) return;
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : (data as Buffer).toString('utf8');
       // Pausing stops the socket's reads, but ws still emits what it had read: a burst of
       // hundreds of calls in one read arrives anyway. Those wait here, as text, not as answers.
