@@ -77,6 +77,9 @@ describe('config', () => {
 
   it('names a key of the wrong type', () => {
     expect(() => parseConfig({ gateway: { port: '8545' } })).toThrow(/gateway\.port/);
+    // The gateway's calls wait this long for Redis at most: not a minute.
+    expect(() => parseConfig({ redis: { decision_timeout_ms: 60_000 } })).toThrow(/redis\.decision_timeout_ms/);
+    expect(parseConfig({ redis: { decision_timeout_ms: 5_000 } }).redis.decision_timeout_ms).toBe(5_000);
     expect(() => parseConfig({ networks: [{ slug: 'x', name: 'X', environments: [{ slug: 'main', upstreams: 'http://a' }] }] }))
       .toThrow(/networks\[0\]\.environments\[0\]\.upstreams/);
   });

@@ -20,7 +20,7 @@ beforeAll(async () => {
     gateway: { rpc_domain: 'localhost:8545', max_body_bytes: 4096, max_batch: 10, upstream_timeout_ms: 1500, probe_interval_ms: 60_000 },
     // On PostgreSQL + Redis the RPS counts below are Redis's: a loaded machine's slow round trip
     // must not hand a decision to the instance's memory window, which knows nothing of Redis's.
-    redis: { decision_timeout_ms: 10_000 },
+    redis: { decision_timeout_ms: 5_000 },
     networks: [
       { id: 1, slug: 'eth', name: 'Ethereum', environments: [{ id: 1, slug: 'mainnet', upstreams: [eth.url] }],
         credits: { default: 20, methods: { eth_blockNumber: 10, eth_call: 26 } } },

@@ -48,7 +48,7 @@ describeUnless(why, 'three rpcctl serve processes on one PostgreSQL and one Redi
       // machine its round trips took 300-1300 ms, past the default 250 ms after which each
       // instance decides its share from memory (the documented degradation, limits-share.test.ts):
       // 45 calls then admitted up to 16 in a second.
-      redis: { key_prefix: freshRedisPrefix(), decision_timeout_ms: 10_000 },
+      redis: { key_prefix: freshRedisPrefix(), decision_timeout_ms: 5_000 },
     });
     writeFileSync(configFile, JSON.stringify(config));
     // Sequential start is not needed: the three race for the migrations and must sort it out.

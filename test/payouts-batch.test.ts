@@ -7,7 +7,7 @@ import { getAddress, keccak256, parseEther, toHex, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAccount, webhookSecretOf } from '../src/store/index.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
-import { haveLitecoind, importTestVectorWallet, LITECOIND_MISSING, serveOn, startLitecoind, type Litecoind } from './helpers/litecoind.js';
+import { haveLitecoind, LITECOIND_MISSING, type Litecoind, walletMerchant, type WalletMerchant } from './helpers/litecoind.js';
 import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
 import { memberKey, startTestService, type Merchant, type TestService } from './helpers/service.js';
 import { describeUnless } from './helpers/skips.js';
@@ -97,25 +97,14 @@ describeUnless(!haveLitecoind && LITECOIND_MISSING, 'a 1,000-line payout on lite
   let miner: string;
   const rpc = <T = any>(method: string, params: unknown[] = [], wallet?: string) => node.rpc<T>(method, params, wallet);
 
+  let merchant: WalletMerchant;
   beforeAll(async () => {
-    node = await startLitecoind();
-    await rpc('createwallet', ['w']);
-    miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
-    await rpc('generatetoaddress', [101, miner]);
-    expect(await importTestVectorWallet(node, 'merchant')).toEqual([true, true]);
-    rx = await startReceiver();
-    const network = node.network();
-    network.environments![0]!.finality_depth = 2;
-    ({ t, m, secret } = await serveOn(node, { networks: [network], payments: { tick_ms: 50, aml: { provider: 'none' } } }));
+    merchant = await walletMerchant({ finalityDepth: 2 });
+    ({ node, t, m, secret, rx, miner } = merchant);
     ({ developer } = await setUp(t, m, rx));
-    expect((await m.call('PUT', '/v1/payments/settings', json({ xpubs: { utxo: "[73c5da0a/84'/1'/0']vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc" } }))).status).toBe(200);
   }, 90_000);
 
-  afterAll(async () => {
-    await t?.stop();
-    await rx?.close();
-    await node?.stop();
-  }, 40_000);
+  afterAll(async () => { await merchant?.stop(); }, 40_000);
 
   it('1,000 lines from CSV: one PSBT, signed by the wallet, broadcast, every line completed once', async () => {
     // The merchant's coins: a paid order of 20 LTC.

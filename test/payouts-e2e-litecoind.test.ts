@@ -1,9 +1,9 @@
 import { base64, hex } from '@scure/base';
 import { Address as BtcAddress, OutScript, Transaction } from '@scure/btc-signer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { haveLitecoind, importTestVectorWallet, LITECOIND_MISSING, serveOn, startLitecoind, until, type Litecoind } from './helpers/litecoind.js';
+import { haveLitecoind, LITECOIND_MISSING, until, type Litecoind, walletMerchant, type WalletMerchant } from './helpers/litecoind.js';
 import { paymentOrders } from './helpers/payments.js';
-import { signatureValid, startReceiver, type Receiver } from './helpers/receiver.js';
+import { signatureValid, type Receiver } from './helpers/receiver.js';
 import { rawCall, type Merchant, type TestService } from './helpers/service.js';
 import { describeUnless } from './helpers/skips.js';
 
@@ -17,8 +17,6 @@ import { describeUnless } from './helpers/skips.js';
  * back too (its watch is held a second window), and mined again it completes again. Signed
  * webhooks in order and the audit log of each step.
  */
-const VPUB = 'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc';
-const XPUB = `[73c5da0a/84'/1'/0']${VPUB}`;
 const REGTEST = { bech32: 'rltc', pubKeyHash: 111, scriptHash: 58, wif: 0xef };
 const json = (o: unknown) => JSON.stringify(o);
 
@@ -33,25 +31,13 @@ describeUnless(!haveLitecoind && LITECOIND_MISSING, 'a refund through its link, 
   const mine = (n: number) => rpc<string[]>('generatetoaddress', [n, miner]);
   const { settle, create } = paymentOrders(() => ({ rx, m }), 'litecoin', { waitMs: 30_000, quietMs: 300 });
 
+  let merchant: WalletMerchant;
   beforeAll(async () => {
-    node = await startLitecoind();
-    await rpc('createwallet', ['w']);
-    await rpc('createwallet', ['customer']);
-    miner = await rpc<string>('getnewaddress', ['', 'bech32'], 'w');
-    await mine(101);
-    expect(await importTestVectorWallet(node, 'merchant')).toEqual([true, true]);
-    rx = await startReceiver();
-    const network = node.network();
-    network.environments![0]!.finality_depth = 3;
-    ({ t, m, secret } = await serveOn(node, { networks: [network], payments: { tick_ms: 50, aml: { provider: 'none' } } }));
-    expect((await m.call('PUT', '/v1/payments/settings', json({ xpubs: { utxo: XPUB } }))).status).toBe(200);
+    merchant = await walletMerchant({ finalityDepth: 3, wallets: ['customer'] });
+    ({ node, t, m, secret, rx, miner } = merchant);
   }, 90_000);
 
-  afterAll(async () => {
-    await t?.stop();
-    await rx?.close();
-    await node?.stop();
-  }, 40_000);
+  afterAll(async () => { await merchant?.stop(); }, 40_000);
 
   const refundOf = async (id: string) => (await m.call('GET', `/v1/payouts/${id}`)).body.payout;
   const lineIs = async (id: string, status: string) => {

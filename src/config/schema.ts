@@ -307,7 +307,8 @@ export const configSchema = z.strictObject({
     /** Answers larger than this stay in the instance's memory only. */
     cache_max_value_bytes: z.number().int().min(1).default(1024 * 1024),
     /** How long a rate-limit decision waits for Redis before this instance decides from its share in memory. */
-    decision_timeout_ms: z.number().int().min(10).max(60_000).default(250),
+    // A call waits this long at most for its limit: the gateway's hot path must not wait on a store for longer.
+    decision_timeout_ms: z.number().int().min(10).max(5_000).default(250),
   }).default({ key_prefix: 'rpcctl:', cache_ttl_ms: 3_600_000, cache_max_value_bytes: 1024 * 1024, decision_timeout_ms: 250 }),
   /** The service's log; `--log-level` and $RPCCTL_LOG_LEVEL win over it. A reload applies a new level. */
   log: z.strictObject({

@@ -68,10 +68,10 @@ export async function boundedCall<T>(call: Promise<T>, ms: number): Promise<{ re
  * never reported the real one that followed. Stops once `degraded()` is false (the client's
  * `ready` or another command found Redis back) or the client is closed.
  */
-export function pingUntilBack(client: RedisClient, degraded: () => boolean, recovered: () => void): void {
+export function pingUntilBack(client: RedisClient, degraded: () => boolean, recovered: () => void, timeoutMs = DECISION_TIMEOUT_MS): void {
   const check = async (): Promise<void> => {
     if (!degraded() || !client.isOpen) return;
-    if (client.isReady && 'reply' in await boundedCall(client.ping(), DECISION_TIMEOUT_MS)) {
+    if (client.isReady && 'reply' in await boundedCall(client.ping(), timeoutMs)) {
       if (degraded()) recovered();
       return;
     }
@@ -243,7 +243,8 @@ export class RedisLimits implements Limits {
     this.#degraded = true;
     if (this.#onOutage) this.#onOutage(true, reason);
     else this.#log(`limits: Redis unavailable (${reason}); each instance enforces its share of the limits in memory until it is back`);
-    pingUntilBack(this.#client, () => this.#degraded, () => this.#recover());
+    // As patient as a decision: a Redis slower than 250 ms but within the setting is back.
+    pingUntilBack(this.#client, () => this.#degraded, () => this.#recover(), this.#decisionTimeoutMs);
   }
 
   #recover(): void {

@@ -83,24 +83,32 @@ export class Finality {
       return height;
     } catch (err) {
       this.#final.set(env.id, { atMs: nowMs, height: undefined });
-      const logged = this.#loggedAt.get(env.id);
-      if (logged === undefined || nowMs - logged >= 60_000 || nowMs < logged) {
-        this.#loggedAt.set(env.id, nowMs);
-        this.#log(`payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
-      }
+      this.#logFailure(env, nowMs, `payments: finality of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
       return undefined;
     }
   }
 
-  /** The node's block at `height` now (as the scanner compares it with what it kept); undefined when the node cannot say. */
-  async blockHash(env: Environment, height: number): Promise<string | Skipped | undefined> {
+  /**
+   * The node's block at `height` now (as the scanner compares it with what it kept): its hash,
+   * SKIPPED or undefined where it keeps none (no upstream: none to ask); null when the node
+   * failed to answer (ask again later).
+   */
+  async blockHash(env: Environment, height: number, nowMs = Date.now()): Promise<string | Skipped | undefined | null> {
     if (env.upstreams.length === 0) return undefined;
     try {
       return await this.#chains.of(env).blockHash(height);
     } catch (err) {
-      this.#log(`payments: block ${height} of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
-      return undefined;
+      this.#logFailure(env, nowMs, `payments: block ${height} of ${env.network.slug}-${env.slug} unknown: ${(err as Error).message}`);
+      return null;
     }
+  }
+
+  /** A node that fails is logged once a minute per environment, not once a row or a pass. */
+  #logFailure(env: Environment, nowMs: number, line: string): void {
+    const logged = this.#loggedAt.get(env.id);
+    if (logged !== undefined && nowMs - logged < 60_000 && nowMs >= logged) return;
+    this.#loggedAt.set(env.id, nowMs);
+    this.#log(line);
   }
 }
 

@@ -25,8 +25,21 @@ export class WatchChanges {
 
   async tell(d: PayoutDeps): Promise<void> {
     for (const w of this.removed) d.watches.removed(w);
-    await Promise.all(this.added.map((w) => d.watches.added(w)));
+    await watchesAdded(d, this.added);
   }
+}
+
+/**
+ * Tells Address Watch of new watches and waits until their networks' scanners know where they
+ * start (a transfer sent right after the answer is then seen), for at most 3 s: Address Watch
+ * caps a scanner's start so, but its reconcile may first wait for another network's scanner to
+ * stop, and a request (or a tracking pass) must not hang on that.
+ */
+export async function watchesAdded(d: Pick<PayoutDeps, 'watches'>, rows: readonly WatchedAddressRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(rows.map((w) => d.watches.added(w))), new Promise((r) => { timer = setTimeout(r, 3000); })]);
+  clearTimeout(timer);
 }
 
 /** A line's webhook context: its payout, its asset's symbol, and for a refund its order's ids. */

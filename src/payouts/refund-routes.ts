@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/index.js';
 import { createRefundBody, refundSchema } from '../wire/payouts.js';
 import { callerOf } from './approval.js';
+import { watchesAdded } from './context.js';
 import { createRefund, refundsOf } from './refunds.js';
 import { presentRefund } from './present.js';
 import { linesOf, type PayoutRow } from './rows.js';
@@ -46,7 +47,7 @@ export function refundRoutes(deps: PayoutRouteDeps): RouteDef[] {
         if (!order) throw notFound('Payment not found');
         const caller = await callerOf(app.store, key);
         const created = await createRefund({ store: app.store, config: app.config, rates: deps.payouts.rates, accountId: account.id, caller }, order, body);
-        await Promise.all(created.watches.map((w) => deps.payouts.deps.watches.added(w)));
+        await watchesAdded(deps.payouts.deps, created.watches);
         deps.payouts.deps.onDeliveries();
         return { ok: true, refund: await present(created.payout, order, created.link && refundLinkUrl(app.publicUrl(), created.link.token)) };
       },

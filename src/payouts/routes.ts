@@ -7,6 +7,7 @@ import { createPayoutBody, PAYOUT_STATUSES, payoutSchema, submitTransactionBody 
 import { approve, cancel } from './actions.js';
 import { callerOf } from './approval.js';
 import { createPayout } from './create.js';
+import { watchesAdded } from './context.js';
 import { presentPayout } from './present.js';
 import { linesOf, listPayouts, payoutOf, PayoutError, type PayoutRow } from './rows.js';
 import { psbtFor, submitTransaction } from './submit.js';
@@ -60,7 +61,7 @@ function createRoute(deps: PayoutRouteDeps): RouteDef {
     async handler({ account, app, key, body }) {
       const caller = await callerOf(app.store, key);
       const created = await createPayout({ store: app.store, config: app.config, rates: deps.payouts.rates, accountId: account.id, caller }, body);
-      await Promise.all(created.watches.map((w) => deps.payouts.deps.watches.added(w)));
+      await watchesAdded(deps.payouts.deps, created.watches);
       deps.payouts.deps.onDeliveries();
       return answer(deps, created.payout);
     },

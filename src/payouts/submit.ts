@@ -79,6 +79,14 @@ export async function submitTransaction(payouts: Payouts, p: PayoutRow, body: z.
 /** An unsigned PSBT for the lines awaiting payment, from the merchant's coins; its coins and change index are kept on the payout. */
 export async function psbtFor(payouts: Payouts, p: PayoutRow, feeRate: number | undefined): Promise<{ psbt: string; fee_raw: string | null }> {
   const { env, lines } = await payable(payouts, p);
+  // A fresh PSBT spends other coins than the transaction recorded for these lines: a wallet
+  // that broadcasts as it signs would send it beside that one, and both could confirm (the
+  // submit's 409 comes after). What may follow a recorded transaction is a replacement of it.
+  const recorded = lines.filter((l) => recordedTxs(l).length > 0);
+  if (recorded.length > 0) {
+    throw new PayoutError('E_CONFLICT', `${p.payout_id}: line${recorded.length === 1 ? '' : 's'} ${recorded.map((l) => l.line_no).join(', ')} already ha${recorded.length === 1 ? 's' : 've'} a signed transaction recorded (${recordedTxs(recorded[0]!).at(-1)!.hash}): `
+      + 'bump its fee in your wallet (a BIP125 replacement spending the same coins) and submit that, or cancel the lines');
+  }
   const built = await payouts.transactions.psbt({ env, accountId: p.account_id, lines, ...(feeRate !== undefined && { feeRate }) });
   const db = payouts.deps.store.db;
   await db.transaction().execute(async (trx) => {

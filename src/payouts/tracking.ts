@@ -166,22 +166,32 @@ export async function complete(d: PayoutDeps, finality: Finality, nowMs: number)
       .where('l.id', 'in', final.slice(i, i + CHUNK)).where('l.status', '=', 'sent').orderBy('l.id').execute());
   }
   const due = await stillOnChain(d, finality, rows);
-  return moveMany(d, due, async (lines) => lines.filter((l) => l.status === 'sent').map((line) => ({ line, move: { status: 'completed' } })));
+  return moveMany(d, due, async (lines, trx) => {
+    // A rewind that took the transfer off since stillOnChain asked: no completed webhook for it.
+    const sent = lines.filter((l) => l.status === 'sent');
+    const events = sent.map((l) => l.event_id).filter((id): id is number => id !== null);
+    const removed = new Set(events.length === 0 ? [] : (await trx.selectFrom(eventBlocks(trx).as('e')).select('e.id')
+      .where('e.id', 'in', events).where('e.removed', '=', 1).execute()).map((r) => r.id));
+    return sent.filter((l) => l.event_id === null || !removed.has(l.event_id)).map((line) => ({ line, move: { status: 'completed' } }));
+  });
 }
 
 /**
  * The ids among `rows` whose transfer's block is the node's block at its height, asked once per
- * height (a batch's lines share a block). A line whose event retention pruned has no hash to
- * compare: its height alone decides, as before there was this check.
+ * height (a batch's lines share a block). Where there is no hash to compare, the final height
+ * alone decides, as before there was this check: the event was pruned by retention, found by a
+ * reference lookup (kept without its block's hash), or the node keeps no block at that height
+ * any more (a Solana node's limited ledger, Horizon's history window: the scanner passes such a
+ * final block too). A node that fails to answer is asked again on the next pass.
  */
 async function stillOnChain(d: PayoutDeps, finality: Finality, rows: ReadonlyArray<{
   id: number; network_environment_id: number; block_height: number | string | null; block_hash: string | null; removed: number | null;
 }>): Promise<number[]> {
-  const asked = new Map<string, Promise<string | Skipped | undefined>>();
+  const asked = new Map<string, Promise<string | Skipped | undefined | null>>();
   const ids: number[] = [];
   for (const r of rows) {
-    if (r.block_hash === null) {
-      ids.push(r.id);
+    if (r.block_hash === null || r.block_hash === '') {
+      if (Number(r.removed) !== 1) ids.push(r.id);
       continue;
     }
     const env = d.store.catalog.environment(r.network_environment_id);
@@ -189,7 +199,9 @@ async function stillOnChain(d: PayoutDeps, finality: Finality, rows: ReadonlyArr
     const key = `${env.id}:${r.block_height}`;
     let hash = asked.get(key);
     if (!hash) asked.set(key, (hash = finality.blockHash(env, Number(r.block_height))));
-    if ((await hash) === r.block_hash) ids.push(r.id);
+    const now = await hash;
+    if (now === null) continue;
+    if (typeof now !== 'string' || now === '' || now === r.block_hash) ids.push(r.id);
   }
   return ids;
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { ConfigInput } from '../../src/config/index.js';
 import { getAccount, webhookSecretOf } from '../../src/store/index.js';
+import { startReceiver, type Receiver } from './receiver.js';
 import { startTestService, type Merchant, type TestService } from './service.js';
 
 type NetworkInput = NonNullable<ConfigInput['networks']>[number];
@@ -126,4 +127,48 @@ export async function importTestVectorWallet(node: Litecoind, name: string): Pro
     return { desc: `wpkh(${tprv}/84h/1h/0h/${chain}/*)#${checksum}`, timestamp: 'now', range: [0, 20] };
   }));
   return (await node.rpc<Array<{ success: boolean }>>('importmulti', [descriptors], name)).map((r) => r.success);
+}
+
+/** The test vector's BIP84 account key, with its origin: what the payouts suites' merchant gives rpcctl. */
+export const TEST_VECTOR_XPUB = "[73c5da0a/84'/1'/0']vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc";
+
+export interface WalletMerchant {
+  node: Litecoind;
+  t: TestService;
+  m: Merchant;
+  secret: string;
+  rx: Receiver;
+  /** An address of wallet `w`, whose 101 blocks make its coins spendable. */
+  miner: string;
+  mine(n: number): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A merchant whose wallet is Litecoin Core (`merchant`, the test vector's keys) on a litecoind
+ * -regtest: `w` mined to spendable coins, the `wallets` asked for, a webhook receiver, `serve`
+ * on the node's network with `finalityDepth`, and the merchant's xpub set for orders.
+ */
+export async function walletMerchant(o: { finalityDepth: number; wallets?: string[]; args?: string[] }): Promise<WalletMerchant> {
+  const node = await startLitecoind({ args: o.args });
+  for (const name of ['w', ...(o.wallets ?? [])]) await node.rpc('createwallet', [name]);
+  const miner = await node.rpc<string>('getnewaddress', ['', 'bech32'], 'w');
+  const mine = (n: number) => node.rpc<string[]>('generatetoaddress', [n, miner]);
+  await mine(101);
+  const imported = await importTestVectorWallet(node, 'merchant');
+  if (!imported.every(Boolean)) throw new Error(`importmulti refused the test vector's descriptors: ${JSON.stringify(imported)}`);
+  const rx = await startReceiver();
+  const network = node.network();
+  network.environments![0]!.finality_depth = o.finalityDepth;
+  const { t, m, secret } = await serveOn(node, { networks: [network], payments: { tick_ms: 50, aml: { provider: 'none' } } });
+  const settings = await m.call('PUT', '/v1/payments/settings', JSON.stringify({ xpubs: { utxo: TEST_VECTOR_XPUB } }));
+  if (settings.status !== 200) throw new Error(`payment settings: ${settings.status} ${JSON.stringify(settings.body)}`);
+  return {
+    node, t, m, secret, rx, miner, mine,
+    async stop() {
+      await t.stop();
+      await rx.close();
+      await node.stop();
+    },
+  };
 }
