@@ -469,8 +469,12 @@ describeUnless(why, 'fault suite: two instances through PostgreSQL, Redis, upstr
     const seconds = [...perSecond].filter(([sec]) => sec * 1000 >= burstFrom + 1000 && (sec + 1) * 1000 <= burstTo);
     console.info(`faults: Redis stopped: calls admitted/refused per whole second on a ${LIMITED_RPS}/s plan: ${seconds.map(([, c]) => `${c.admitted}/${c.refused}`).join(' ')}`);
     expect.soft(seconds.length, 'Redis stopped: the burst spans whole seconds').toBeGreaterThan(0);
-    // Refusals in every second: the burst asked for more than the fleet may admit, or the measure says nothing.
-    expect.soft(seconds.filter(([, c]) => c.refused === 0).map(([sec]) => `second ${sec}: nothing refused`), 'Redis stopped: the burst exceeds the limit in every second measured').toEqual([]);
+    // Refusals in every second that asked for more than the fleet may admit. A second that asked
+    // less (a starved machine's load generator: 19 calls in one CI second) says nothing of the
+    // limit; at least one must have asked more, or the measure says nothing at all.
+    const over = seconds.filter(([, c]) => c.admitted + c.refused > LIMITED_RPS);
+    expect.soft(over.length, 'Redis stopped: the burst asks more than the limit in some whole second').toBeGreaterThan(0);
+    expect.soft(over.filter(([, c]) => c.refused === 0).map(([sec, c]) => `second ${sec}: ${c.admitted} asked, nothing refused`), 'Redis stopped: the burst is refused in every second it exceeds the limit').toEqual([]);
     expect.soft(seconds.filter(([, c]) => c.admitted > 1.2 * LIMITED_RPS).map(([sec, c]) => `${c.admitted} calls admitted in second ${sec}`),
       `Redis stopped: two instances admit at most 1.2 x the limit (${LIMITED_RPS}/s) in each whole second of the outage after the first`).toEqual([]);
     const admitted = burst!.count(/limited/, SERVED);
