@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/index.js';
+import type { Database, Environment } from '../store/index.js';
 import { eventBlocks, hitEvents, removedEvents } from '../watch/events.js';
 import { assetOfRow, hitIsAsset } from '../payments/assets.js';
 import type { Finality } from '../payments/holds.js';
@@ -18,6 +18,8 @@ import { moveLines, type LineMove } from './transition.js';
 
 /** Lines moved a transaction at most: a batch's 1,000 lines move in a few transactions, not one each. */
 const CHUNK = 200;
+/** Block lookups a completion pass has in flight at once. */
+const ASK_AT_ONCE = 16;
 
 /**
  * Moves the lines `plan` picks among `linePks` (read again in the transaction, in that order):
@@ -187,21 +189,32 @@ export async function complete(d: PayoutDeps, finality: Finality, nowMs: number)
 async function stillOnChain(d: PayoutDeps, finality: Finality, rows: ReadonlyArray<{
   id: number; network_environment_id: number; block_height: number | string | null; block_hash: string | null; removed: number | null;
 }>): Promise<number[]> {
-  const asked = new Map<string, Promise<string | Skipped | undefined | null>>();
   const ids: number[] = [];
+  const toAsk = new Map<string, { env: Environment; height: number }>();
+  const checked: Array<{ id: number; key: string; hash: string }> = [];
   for (const r of rows) {
+    if (Number(r.removed) === 1) continue;
     if (r.block_hash === null || r.block_hash === '') {
-      if (Number(r.removed) !== 1) ids.push(r.id);
+      ids.push(r.id);
       continue;
     }
     const env = d.store.catalog.environment(r.network_environment_id);
-    if (!env || Number(r.removed) === 1) continue;
+    if (!env) continue;
     const key = `${env.id}:${r.block_height}`;
-    let hash = asked.get(key);
-    if (!hash) asked.set(key, (hash = finality.blockHash(env, Number(r.block_height))));
-    const now = await hash;
+    toAsk.set(key, { env, height: Number(r.block_height) });
+    checked.push({ id: r.id, key, hash: r.block_hash });
+  }
+  // A batch paid by a transfer a line (anvil mines each in its own block) asks a thousand
+  // heights: some at once, not one after another.
+  const answers = new Map<string, string | Skipped | undefined | null>();
+  const keys = [...toAsk];
+  for (let i = 0; i < keys.length; i += ASK_AT_ONCE) {
+    await Promise.all(keys.slice(i, i + ASK_AT_ONCE).map(async ([key, { env, height }]) => answers.set(key, await finality.blockHash(env, height))));
+  }
+  for (const c of checked) {
+    const now = answers.get(c.key);
     if (now === null) continue;
-    if (typeof now !== 'string' || now === '' || now === r.block_hash) ids.push(r.id);
+    if (typeof now !== 'string' || now === '' || now === c.hash) ids.push(c.id);
   }
   return ids;
 }
